@@ -1,0 +1,25 @@
+package io.dgen.examples;
+
+import io.dgen.backend.Backend;
+import io.dgen.backend.memory.MemoryBackend;
+
+/** Chooses the examples' backend: memory by default, FoundationDB with a cluster file. */
+final class Backends {
+
+  private Backends() {}
+
+  static Backend open(String[] args) {
+    String clusterFile = System.getenv("FDB_CLUSTER_FILE");
+    for (int i = 0; i + 1 < args.length; i++) {
+      if (args[i].equals("--cluster-file")) {
+        clusterFile = args[i + 1];
+      }
+    }
+    if (clusterFile == null || clusterFile.isBlank()) {
+      System.out.println("backend: in-memory (FoundationDB semantics)");
+      return MemoryBackend.create();
+    }
+    System.out.println("backend: FoundationDB, cluster file " + clusterFile);
+    return FdbSupport.open(clusterFile);
+  }
+}

@@ -1,0 +1,43 @@
+package io.dgen.examples;
+
+import io.dgen.DGenServer;
+import io.dgen.From;
+import io.dgen.InitResult;
+import io.dgen.Result;
+
+/** A durable counter: the smallest useful server. */
+public final class Counter implements DGenServer<Counter.State, Counter.Msg> {
+
+  /** The counter's state. */
+  public record State(long value) {}
+
+  /** What the counter understands. */
+  public sealed interface Msg permits Increment, Get {}
+
+  /** Adds {@code by} to the counter (a cast). */
+  public record Increment(long by) implements Msg {}
+
+  /** Reads the counter (a call). */
+  public record Get() implements Msg {}
+
+  @Override
+  public InitResult<State> init(Object arg) {
+    return InitResult.ok(new State(0));
+  }
+
+  @Override
+  public Result<State> handleCast(Msg message, State state) {
+    if (message instanceof Increment inc) {
+      return Result.noReply(new State(state.value() + inc.by()));
+    }
+    throw new IllegalArgumentException("unexpected cast: " + message);
+  }
+
+  @Override
+  public Result<State> handleCall(Msg request, From from, State state) {
+    if (request instanceof Get) {
+      return Result.reply(state.value(), state);
+    }
+    throw new IllegalArgumentException("unexpected call: " + request);
+  }
+}

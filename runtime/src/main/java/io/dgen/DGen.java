@@ -1,0 +1,238 @@
+package io.dgen;
+
+import com.apple.foundationdb.subspace.Subspace;
+import io.dgen.backend.Backend;
+import io.dgen.internal.RuntimeCore;
+import io.dgen.internal.ServerProcess;
+import io.dgen.internal.codec.Serde;
+import io.dgen.internal.codec.TermStateCodec;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.ObjectMapper;
+
+/**
+ * The entry point: a runtime of durable servers over one {@link Backend}.
+ *
+ * <pre>{@code
+ * try (DGen dgen = DGen.builder(MemoryBackend.create()).build()) {
+ *   Tenant tenant = dgen.tenant("demo", "counter");
+ *   ServerRef<Counter.Msg> ref =
+ *       dgen.start(new Counter(), null, StartOptions.builder(tenant).name("counter").build());
+ *   ref.cast(new Counter.Increment(1));
+ *   int value = ref.call(new Counter.Get());
+ * }
+ * }</pre>
+ *
+ * <p>A {@code DGen} owns a small worker pool (sized by cores, not by servers: an idle server holds
+ * a watch, not a thread) and the registry of its processes' names. Closing it stops its processes;
+ * their durable state stays. It does not close the backend. Thread-safe.
+ */
+public final class DGen implements AutoCloseable {
+
+  private final Backend backend;
+  private final RuntimeCore core;
+
+  private DGen(Builder b) {
+    this.backend = b.backend;
+    Serde serde = new Serde(b.mapper != null ? b.mapper : Serde.defaultMapper());
+    this.core =
+        new RuntimeCore(
+            backend,
+            serde,
+            new TermStateCodec(serde),
+            b.ticker,
+            b.workerThreads,
+            b.retryInitial,
+            b.retryMax);
+  }
+
+  /**
+   * Starts a builder over {@code backend}.
+   *
+   * @param backend the backend, e.g. {@code MemoryBackend.create()} or {@code FdbBackend.open()}
+   * @return a builder with the defaults
+   */
+  public static Builder builder(Backend backend) {
+    return new Builder(backend);
+  }
+
+  /** The backend. */
+  public Backend backend() {
+    return backend;
+  }
+
+  /**
+   * Creates or opens the tenant at {@code path}: a directory of the backend.
+   *
+   * @param path one or more non-empty path elements
+   * @return the tenant
+   * @throws IllegalArgumentException if the path is empty or has an empty element
+   */
+  public Tenant tenant(String... path) {
+    checkPath(path);
+    return new Tenant(List.of(path), backend.directory(path), this);
+  }
+
+  /**
+   * Opens the tenant at {@code path}, which must exist.
+   *
+   * @param path one or more non-empty path elements
+   * @return the tenant
+   * @throws UnknownTenantException if there is no such directory
+   */
+  public Tenant existingTenant(String... path) {
+    checkPath(path);
+    Subspace s =
+        backend
+            .openDirectory(path)
+            .orElseThrow(() -> new UnknownTenantException("no tenant at path=" + List.of(path)));
+    return new Tenant(List.of(path), s, this);
+  }
+
+  private static void checkPath(String[] path) {
+    Objects.requireNonNull(path, "path must not be null");
+    if (path.length == 0) {
+      throw new IllegalArgumentException("a tenant path needs at least one element");
+    }
+    for (String p : path) {
+      if (p == null || p.isEmpty()) {
+        throw new IllegalArgumentException(
+            "tenant path elements must be non-empty: " + List.of(path));
+      }
+    }
+  }
+
+  /**
+   * Starts a process of a durable server: runs {@code server.init(arg)}, writes the initial state
+   * unless durable state exists (or {@code reset}), and starts consuming unless {@code consume} is
+   * false.
+   *
+   * @param server the behaviour
+   * @param arg the argument for {@code init}, may be null
+   * @param options where and how to run
+   * @param <S> the state type
+   * @param <M> the message type
+   * @return a reference to the process
+   * @throws DGenException if {@code init} fails or refuses
+   * @throws IllegalArgumentException if the tenant belongs to another {@code DGen} or the types
+   *     cannot be resolved
+   * @throws IllegalStateException if the name is taken
+   */
+  public <S, M> ServerRef<M> start(
+      DGenServer<S, M> server, @Nullable Object arg, StartOptions options) {
+    Objects.requireNonNull(options, "options must not be null");
+    if (!options.tenant().belongsTo(this)) {
+      throw new IllegalArgumentException(
+          "tenant " + options.tenant() + " belongs to another DGen; use this DGen's tenant()");
+    }
+    return ServerProcess.start(core, server, arg, options);
+  }
+
+  /**
+   * The live process registered under {@code name} in this {@code DGen}. The caller names the
+   * message type; it is not checked.
+   *
+   * @param name the name
+   * @param <M> the message type
+   * @return the reference, if a live process has that name
+   */
+  @SuppressWarnings("unchecked")
+  public <M> Optional<ServerRef<M>> whereis(String name) {
+    Objects.requireNonNull(name, "name must not be null");
+    return core.whereis(name).map(p -> (ServerRef<M>) p);
+  }
+
+  /** Stops every process of this {@code DGen} (durable state stays) and its threads. */
+  @Override
+  public void close() {
+    core.close();
+  }
+
+  /** Builds a {@link DGen}. Not thread-safe. */
+  public static final class Builder {
+    private final Backend backend;
+    private @Nullable ObjectMapper mapper;
+    private LongSupplier ticker = System::nanoTime;
+    private int workerThreads = Math.max(2, Runtime.getRuntime().availableProcessors());
+    private Duration retryInitial = Duration.ofMillis(10);
+    private Duration retryMax = Duration.ofSeconds(2);
+
+    private Builder(Backend backend) {
+      this.backend = Objects.requireNonNull(backend, "backend must not be null");
+    }
+
+    /**
+     * The Jackson mapper for messages, replies and state. Default: a Smile mapper with Jackson's
+     * defaults. Must produce a binary format that it can read back.
+     *
+     * @param mapper the mapper
+     * @return this builder
+     */
+    public Builder objectMapper(ObjectMapper mapper) {
+      this.mapper = Objects.requireNonNull(mapper, "mapper must not be null");
+      return this;
+    }
+
+    /**
+     * The nanosecond clock used to measure transaction age. Default {@link System#nanoTime()};
+     * tests inject a manual one.
+     *
+     * @param ticker the clock
+     * @return this builder
+     */
+    public Builder ticker(LongSupplier ticker) {
+      this.ticker = Objects.requireNonNull(ticker, "ticker must not be null");
+      return this;
+    }
+
+    /**
+     * The number of worker threads that run consumer batches and complete calls. Default: the
+     * number of cores, at least 2.
+     *
+     * @param threads at least 1
+     * @return this builder
+     * @throws IllegalArgumentException if {@code threads < 1}
+     */
+    public Builder workerThreads(int threads) {
+      if (threads < 1) {
+        throw new IllegalArgumentException("workerThreads must be at least 1, was " + threads);
+      }
+      this.workerThreads = threads;
+      return this;
+    }
+
+    /**
+     * The backoff after a failed consumer batch: starts at {@code initial}, doubles per consecutive
+     * failure, capped at {@code max}. Default 10 ms to 2 s.
+     *
+     * @param initial positive
+     * @param max at least {@code initial}
+     * @return this builder
+     * @throws IllegalArgumentException if the bounds are not positive and ordered
+     */
+    public Builder retryBackoff(Duration initial, Duration max) {
+      Objects.requireNonNull(initial, "initial must not be null");
+      Objects.requireNonNull(max, "max must not be null");
+      if (initial.isNegative() || initial.isZero() || max.compareTo(initial) < 0) {
+        throw new IllegalArgumentException(
+            "retryBackoff needs 0 < initial <= max, was " + initial + ", " + max);
+      }
+      this.retryInitial = initial;
+      this.retryMax = max;
+      return this;
+    }
+
+    /**
+     * Builds the runtime.
+     *
+     * @return the runtime
+     */
+    public DGen build() {
+      return new DGen(this);
+    }
+  }
+}

@@ -1,0 +1,159 @@
+package io.dgen;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A durable server's behaviour: its initial state and the operations on it.
+ *
+ * <p>The state type {@code S} and message type {@code M} are read from the implementing class's
+ * type arguments, so implement this interface with concrete types ({@code class Counter implements
+ * DGenServer<Counter.State, Counter.Msg>}). Messages and state are stored with Jackson (Smile):
+ * records and plain Jackson-serializable classes work; a sealed message interface works without
+ * annotations (the stored item names the concrete type, and only the interface's permitted subtypes
+ * are ever decoded).
+ *
+ * <h2>How callbacks run</h2>
+ *
+ * Every {@code handle*} callback runs inside a database transaction together with the state read
+ * and write, so a state change is atomic with the message's removal from the queue. Consequences:
+ *
+ * <ul>
+ *   <li>A callback can run more than once for one message (the transaction is retried after a
+ *       conflict, after a throw, or after {@code commit_unknown_result}): it must be deterministic
+ *       and free of external side effects. Side effects go into {@link Action}s, which run after
+ *       the commit, or into {@link #handleLocked}.
+ *   <li>A callback must be fast: a transaction cannot outlive five seconds ({@link
+ *       TransactionTooLongException}).
+ *   <li>A throwing callback aborts its transaction; a queued message is retried with capped
+ *       exponential backoff (and dead-lettered after {@code deadLetterThreshold} failures), a
+ *       priority message fails its sender with {@link CallbackException}.
+ *   <li>Callbacks of one server never run concurrently in one process; across processes they are
+ *       serialized by the database.
+ * </ul>
+ *
+ * <p>The default implementations of {@code handleCall}, {@code handleCast} and {@code handleInfo}
+ * fail; the {@code handle*Tx} variants delegate to them. Override one of each pair you use.
+ *
+ * @param <S> the state type
+ * @param <M> the message type (calls and casts)
+ */
+public interface DGenServer<S, M> {
+
+  /**
+   * Returns the initial state, and optionally the server's identity tuple. Runs in {@link
+   * DGen#start} before any transaction. If durable state exists already, it wins over the state
+   * returned here (unless the start option {@code reset} is set).
+   *
+   * @param arg the argument given to {@link DGen#start}
+   * @return {@link InitResult#ok(Object)}, {@link InitResult#ok(com.apple.foundationdb.tuple.Tuple,
+   *     Object)} or {@link InitResult#error(Object)}
+   * @throws Exception to refuse the start
+   */
+  InitResult<S> init(@Nullable Object arg) throws Exception;
+
+  /**
+   * Handles a call: returns the reply and the new state.
+   *
+   * @param request the request
+   * @param from the caller
+   * @param state the current state
+   * @return the result, usually {@link Result#reply}
+   * @throws Exception to abort the transaction (see the class documentation)
+   */
+  default Result<S> handleCall(M request, From from, S state) throws Exception {
+    throw new UnsupportedOperationException(
+        getClass().getName() + " does not implement handleCall (request=" + request + ")");
+  }
+
+  /**
+   * Handles a cast: returns the new state.
+   *
+   * @param message the message
+   * @param state the current state
+   * @return the result, usually {@link Result#noReply}
+   * @throws Exception to abort the transaction (see the class documentation)
+   */
+  default Result<S> handleCast(M message, S state) throws Exception {
+    throw new UnsupportedOperationException(
+        getClass().getName() + " does not implement handleCast (message=" + message + ")");
+  }
+
+  /**
+   * Handles an info message sent with {@link ServerRef#info}: any object, never stored.
+   *
+   * @param info the info object
+   * @param state the current state
+   * @return the result, usually {@link Result#noReply}
+   * @throws Exception to abort the transaction
+   */
+  default Result<S> handleInfo(Object info, S state) throws Exception {
+    throw new UnsupportedOperationException(
+        getClass().getName() + " does not implement handleInfo (info=" + info + ")");
+  }
+
+  /**
+   * Handles a call with access to the transaction; delegates to {@link #handleCall} by default.
+   *
+   * @param tx the transaction context
+   * @param request the request
+   * @param from the caller
+   * @param state the current state
+   * @return the result
+   * @throws Exception to abort the transaction
+   */
+  default Result<S> handleCallTx(TxContext tx, M request, From from, S state) throws Exception {
+    return handleCall(request, from, state);
+  }
+
+  /**
+   * Handles a cast with access to the transaction; delegates to {@link #handleCast} by default.
+   *
+   * @param tx the transaction context
+   * @param message the message
+   * @param state the current state
+   * @return the result
+   * @throws Exception to abort the transaction
+   */
+  default Result<S> handleCastTx(TxContext tx, M message, S state) throws Exception {
+    return handleCast(message, state);
+  }
+
+  /**
+   * Handles an info with access to the transaction; delegates to {@link #handleInfo} by default.
+   *
+   * @param tx the transaction context
+   * @param info the info object
+   * @param state the current state
+   * @return the result
+   * @throws Exception to abort the transaction
+   */
+  default Result<S> handleInfoTx(TxContext tx, Object info, S state) throws Exception {
+    return handleInfo(info, state);
+  }
+
+  /**
+   * Continues the work of a message whose callback returned {@link Result#lock}: runs outside any
+   * transaction (external side effects allowed) while the server is locked. Its result commits only
+   * while this holder's lock is current. It may run twice for one message (after a busted lock), so
+   * it must be safe to repeat.
+   *
+   * @param db the backend, tenant and identity
+   * @param event the message that took the lock
+   * @param state the state committed with the lock
+   * @return the result; a reply answers the call that took the lock
+   * @throws Exception to release the lock without committing and retry the message
+   */
+  default Result<S> handleLocked(DbContext db, Event<M> event, S state) throws Exception {
+    throw new UnsupportedOperationException(
+        getClass().getName() + " returned Result.lock but does not implement handleLocked");
+  }
+
+  /**
+   * Called once after a message was moved to the dead letters. Its return is ignored and a failure
+   * is logged. Runs outside any transaction.
+   *
+   * @param message the dead-lettered message
+   * @param attempts how many times it was attempted
+   */
+  default void handleDeadLetter(M message, int attempts) {}
+}

@@ -1,0 +1,168 @@
+package io.dgen;
+
+import com.apple.foundationdb.tuple.Tuple;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A handle on one process of a durable server, returned by {@link DGen#start}. Thread-safe.
+ *
+ * <p>Queued messages ({@link #cast}, {@link #castAll}, {@link #call}) are stored durably before the
+ * method returns and processed in FIFO order by the server's consumers, at least once each.
+ * Priority messages ({@link #priorityCall}, {@link #priorityCast}, {@link #info}) bypass the queue
+ * and the lock and run at once in the caller's thread, in a transaction of their own; a failure is
+ * not retried.
+ *
+ * <p>After {@link #stop} or {@link #kill}, every method but {@link #isAlive}, {@link #tuid}, {@link
+ * #tenant} and {@link #name} throws {@link ServerStoppedException}.
+ *
+ * @param <M> the server's message type
+ */
+public interface ServerRef<M> {
+
+  /**
+   * Enqueues {@code message}; returns once it is durably queued.
+   *
+   * @param message the message, not null
+   * @throws ServerStoppedException if this process was stopped
+   */
+  void cast(M message);
+
+  /**
+   * Enqueues {@code messages} in one transaction, in order: all are queued or none.
+   *
+   * @param messages the messages, none null
+   * @throws ServerStoppedException if this process was stopped
+   */
+  void castAll(List<? extends M> messages);
+
+  /**
+   * Sends a call and waits for the reply, at most the process's default call timeout (5 s unless
+   * {@link StartOptions.Builder#callTimeout} says otherwise).
+   *
+   * <p>With {@code consumeK == 1}, a call that finds the queue empty and the server unlocked runs
+   * inline, in the caller's own transaction. Otherwise it is queued: a reply slot is written and
+   * watched, a consumer runs {@code handleCall} and writes the reply into the slot.
+   *
+   * @param request the request, not null
+   * @param <R> the reply type
+   * @return the reply
+   * @throws CallTimeoutException if no reply came in time (the call still executes)
+   * @throws CallbackException if an inline {@code handleCall} threw (the call is then queued and
+   *     retried by consumers, its reply dropped)
+   * @throws DeadLetterException if the call was dead-lettered
+   * @throws ServerStoppedException if this process was stopped or the server was killed
+   */
+  <R> R call(M request);
+
+  /**
+   * Like {@link #call(Object)} with an explicit timeout.
+   *
+   * @param request the request, not null
+   * @param timeout how long to wait, positive
+   * @param <R> the reply type
+   * @return the reply
+   */
+  <R> R call(M request, Duration timeout);
+
+  /**
+   * Like {@link #call(Object, Duration)}, decoding the reply as {@code replyType}.
+   *
+   * @param request the request, not null
+   * @param replyType the reply's class
+   * @param timeout how long to wait, positive
+   * @param <R> the reply type
+   * @return the reply
+   */
+  <R> R call(M request, Class<R> replyType, Duration timeout);
+
+  /**
+   * Sends a call and returns a future of its reply, with the default call timeout. Never blocks a
+   * thread while waiting for the reply.
+   *
+   * @param request the request, not null
+   * @param <R> the reply type
+   * @return a future of the reply, failing with the exceptions {@link #call} throws
+   */
+  <R> CompletableFuture<R> callAsync(M request);
+
+  /**
+   * Sends a call and returns a future of its reply.
+   *
+   * @param request the request, not null
+   * @param timeout how long to wait, positive
+   * @param <R> the reply type
+   * @return a future of the reply, failing with the exceptions {@link #call} throws
+   */
+  <R> CompletableFuture<R> callAsync(M request, Duration timeout);
+
+  /**
+   * Runs {@code handleCall} at once in its own transaction, bypassing the queue and any lock. It
+   * gives up ordering with queued messages: use it for urgent, usually read-only work.
+   *
+   * @param request the request, not null
+   * @param <R> the reply type
+   * @return the reply
+   * @throws CallbackException if {@code handleCall} threw (nothing was committed)
+   */
+  <R> R priorityCall(M request);
+
+  /**
+   * Runs {@code handleCast} at once in its own transaction, bypassing the queue and any lock.
+   *
+   * @param message the message, not null
+   * @throws CallbackException if {@code handleCast} threw (nothing was committed)
+   */
+  void priorityCast(M message);
+
+  /**
+   * Runs {@code handleInfo} at once in its own transaction, bypassing the queue and any lock. The
+   * info object is never stored, so it may be of any type.
+   *
+   * @param info the info, not null
+   * @throws CallbackException if {@code handleInfo} threw (nothing was committed)
+   */
+  void info(Object info);
+
+  /**
+   * Returns an {@link Outbox} for enqueueing inside transactions of your own.
+   *
+   * @return the outbox
+   */
+  Outbox<M> outbox();
+
+  /**
+   * Returns the number of queued messages (pushes minus pops, read as a snapshot).
+   *
+   * @return the queue length
+   */
+  long queueLength();
+
+  /** The server's identity tuple. */
+  Tuple tuid();
+
+  /** The server's tenant. */
+  Tenant tenant();
+
+  /** The name this process is registered under, if any. */
+  Optional<String> name();
+
+  /** True until this process is stopped or the server killed. */
+  boolean isAlive();
+
+  /**
+   * Stops this process. The durable state and queue are kept; another process (or a later {@link
+   * DGen#start}) carries on. Idempotent.
+   */
+  void stop();
+
+  /**
+   * Deletes the server's durable state, queue, reply slots and dead letters, then stops its
+   * processes in this {@link DGen}. Waiting callers fail with {@link ServerStoppedException}.
+   *
+   * @param reason why (logged)
+   */
+  void kill(Object reason);
+}

@@ -1,0 +1,271 @@
+package io.dgen;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalInt;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * How {@link DGen#start} starts a process of a server. Immutable; build with {@link
+ * #builder(Tenant)}.
+ *
+ * <pre>{@code
+ * StartOptions options = StartOptions.builder(tenant)
+ *     .consumeK(16)
+ *     .deadLetterThreshold(5)
+ *     .name("counter")
+ *     .build();
+ * }</pre>
+ */
+public final class StartOptions {
+
+  private final Tenant tenant;
+  private final boolean consume;
+  private final boolean reset;
+  private final boolean cache;
+  private final int consumeK;
+  private final int deadLetterThreshold;
+  private final @Nullable Duration lockTimeout;
+  private final @Nullable String name;
+  private final Duration callTimeout;
+  private final List<Class<?>> allowedTypes;
+
+  private StartOptions(Builder b) {
+    this.tenant = b.tenant;
+    this.consume = b.consume;
+    this.reset = b.reset;
+    this.cache = b.cache;
+    this.consumeK = b.consumeK;
+    this.deadLetterThreshold = b.deadLetterThreshold;
+    this.lockTimeout = b.lockTimeout;
+    this.name = b.name;
+    this.callTimeout = b.callTimeout;
+    this.allowedTypes = List.copyOf(b.allowedTypes);
+  }
+
+  /**
+   * Starts a builder for a process in {@code tenant}.
+   *
+   * @param tenant the tenant, from {@link DGen#tenant}
+   * @return a builder with the defaults
+   */
+  public static Builder builder(Tenant tenant) {
+    return new Builder(tenant);
+  }
+
+  /** The tenant the server lives in. */
+  public Tenant tenant() {
+    return tenant;
+  }
+
+  /** Whether this process consumes the queue (default true); false makes it publish-only. */
+  public boolean consume() {
+    return consume;
+  }
+
+  /** Whether the initial state replaces stored state (default false). */
+  public boolean reset() {
+    return reset;
+  }
+
+  /** Whether the consumer caches the decoded state between batches (default true). */
+  public boolean cache() {
+    return cache;
+  }
+
+  /** The maximum number of queued messages per consumer transaction (default 1). */
+  public int consumeK() {
+    return consumeK;
+  }
+
+  /** Consecutive failures before a message is dead-lettered; empty means never (the default). */
+  public OptionalInt deadLetterThreshold() {
+    return deadLetterThreshold == Integer.MAX_VALUE
+        ? OptionalInt.empty()
+        : OptionalInt.of(deadLetterThreshold);
+  }
+
+  /** How long a lock may be held before another consumer busts it; empty means never. */
+  public Optional<Duration> lockTimeout() {
+    return Optional.ofNullable(lockTimeout);
+  }
+
+  /** The name this process is registered under ({@link DGen#whereis}), if any. */
+  public Optional<String> name() {
+    return Optional.ofNullable(name);
+  }
+
+  /** The default timeout of {@link ServerRef#call(Object)} (default 5 s). */
+  public Duration callTimeout() {
+    return callTimeout;
+  }
+
+  /** Extra classes allowed in messages and replies besides the server's declared types. */
+  public List<Class<?>> allowedTypes() {
+    return allowedTypes;
+  }
+
+  /**
+   * Builds {@link StartOptions}; setters validate their argument and fail fast. Not thread-safe.
+   */
+  public static final class Builder {
+    private final Tenant tenant;
+    private boolean consume = true;
+    private boolean reset = false;
+    private boolean cache = true;
+    private int consumeK = 1;
+    private int deadLetterThreshold = Integer.MAX_VALUE;
+    private @Nullable Duration lockTimeout;
+    private @Nullable String name;
+    private Duration callTimeout = Duration.ofSeconds(5);
+    private List<Class<?>> allowedTypes = List.of();
+
+    private Builder(Tenant tenant) {
+      this.tenant = Objects.requireNonNull(tenant, "tenant must not be null");
+    }
+
+    /**
+     * Whether this process consumes the queue. Default true. A process with {@code false} only
+     * publishes: its calls always go through the queue and wait for a consumer elsewhere.
+     *
+     * @param consume whether to consume
+     * @return this builder
+     */
+    public Builder consume(boolean consume) {
+      this.consume = consume;
+      return this;
+    }
+
+    /**
+     * Whether the state returned by {@code init} replaces stored state. Default false: stored state
+     * wins. The queue is kept either way.
+     *
+     * @param reset whether to reset
+     * @return this builder
+     */
+    public Builder reset(boolean reset) {
+      this.reset = reset;
+      return this;
+    }
+
+    /**
+     * Whether the consumer keeps the state between batches and validates it by the version key
+     * alone instead of reading it. Default true.
+     *
+     * @param cache whether to cache
+     * @return this builder
+     */
+    public Builder cache(boolean cache) {
+      this.cache = cache;
+      return this;
+    }
+
+    /**
+     * The maximum number of queued messages processed per transaction. Default 1, which also
+     * enables inline calls; greater values batch, and every call then goes through the queue.
+     *
+     * @param consumeK at least 1
+     * @return this builder
+     * @throws IllegalArgumentException if {@code consumeK < 1}
+     */
+    public Builder consumeK(int consumeK) {
+      if (consumeK < 1) {
+        throw new IllegalArgumentException("consumeK must be at least 1, was " + consumeK);
+      }
+      this.consumeK = consumeK;
+      return this;
+    }
+
+    /**
+     * Consecutive failures after which a queued message is moved to the dead letters. Default:
+     * never.
+     *
+     * @param threshold at least 1
+     * @return this builder
+     * @throws IllegalArgumentException if {@code threshold < 1}
+     */
+    public Builder deadLetterThreshold(int threshold) {
+      if (threshold < 1) {
+        throw new IllegalArgumentException(
+            "deadLetterThreshold must be at least 1, was " + threshold);
+      }
+      this.deadLetterThreshold = threshold;
+      return this;
+    }
+
+    /**
+     * How long a lock may be held before another consumer busts it. Default: never.
+     *
+     * @param lockTimeout positive
+     * @return this builder
+     * @throws IllegalArgumentException if not positive
+     */
+    public Builder lockTimeout(Duration lockTimeout) {
+      Objects.requireNonNull(lockTimeout, "lockTimeout must not be null");
+      if (lockTimeout.isNegative() || lockTimeout.isZero()) {
+        throw new IllegalArgumentException("lockTimeout must be positive, was " + lockTimeout);
+      }
+      this.lockTimeout = lockTimeout;
+      return this;
+    }
+
+    /**
+     * Registers the process under {@code name} in its {@link DGen} ({@link DGen#whereis}).
+     *
+     * @param name not blank, unique among the live processes of the {@link DGen}
+     * @return this builder
+     * @throws IllegalArgumentException if blank
+     */
+    public Builder name(String name) {
+      Objects.requireNonNull(name, "name must not be null");
+      if (name.isBlank()) {
+        throw new IllegalArgumentException("name must not be blank");
+      }
+      this.name = name;
+      return this;
+    }
+
+    /**
+     * The default timeout of {@link ServerRef#call(Object)}. Default 5 s.
+     *
+     * @param callTimeout positive
+     * @return this builder
+     * @throws IllegalArgumentException if not positive
+     */
+    public Builder callTimeout(Duration callTimeout) {
+      Objects.requireNonNull(callTimeout, "callTimeout must not be null");
+      if (callTimeout.isNegative() || callTimeout.isZero()) {
+        throw new IllegalArgumentException("callTimeout must be positive, was " + callTimeout);
+      }
+      this.callTimeout = callTimeout;
+      return this;
+    }
+
+    /**
+     * Allows extra classes in messages and replies, besides the server's declared message type, its
+     * permitted subtypes (for a sealed type), its state type and common JDK value types. Stored
+     * data naming any other class is refused without loading that class.
+     *
+     * @param types the classes
+     * @return this builder
+     */
+    public Builder allowTypes(Class<?>... types) {
+      for (Class<?> t : types) {
+        Objects.requireNonNull(t, "allowed type must not be null");
+      }
+      this.allowedTypes = List.of(types);
+      return this;
+    }
+
+    /**
+     * Builds the options.
+     *
+     * @return the options
+     */
+    public StartOptions build() {
+      return new StartOptions(this);
+    }
+  }
+}

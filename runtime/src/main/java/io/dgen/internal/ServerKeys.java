@@ -1,0 +1,155 @@
+package io.dgen.internal;
+
+import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.Tuple;
+import com.apple.foundationdb.tuple.Versionstamp;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * The key layout of one server, declared once. Every key lives under {@code (tuid..)} inside the
+ * tenant's subspace:
+ *
+ * <pre>
+ * (tuid.., "s", 0, ...)                 state, encoded by a StateCodec
+ * (tuid.., "s", 0, "v")                 versionstamp of the last state write (cache validator)
+ * (tuid.., "q", 0, "i", lane, VS)       queue items, FIFO by versionstamp; lane 0 = head, 1 = normal
+ * (tuid.., "q", 0, "n") / ("q", 0, "p") push / pop counters (little-endian, atomic add)
+ * (tuid.., "c", unixSeconds, id, "t", n) a caller's reply slot, chunk n; chunk 0 is watched
+ * (tuid.., "k")                         lock record
+ * (tuid.., "d", VS)                     dead letters
+ * (tuid.., "f", itemVS)                 consecutive failure count of a queue item
+ * </pre>
+ *
+ * The {@code 0} after {@code "s"} and {@code "q"} is the layout version of that part.
+ */
+public final class ServerKeys {
+
+  static final String STATE = "s";
+  static final String QUEUE = "q";
+  static final String CALLS = "c";
+  static final String LOCK = "k";
+  static final String DEAD = "d";
+  static final String FAILURES = "f";
+  static final long LAYOUT_VERSION = 0;
+
+  /** Lane of items re-queued at the head of the queue. */
+  public static final long LANE_HEAD = 0;
+
+  /** Lane of normally pushed items. */
+  public static final long LANE_NORMAL = 1;
+
+  private final byte[] tenantPrefix;
+  private final Tuple itemsTuple;
+  private final Subspace root;
+  private final Subspace state;
+  private final byte[] versionKey;
+  private final Subspace items;
+  private final byte[] pushCounter;
+  private final byte[] popCounter;
+  private final Subspace calls;
+  private final byte[] lockKey;
+  private final Subspace dead;
+  private final Subspace failures;
+
+  /**
+   * The layout of server {@code tuid} in {@code tenant}.
+   *
+   * @param tenant the tenant's subspace
+   * @param tuid the server's identity
+   */
+  public ServerKeys(Subspace tenant, Tuple tuid) {
+    this.tenantPrefix = tenant.getKey();
+    this.itemsTuple = tuid.addAll(Tuple.from(QUEUE, LAYOUT_VERSION, "i"));
+    this.root = tenant.subspace(tuid);
+    this.state = root.subspace(Tuple.from(STATE, LAYOUT_VERSION));
+    this.versionKey = state.pack(Tuple.from("v"));
+    Subspace queue = root.subspace(Tuple.from(QUEUE, LAYOUT_VERSION));
+    this.items = queue.subspace(Tuple.from("i"));
+    this.pushCounter = queue.pack(Tuple.from("n"));
+    this.popCounter = queue.pack(Tuple.from("p"));
+    this.calls = root.subspace(Tuple.from(CALLS));
+    this.lockKey = root.pack(Tuple.from(LOCK));
+    this.dead = root.subspace(Tuple.from(DEAD));
+    this.failures = root.subspace(Tuple.from(FAILURES));
+  }
+
+  /** Everything of this server. */
+  public Subspace root() {
+    return root;
+  }
+
+  /** The state subspace, including the version key. */
+  public Subspace state() {
+    return state;
+  }
+
+  /** The version key: a versionstamped value rewritten with every state write. */
+  public byte[] versionKey() {
+    return versionKey;
+  }
+
+  /** The queue items subspace: {@code (lane, versionstamp)}. */
+  public Subspace items() {
+    return items;
+  }
+
+  /** The raw prefix that {@link #newItemKey} is relative to (the tenant's prefix). */
+  public byte[] itemPrefix() {
+    return tenantPrefix;
+  }
+
+  /** The tuple, relative to {@link #itemPrefix()}, of a new item in {@code lane}. */
+  public Tuple newItemKey(long lane, int userVersion) {
+    return itemsTuple.add(lane).add(Versionstamp.incomplete(userVersion));
+  }
+
+  /** The push counter, watched by idle consumers. */
+  public byte[] pushCounter() {
+    return pushCounter;
+  }
+
+  /** The pop counter. */
+  public byte[] popCounter() {
+    return popCounter;
+  }
+
+  /** All reply slots. */
+  public Subspace calls() {
+    return calls;
+  }
+
+  /** The reply slot of one call. */
+  public Subspace slot(long unixSeconds, String id) {
+    return calls.subspace(Tuple.from(unixSeconds, id));
+  }
+
+  /** Chunk {@code n} of a reply slot. */
+  public static byte[] slotChunk(Subspace slot, long n) {
+    return slot.pack(Tuple.from("t", n));
+  }
+
+  /** The lock record. */
+  public byte[] lockKey() {
+    return lockKey;
+  }
+
+  /** Dead letters, by versionstamp. */
+  public Subspace dead() {
+    return dead;
+  }
+
+  /** Failure counters, by queue item versionstamp. */
+  public Subspace failures() {
+    return failures;
+  }
+
+  /** Decodes a little-endian counter value; absent counts as zero. */
+  public static long decodeCounter(byte @org.jspecify.annotations.Nullable [] value) {
+    if (value == null) {
+      return 0;
+    }
+    byte[] eight = java.util.Arrays.copyOf(value, 8);
+    return ByteBuffer.wrap(eight).order(ByteOrder.LITTLE_ENDIAN).getLong();
+  }
+}

@@ -1,0 +1,76 @@
+package io.dgen.internal.codec;
+
+import java.lang.reflect.Type;
+import java.util.Objects;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JavaType;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectMapper;
+import tools.jackson.dataformat.smile.SmileMapper;
+
+/** The runtime's one {@link ObjectMapper} (Smile) and the conversions it is used for. */
+public final class Serde {
+
+  private final ObjectMapper mapper;
+
+  /**
+   * Wraps {@code mapper}.
+   *
+   * @param mapper a mapper writing Smile (or any binary-safe format)
+   */
+  public Serde(ObjectMapper mapper) {
+    this.mapper = Objects.requireNonNull(mapper, "mapper must not be null");
+  }
+
+  /** The default mapper: Jackson 3 Smile with Jackson's defaults. */
+  public static ObjectMapper defaultMapper() {
+    return SmileMapper.builder().build();
+  }
+
+  /** The wrapped mapper. */
+  public ObjectMapper mapper() {
+    return mapper;
+  }
+
+  /** Resolves a reflective type. */
+  public JavaType type(Type type) {
+    return mapper.getTypeFactory().constructType(type);
+  }
+
+  /** Converts a value to a tree. */
+  public JsonNode toTree(@org.jspecify.annotations.Nullable Object value) {
+    return mapper.valueToTree(value);
+  }
+
+  /**
+   * Converts a tree to a value of {@code type}.
+   *
+   * @throws JacksonException if the tree does not fit the type
+   */
+  public <T> T fromTree(JsonNode tree, JavaType type) {
+    return mapper.treeToValue(tree, type);
+  }
+
+  /** Serializes a tree (or any value) to bytes. */
+  public byte[] toBytes(Object value) {
+    return mapper.writeValueAsBytes(value);
+  }
+
+  /**
+   * Parses bytes into a tree.
+   *
+   * @throws JacksonException if the bytes are not valid
+   */
+  public JsonNode readTree(byte[] bytes) {
+    return mapper.readTree(bytes);
+  }
+
+  /**
+   * Parses bytes into a value of {@code type}.
+   *
+   * @throws JacksonException if the bytes do not fit the type
+   */
+  public <T> T read(byte[] bytes, Class<T> type) {
+    return mapper.readValue(bytes, type);
+  }
+}

@@ -1,0 +1,227 @@
+package io.dgen.internal.codec;
+
+import io.dgen.UndecodableDataException;
+import java.lang.reflect.Modifier;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.util.ArrayDeque;
+import java.util.Collection;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.JavaType;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The types stored data may name, for one server, and the tags that name them.
+ *
+ * <p>A stored message or reply carries a tag naming its concrete class only when the declared type
+ * does not determine it. A tag is looked up in a map built from the declared types (the message
+ * type and, if it is sealed, its permitted subtypes, recursively; the state type; the types the
+ * start options allow; common JDK value types). A tag outside the map is refused: the class it
+ * names is never loaded, let alone instantiated.
+ */
+public final class TypeRegistry {
+
+  private static final String NULL_TAG = "~null";
+  private static final String MAP_TAG = "~map";
+  private static final String LIST_TAG = "~list";
+
+  private static final List<Class<?>> JDK_VALUES =
+      List.of(
+          String.class,
+          Integer.class,
+          Long.class,
+          Short.class,
+          Byte.class,
+          Double.class,
+          Float.class,
+          Boolean.class,
+          Character.class,
+          BigInteger.class,
+          BigDecimal.class,
+          UUID.class,
+          byte[].class);
+
+  private final Serde serde;
+  private final JavaType messageType;
+  private final boolean messageTagged;
+  private final Map<String, JavaType> byTag = new HashMap<>();
+  private final Set<String> messageTags = new LinkedHashSet<>();
+
+  /**
+   * Builds the registry.
+   *
+   * @param serde the mapper
+   * @param messageType the declared message type
+   * @param stateType the declared state type
+   * @param allowed extra allowed classes
+   */
+  public TypeRegistry(
+      Serde serde, JavaType messageType, JavaType stateType, Collection<Class<?>> allowed) {
+    this.serde = serde;
+    this.messageType = messageType;
+    Class<?> raw = messageType.getRawClass();
+    this.messageTagged = !isExact(raw);
+    for (Class<?> c : closure(raw)) {
+      add(c);
+      messageTags.add(c.getName());
+    }
+    for (Class<?> c : allowed) {
+      for (Class<?> s : closure(c)) {
+        add(s);
+        messageTags.add(s.getName());
+      }
+    }
+    for (Class<?> c : closure(stateType.getRawClass())) {
+      add(c);
+    }
+    for (Class<?> c : JDK_VALUES) {
+      add(c);
+    }
+  }
+
+  private void add(Class<?> c) {
+    if (isExact(c)) {
+      byTag.putIfAbsent(c.getName(), serde.type(c));
+    }
+  }
+
+  /** A class whose instances are exactly that class: concrete and final (records, enums too). */
+  private static boolean isExact(Class<?> c) {
+    return c.isArray()
+        || c.isPrimitive()
+        || c.isEnum()
+        || (Modifier.isFinal(c.getModifiers()) && !c.isInterface());
+  }
+
+  /** The class and, for sealed types, every permitted subtype, transitively. */
+  private static Set<Class<?>> closure(Class<?> root) {
+    Set<Class<?>> out = new LinkedHashSet<>();
+    Deque<Class<?>> todo = new ArrayDeque<>(List.of(root));
+    while (!todo.isEmpty()) {
+      Class<?> c = todo.pop();
+      if (!out.add(c)) {
+        continue;
+      }
+      Class<?>[] permitted = c.getPermittedSubclasses();
+      if (permitted != null) {
+        todo.addAll(List.of(permitted));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The tag to store with {@code message}, or null when the declared type determines it.
+   *
+   * @throws IllegalArgumentException if the message's class is not allowed
+   */
+  public @Nullable String messageTag(Object message) {
+    if (!messageTagged && message.getClass() == messageType.getRawClass()) {
+      return null;
+    }
+    String tag = message.getClass().getName();
+    if (!messageTags.contains(tag) || !byTag.containsKey(tag)) {
+      throw new IllegalArgumentException(
+          "message class "
+              + tag
+              + " is not allowed for this server: declared message type="
+              + messageType
+              + "; make it a permitted subtype of a sealed message type, or allow it with"
+              + " StartOptions.Builder.allowTypes");
+    }
+    return tag;
+  }
+
+  /**
+   * Decodes a stored message.
+   *
+   * @throws UndecodableDataException if the tag is not allowed or the tree does not fit
+   */
+  public Object decodeMessage(@Nullable String tag, JsonNode tree) {
+    JavaType type;
+    if (tag == null) {
+      if (messageTagged) {
+        throw new UndecodableDataException(
+            "stored message has no type tag but the declared type " + messageType + " needs one",
+            null);
+      }
+      type = messageType;
+    } else {
+      type = messageTags.contains(tag) ? byTag.get(tag) : null;
+      if (type == null) {
+        throw new UndecodableDataException(
+            "stored message names type '"
+                + tag
+                + "', which is not allowed for message type "
+                + messageType
+                + "; the class was not loaded",
+            null);
+      }
+    }
+    return convert(tree, type, "message");
+  }
+
+  /** The tag to store with a reply. */
+  public String replyTag(@Nullable Object reply) {
+    if (reply == null) {
+      return NULL_TAG;
+    }
+    String name = reply.getClass().getName();
+    if (byTag.containsKey(name)) {
+      return name;
+    }
+    if (reply instanceof Map<?, ?>) {
+      return MAP_TAG;
+    }
+    if (reply instanceof Collection<?>) {
+      return LIST_TAG;
+    }
+    throw new IllegalArgumentException(
+        "reply class "
+            + name
+            + " is not allowed: allow it with StartOptions.Builder.allowTypes, or call with an"
+            + " explicit reply type");
+  }
+
+  /**
+   * Decodes a stored reply, as {@code expected} if given, else by its tag.
+   *
+   * @throws UndecodableDataException if the tag is not allowed or the tree does not fit
+   */
+  public @Nullable Object decodeReply(String tag, JsonNode tree, @Nullable Class<?> expected) {
+    if (NULL_TAG.equals(tag)) {
+      return null;
+    }
+    if (expected != null) {
+      return convert(tree, serde.type(expected), "reply");
+    }
+    JavaType type =
+        switch (tag) {
+          case MAP_TAG -> serde.type(Map.class);
+          case LIST_TAG -> serde.type(List.class);
+          default -> byTag.get(tag);
+        };
+    if (type == null) {
+      throw new UndecodableDataException(
+          "stored reply names type '" + tag + "', which is not allowed; the class was not loaded",
+          null);
+    }
+    return convert(tree, type, "reply");
+  }
+
+  private Object convert(JsonNode tree, JavaType type, String what) {
+    try {
+      return serde.fromTree(tree, type);
+    } catch (RuntimeException e) {
+      throw new UndecodableDataException(
+          "stored " + what + " does not decode as " + type + ": " + e.getMessage(), e);
+    }
+  }
+}
