@@ -67,6 +67,17 @@ final class FdbNative {
     return db;
   }
 
+  /**
+   * Loads the native client and selects {@code apiVersion} without opening a database; the
+   * FoundationDB test environment uses it to skip, with the reason, where {@code libfdb_c} is
+   * missing.
+   *
+   * @throws IllegalStateException as {@link #open}
+   */
+  static synchronized void load(int apiVersion) {
+    selectApiVersion(apiVersion);
+  }
+
   private static FDB selectApiVersion(int apiVersion) {
     if (loadFailure != null) {
       throw FdbErrors.clientLibraryUnavailable(loadFailure);
