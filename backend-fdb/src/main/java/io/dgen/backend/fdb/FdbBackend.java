@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
@@ -162,9 +163,11 @@ public final class FdbBackend implements Backend {
     com.apple.foundationdb.Transaction tr = newTransaction();
     try {
       while (true) {
+        FdbTransaction attempt = new FdbTransaction(tr, watches);
         try {
-          T result = body.apply(new FdbTransaction(tr, watches));
+          T result = body.apply(attempt);
           Futures.join(tr.commit());
+          awaitSettled(attempt.versionstampsSettled());
           return result;
         } catch (RuntimeException e) {
           Retry retry = classify(e);
@@ -208,11 +211,10 @@ public final class FdbBackend implements Backend {
       com.apple.foundationdb.Transaction tr,
       Function<? super Transaction, ? extends CompletableFuture<? extends T>> body,
       CompletableFuture<T> result) {
+    FdbTransaction attempt = new FdbTransaction(tr, watches);
     CompletableFuture<? extends T> work;
     try {
-      work =
-          Objects.requireNonNull(
-              body.apply(new FdbTransaction(tr, watches)), "runAsync body returned null");
+      work = Objects.requireNonNull(body.apply(attempt), "runAsync body returned null");
     } catch (RuntimeException | Error e) {
       retryAsync(tr, e, body, result);
       return;
@@ -221,8 +223,13 @@ public final class FdbBackend implements Backend {
         .whenComplete(
             (value, failure) -> {
               if (failure == null) {
-                tr.close();
-                result.complete(value);
+                attempt
+                    .versionstampsSettled()
+                    .whenComplete(
+                        (settled, never) -> {
+                          tr.close();
+                          result.complete(value);
+                        });
               } else {
                 retryAsync(tr, failure, body, result);
               }
@@ -265,6 +272,20 @@ public final class FdbBackend implements Backend {
             result.completeExceptionally(retry.failureAfterOnError(rejected));
           }
         });
+  }
+
+  /**
+   * Waits for a future that cannot fail, after a successful commit. An interrupt ends the wait
+   * early (and stays set) rather than turning a committed transaction into an exception.
+   */
+  private static void awaitSettled(CompletableFuture<Void> settled) {
+    try {
+      settled.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException e) {
+      throw new AssertionError("a settled future failed", e);
+    }
   }
 
   /**

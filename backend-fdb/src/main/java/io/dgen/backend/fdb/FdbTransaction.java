@@ -4,6 +4,8 @@ import com.apple.foundationdb.MutationType;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -21,6 +23,7 @@ final class FdbTransaction extends FdbReadTransaction implements Transaction {
   private final com.apple.foundationdb.Transaction tr;
   private final FdbWatches watches;
   private final ReadTransaction snapshot;
+  private final List<CompletableFuture<byte[]>> versionstamps = new ArrayList<>();
 
   FdbTransaction(com.apple.foundationdb.Transaction tr, FdbWatches watches) {
     super(tr);
@@ -98,11 +101,33 @@ final class FdbTransaction extends FdbReadTransaction implements Transaction {
 
   @Override
   public CompletableFuture<byte[]> getVersionstamp() {
+    CompletableFuture<byte[]> stamp;
     try {
-      return FdbErrors.adapt(tr.getVersionstamp());
+      stamp = FdbErrors.adapt(tr.getVersionstamp());
     } catch (RuntimeException e) {
       return FdbErrors.failed(e);
     }
+    synchronized (versionstamps) {
+      versionstamps.add(stamp);
+    }
+    return stamp;
+  }
+
+  /**
+   * A future that completes once every versionstamp future of this attempt has completed, either
+   * way. The client sets the stamp together with the commit's outcome but hands each future to the
+   * executor separately, so the commit's future can complete first; {@link FdbBackend#run} waits
+   * for this before returning, which makes a stamp returned from the body available as soon as
+   * {@code run} returns.
+   */
+  CompletableFuture<Void> versionstampsSettled() {
+    List<CompletableFuture<?>> settled = new ArrayList<>();
+    synchronized (versionstamps) {
+      for (CompletableFuture<byte[]> stamp : versionstamps) {
+        settled.add(stamp.handle((value, failure) -> null));
+      }
+    }
+    return CompletableFuture.allOf(settled.toArray(new CompletableFuture<?>[0]));
   }
 
   @Override

@@ -8,6 +8,7 @@ import com.apple.foundationdb.FDBException;
 import io.dgen.backend.BackendException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
@@ -128,6 +129,46 @@ class FdbBackendRunTest {
 
     assertThatThrownBy(() -> backend.run(tx -> 1))
         .isInstanceOfSatisfying(BackendException.class, e -> assertThat(e.code()).isEqualTo(1020));
+  }
+
+  @Test
+  void run_returnsOnlyOnceTheAttemptsVersionstampsAreComplete() {
+    CompletableFuture<byte[]> source = new CompletableFuture<>();
+    db.next()
+        .answer("getVersionstamp", args -> source)
+        .answer(
+            "commit",
+            args -> {
+              // The client completes the stamp's future on another thread, after the commit's.
+              CompletableFuture.runAsync(
+                  () -> source.complete(new byte[10]),
+                  CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS));
+              return CompletableFuture.completedFuture(null);
+            });
+
+    CompletableFuture<byte[]> stamp = backend.run(tx -> tx.getVersionstamp());
+
+    assertThat(stamp).isDone();
+  }
+
+  @Test
+  void runAsync_completesOnlyOnceTheAttemptsVersionstampsAreComplete() {
+    CompletableFuture<byte[]> source = new CompletableFuture<>();
+    db.next()
+        .answer("getVersionstamp", args -> source)
+        .answer(
+            "commit",
+            args -> {
+              CompletableFuture.runAsync(
+                  () -> source.complete(new byte[10]),
+                  CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS));
+              return CompletableFuture.completedFuture(null);
+            });
+
+    CompletableFuture<byte[]> stamp =
+        backend.runAsync(tx -> CompletableFuture.completedFuture(tx.getVersionstamp())).join();
+
+    assertThat(stamp).isDone();
   }
 
   @Test
