@@ -1,0 +1,660 @@
+package io.dgen.backend.memory;
+
+import io.dgen.backend.BackendException;
+import io.dgen.backend.ByteKeys;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The shared multi-version store behind a {@link MemoryBackend}.
+ *
+ * <h2>Data</h2>
+ *
+ * A {@link ConcurrentSkipListMap} from key to the newest {@link Node} of that key's version chain
+ * (newest first; a {@code null} value is a tombstone). Readers never lock: a reader at read version
+ * {@code rv} walks the chain to the first node with {@code version <= rv}. A commit puts its nodes
+ * into the map first and only then publishes its version in {@link #visibleVersion}, so a reader
+ * that acquired {@code rv} sees every commit {@code <= rv} completely and none after.
+ *
+ * <h2>Locking</h2>
+ *
+ * One lock ({@link #lock}) serializes commits: the conflict check against the log of recent
+ * commits' write ranges, applying the mutations, arming and firing watches and garbage collection
+ * all happen under it, and nothing under it calls user code (fired watches are completed on the
+ * executor after the lock is released). Acquiring a read version takes no lock.
+ *
+ * <h2>Garbage collection</h2>
+ *
+ * Every attempt that has a read version holds a reference on a {@link ReadEpoch}; the oldest epoch
+ * still referenced bounds the versions anyone may still read ({@code m}). A commit cuts the chains
+ * it writes below the newest node {@code <= m} and queues keys whose chains still hold garbage;
+ * later commits finish them once {@code m} has passed. The commit log is trimmed to versions above
+ * {@code m}. Epochs older than FoundationDB's five-second transaction lifetime are retired even
+ * while referenced: their holders fail with {@code transaction_too_old} anyway, and a cut chain is
+ * marked with {@link #TRUNCATED} so that a reader that still reaches below the cut gets {@code
+ * 1007} rather than a wrong answer.
+ */
+final class MemoryStore {
+
+  /** FoundationDB's transaction lifetime (5,000,000 versions at 1,000,000 versions/s). */
+  static final long MAX_LIFE_NANOS = 5_000_000_000L;
+
+  /** New readers join an existing epoch of the same version only while it is this young. */
+  private static final long EPOCH_REUSE_NANOS = 1_000_000_000L;
+
+  private static final int RETIRED = Integer.MIN_VALUE / 2;
+
+  /** One version of one key; {@code value == null} is a tombstone. */
+  static final class Node {
+    final long version;
+    final byte @Nullable [] value;
+
+    // Written under the commit lock only when cutting the chain; a racing reader sees either the
+    // old (still valid) node or TRUNCATED, both safe, so the field need not be volatile.
+    @Nullable Node older;
+
+    Node(long version, byte @Nullable [] value, @Nullable Node older) {
+      this.version = version;
+      this.value = value;
+      this.older = older;
+    }
+  }
+
+  /** Marks a chain cut by garbage collection below the newest version anyone may read. */
+  static final Node TRUNCATED = new Node(Long.MAX_VALUE, null, null);
+
+  /** A read version shared by the attempts that acquired it; referenced until they end. */
+  static final class ReadEpoch {
+    final long version;
+    final long nanos;
+    private final AtomicInteger refs = new AtomicInteger();
+    // The epoch installed after this one; set once by its installer, read by the collector.
+    private volatile @Nullable ReadEpoch next;
+
+    ReadEpoch(long version, long nanos) {
+      this.version = version;
+      this.nanos = nanos;
+    }
+
+    boolean retain() {
+      for (; ; ) {
+        int r = refs.get();
+        if (r < 0) {
+          return false;
+        }
+        if (refs.compareAndSet(r, r + 1)) {
+          return true;
+        }
+      }
+    }
+
+    void release() {
+      refs.decrementAndGet();
+    }
+  }
+
+  private record CommitRecord(long version, KeyRanges writes) {}
+
+  private record GcEntry(byte[] key, long version) {}
+
+  final ConcurrentSkipListMap<byte[], Node> data = new ConcurrentSkipListMap<>(ByteKeys.COMPARATOR);
+
+  private final LongSupplier ticker;
+  private final Stats stats;
+  private final MemoryBackend.Faults faults;
+  private final Executor executor;
+  private final int maxWatches;
+  private final AtomicInteger outstandingWatches = new AtomicInteger();
+
+  private final Object lock = new Object();
+  private volatile long visibleVersion;
+  private volatile boolean closed;
+
+  // Guarded by lock.
+  private final ArrayDeque<CommitRecord> log = new ArrayDeque<>();
+  private final ArrayDeque<GcEntry> gcQueue = new ArrayDeque<>();
+  private final TreeMap<byte[], ArrayList<Watch>> watches = new TreeMap<>(ByteKeys.COMPARATOR);
+  private int armedWatches;
+
+  private volatile ReadEpoch currentEpoch;
+  // Guarded by lock: the oldest epoch not yet found retired.
+  private ReadEpoch oldestEpoch;
+
+  private static final AtomicReferenceFieldUpdater<MemoryStore, ReadEpoch> CURRENT_EPOCH =
+      AtomicReferenceFieldUpdater.newUpdater(MemoryStore.class, ReadEpoch.class, "currentEpoch");
+
+  MemoryStore(
+      LongSupplier ticker,
+      Stats stats,
+      MemoryBackend.Faults faults,
+      Executor executor,
+      int maxWatches) {
+    this.ticker = ticker;
+    this.stats = stats;
+    this.faults = faults;
+    this.executor = executor;
+    this.maxWatches = maxWatches;
+    ReadEpoch none = new ReadEpoch(-1, 0);
+    none.refs.set(RETIRED);
+    this.currentEpoch = none;
+    this.oldestEpoch = none;
+  }
+
+  long nanoTime() {
+    return ticker.getAsLong();
+  }
+
+  long visibleVersion() {
+    return visibleVersion;
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  /** The value of the chain starting at {@code head} as of {@code version}. */
+  static byte @Nullable [] valueAt(@Nullable Node head, long version) {
+    for (Node n = head; n != null; n = n.older) {
+      if (n == TRUNCATED) {
+        throw new BackendException(
+            BackendException.TRANSACTION_TOO_OLD, "version " + version + " was collected");
+      }
+      if (n.version <= version) {
+        return n.value;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Acquires a read version for a new reader at time {@code now}, holding a reference on it.
+   *
+   * <p>Lock-free: a reader joins the current epoch if it is at the newest version and young,
+   * otherwise installs a new one with a CAS on {@link #currentEpoch} and links it behind its
+   * predecessor. Installed epochs form one chain whose versions never decrease (an installer reads
+   * the version after seeing its predecessor installed).
+   */
+  ReadEpoch acquireEpoch(long now) {
+    for (; ; ) {
+      ReadEpoch e = currentEpoch;
+      long v = visibleVersion;
+      if (e.version == v && now - e.nanos < EPOCH_REUSE_NANOS && e.retain()) {
+        return e;
+      }
+      ReadEpoch n = new ReadEpoch(v, now);
+      n.refs.set(1);
+      if (CURRENT_EPOCH.compareAndSet(this, e, n)) {
+        e.next = n;
+        return n;
+      }
+    }
+  }
+
+  /**
+   * The oldest version a live reader may still read; called under the commit lock only. Walks from
+   * the oldest epoch, retiring those nobody holds. When every epoch is retired, a retired
+   * placeholder at the newest version is installed as the current epoch, so that readers still
+   * installing an older epoch fail their CAS and read again, and blind-write workloads (which take
+   * no read version) still collect garbage.
+   */
+  private long minRetained(long now) {
+    ReadEpoch h = oldestEpoch;
+    for (; ; ) {
+      boolean retired = h.refs.get() < 0 || h.refs.compareAndSet(0, RETIRED);
+      if (!retired && now - h.nanos > MAX_LIFE_NANOS + EPOCH_REUSE_NANOS) {
+        // Every holder read first more than five seconds ago: it fails 1007 on its next
+        // storage read or commit, so its versions need not be kept.
+        h.refs.set(RETIRED);
+        retired = true;
+      }
+      if (!retired) {
+        oldestEpoch = h;
+        return h.version;
+      }
+      ReadEpoch n = h.next;
+      if (n == null) {
+        long v = visibleVersion;
+        if (h.version < v) {
+          ReadEpoch placeholder = new ReadEpoch(v, now);
+          placeholder.refs.set(RETIRED);
+          if (CURRENT_EPOCH.compareAndSet(this, h, placeholder)) {
+            h.next = placeholder;
+            h = placeholder;
+          }
+        }
+        // If the CAS failed, a reader installed h's successor and is about to link it; its
+        // version is not below h's, so h's stays a safe bound for now.
+        oldestEpoch = h;
+        return h.version;
+      }
+      h = n;
+    }
+  }
+
+  /** Number of read epochs not yet collected (for tests of garbage collection). */
+  int epochCount() {
+    synchronized (lock) {
+      int n = 0;
+      for (ReadEpoch e = oldestEpoch; e != null; e = e.next) {
+        n++;
+      }
+      return n;
+    }
+  }
+
+  /** Number of versions held for all keys, tombstones included (for tests). */
+  long versionCount() {
+    long n = 0;
+    for (Node head : data.values()) {
+      for (Node x = head; x != null && x != TRUNCATED; x = x.older) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Number of commits kept in the conflict log (for tests). */
+  int logSize() {
+    synchronized (lock) {
+      return log.size();
+    }
+  }
+
+  // ---------------------------------------------------------------- commits
+
+  /**
+   * Resolves and applies a non-read-only commit.
+   *
+   * @param writeRanges the attempt's write-conflict ranges except its versionstamped keys, which
+   *     are added here once the commit version is known
+   * @return the commit version
+   * @throws BackendException 1007, 1020 or 1021 (injected)
+   */
+  long commit(MemoryTransaction tx, KeyRanges reads, KeyRanges.Builder writeRanges) {
+    ArrayList<Watch> fired = new ArrayList<>();
+    ArrayList<Watch> cancelled = null;
+    long version;
+    boolean unknownAfterApply;
+    synchronized (lock) {
+      long now = ticker.getAsLong();
+      long rv = tx.readVersion;
+      if (!reads.isEmpty() && rv >= 0 && now - tx.readNanos > MAX_LIFE_NANOS) {
+        throw new BackendException(
+            BackendException.TRANSACTION_TOO_OLD,
+            "readVersion=" + rv + " ageMillis=" + (now - tx.readNanos) / 1_000_000);
+      }
+      if (faults.takeForcedConflict()) {
+        stats.conflicts.increment();
+        throw new BackendException(
+            BackendException.NOT_COMMITTED, "injected by faults().failNextCommits");
+      }
+      if (!reads.isEmpty() && rv >= 0 && conflicts(rv, reads)) {
+        stats.conflicts.increment();
+        throw new BackendException(BackendException.NOT_COMMITTED, "readVersion=" + rv);
+      }
+      int unknown = faults.takeUnknownResult();
+      if (unknown == MemoryBackend.Faults.UNKNOWN_NOT_APPLIED) {
+        throw new BackendException(
+            BackendException.COMMIT_UNKNOWN_RESULT,
+            "injected by faults().commitUnknownResult applied=false");
+      }
+      unknownAfterApply = unknown == MemoryBackend.Faults.UNKNOWN_APPLIED;
+      version = visibleVersion + 1;
+      long m = minRetained(now);
+      int written = apply(tx, version, m, writeRanges, fired);
+      log.addLast(new CommitRecord(version, writeRanges.build()));
+      while (!log.isEmpty() && log.peekFirst().version() <= m) {
+        log.pollFirst();
+      }
+      collect(m, Math.max(64, 2 * written));
+      visibleVersion = version;
+      if (!unknownAfterApply && tx.watches != null) {
+        cancelled = armAll(tx.watches, fired);
+      }
+    }
+    completeLater(fired, cancelled);
+    if (unknownAfterApply) {
+      throw new BackendException(
+          BackendException.COMMIT_UNKNOWN_RESULT,
+          "injected by faults().commitUnknownResult applied=true version=" + version);
+    }
+    return version;
+  }
+
+  /** Arms the watches of a read-only commit, at the latest version. */
+  void armReadOnly(List<Watch> list) {
+    ArrayList<Watch> fired = new ArrayList<>();
+    ArrayList<Watch> cancelled;
+    synchronized (lock) {
+      cancelled = armAll(list, fired);
+    }
+    completeLater(fired, cancelled);
+  }
+
+  private boolean conflicts(long readVersion, KeyRanges reads) {
+    Iterator<CommitRecord> it = log.descendingIterator();
+    while (it.hasNext()) {
+      CommitRecord c = it.next();
+      if (c.version() <= readVersion) {
+        return false;
+      }
+      if (reads.intersects(c.writes())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Applies the attempt's mutations at {@code version}: range clears first (point operations that
+   * preceded a range clear were dropped by it), then point operations, then versionstamped keys.
+   * Returns the number of keys written.
+   */
+  private int apply(
+      MemoryTransaction tx,
+      long version,
+      long m,
+      KeyRanges.Builder writeRanges,
+      ArrayList<Watch> fired) {
+    int written = 0;
+    long bytes = 0;
+    byte[] stamp = null;
+    TreeMap<byte[], byte[]> clears = tx.clears;
+    if (clears != null) {
+      for (Map.Entry<byte[], byte[]> c : clears.entrySet()) {
+        bytes += c.getKey().length + c.getValue().length;
+        for (Map.Entry<byte[], Node> e :
+            data.subMap(c.getKey(), true, c.getValue(), false).entrySet()) {
+          if (e.getValue().value != null) {
+            write(e.getKey(), null, version, m);
+            written++;
+          }
+        }
+      }
+    }
+    TreeMap<byte[], MemoryTransaction.Op> writes = tx.writes;
+    if (writes != null) {
+      for (Map.Entry<byte[], MemoryTransaction.Op> e : writes.entrySet()) {
+        byte[] key = e.getKey();
+        MemoryTransaction.Op op = e.getValue();
+        byte[] value;
+        if (op.base == MemoryTransaction.Op.VALUE) {
+          value = op.value;
+        } else if (op.base == MemoryTransaction.Op.STAMPED) {
+          if (stamp == null) {
+            stamp = Stamps.transactionStamp(version, 0);
+          }
+          value = ByteKeys.concat(op.value, stamp);
+        } else {
+          Node head = data.get(key);
+          value = head == null ? null : head.value;
+        }
+        if (op.hasDelta) {
+          value = MemoryTransaction.addLittleEndian(value, op.delta);
+        }
+        bytes += key.length + (value == null ? 0 : value.length);
+        write(key, value, version, m);
+        written++;
+      }
+    }
+    ArrayList<MemoryTransaction.StampedKey> stamped = tx.stampedKeys;
+    if (stamped != null) {
+      if (stamp == null) {
+        stamp = Stamps.transactionStamp(version, 0);
+      }
+      for (MemoryTransaction.StampedKey s : stamped) {
+        byte[] key = s.finalKey(stamp);
+        writeRanges.addKey(key);
+        if (s.clearedLater(key)) {
+          continue;
+        }
+        bytes += key.length + s.value.length;
+        write(key, s.value, version, m);
+        written++;
+      }
+    }
+    stats.bytesWritten.add(bytes);
+    if (armedWatches > 0) {
+      checkWatches(tx, stamp, fired);
+    }
+    return written;
+  }
+
+  private void write(byte[] key, byte @Nullable [] value, long version, long m) {
+    Node head = data.get(key);
+    if (value == null && (head == null || head.value == null)) {
+      return;
+    }
+    Node older = head;
+    if (head != null && head.version == version) {
+      older = head.older;
+    }
+    Node node = new Node(version, value, older);
+    Node keep = older;
+    while (keep != null && keep != TRUNCATED && keep.version > m) {
+      keep = keep.older;
+    }
+    if (keep != null && keep != TRUNCATED && keep.older != null) {
+      keep.older = TRUNCATED;
+    }
+    data.put(key, node);
+    if (value == null || (older != null && older != TRUNCATED)) {
+      gcQueue.addLast(new GcEntry(key, version));
+    }
+  }
+
+  /** Finishes cutting chains that held versions above {@code m} when they were written. */
+  private void collect(long m, int budget) {
+    for (int i = 0; i < budget; i++) {
+      GcEntry g = gcQueue.peekFirst();
+      if (g == null || g.version() > m) {
+        return;
+      }
+      gcQueue.pollFirst();
+      Node head = data.get(g.key());
+      Node keep = head;
+      while (keep != null && keep != TRUNCATED && keep.version > m) {
+        keep = keep.older;
+      }
+      if (keep == null || keep == TRUNCATED) {
+        continue;
+      }
+      if (keep == head && head.value == null) {
+        data.remove(g.key(), head);
+      } else if (keep.older != null) {
+        keep.older = TRUNCATED;
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- watches
+
+  /** Takes a watch slot; returns null when {@code maxWatches} are outstanding. */
+  @Nullable Watch newWatch(byte[] key, byte @Nullable [] seen) {
+    if (outstandingWatches.incrementAndGet() > maxWatches) {
+      outstandingWatches.decrementAndGet();
+      return null;
+    }
+    Watch w = new Watch(key, seen);
+    w.future.whenComplete((v, t) -> release(w));
+    return w;
+  }
+
+  int outstandingWatches() {
+    return outstandingWatches.get();
+  }
+
+  private void release(Watch w) {
+    if (!w.released.compareAndSet(false, true)) {
+      return;
+    }
+    outstandingWatches.decrementAndGet();
+    if (w.armed) {
+      synchronized (lock) {
+        disarm(w);
+      }
+    }
+  }
+
+  private void disarm(Watch w) {
+    if (!w.armed) {
+      return;
+    }
+    w.armed = false;
+    ArrayList<Watch> list = watches.get(w.key);
+    if (list != null && list.remove(w)) {
+      armedWatches--;
+      if (list.isEmpty()) {
+        watches.remove(w.key);
+      }
+    }
+  }
+
+  /** Arms {@code list} under the lock; returns the watches to fail because the store is closed. */
+  private @Nullable ArrayList<Watch> armAll(List<Watch> list, ArrayList<Watch> fired) {
+    ArrayList<Watch> cancelled = null;
+    for (Watch w : list) {
+      if (w.future.isDone()) {
+        continue;
+      }
+      if (closed) {
+        if (cancelled == null) {
+          cancelled = new ArrayList<>();
+        }
+        cancelled.add(w);
+        continue;
+      }
+      stats.watchesArmed.increment();
+      Node head = data.get(w.key);
+      if (!Arrays.equals(w.seen, head == null ? null : head.value)) {
+        fired.add(w);
+        continue;
+      }
+      watches.computeIfAbsent(w.key, k -> new ArrayList<>(2)).add(w);
+      armedWatches++;
+      w.armed = true;
+      // A cancel racing with arming may have missed armed == true: undo it here.
+      if (w.future.isDone()) {
+        disarm(w);
+      }
+    }
+    return cancelled;
+  }
+
+  private void checkWatches(MemoryTransaction tx, byte @Nullable [] stamp, ArrayList<Watch> fired) {
+    if (tx.clears != null) {
+      for (Map.Entry<byte[], byte[]> c : tx.clears.entrySet()) {
+        for (byte[] key :
+            new ArrayList<>(watches.subMap(c.getKey(), true, c.getValue(), false).keySet())) {
+          checkWatches(key, fired);
+        }
+      }
+    }
+    if (tx.writes != null) {
+      for (byte[] key : tx.writes.keySet()) {
+        checkWatches(key, fired);
+      }
+    }
+    if (tx.stampedKeys != null && stamp != null) {
+      for (MemoryTransaction.StampedKey s : tx.stampedKeys) {
+        checkWatches(s.finalKey(stamp), fired);
+      }
+    }
+  }
+
+  private void checkWatches(byte[] key, ArrayList<Watch> fired) {
+    ArrayList<Watch> list = watches.get(key);
+    if (list == null) {
+      return;
+    }
+    Node head = data.get(key);
+    byte[] latest = head == null ? null : head.value;
+    for (Iterator<Watch> it = list.iterator(); it.hasNext(); ) {
+      Watch w = it.next();
+      if (!Arrays.equals(w.seen, latest)) {
+        it.remove();
+        w.armed = false;
+        armedWatches--;
+        fired.add(w);
+      }
+    }
+    if (list.isEmpty()) {
+      watches.remove(key);
+    }
+  }
+
+  private void completeLater(ArrayList<Watch> fired, @Nullable ArrayList<Watch> cancelled) {
+    if (cancelled != null) {
+      failAll(cancelled, "backend closed");
+    }
+    if (fired.isEmpty()) {
+      return;
+    }
+    stats.watchesFired.add(fired.size());
+    Runnable task =
+        () -> {
+          for (Watch w : fired) {
+            w.future.complete(null);
+          }
+        };
+    try {
+      executor.execute(task);
+    } catch (RejectedExecutionException e) {
+      task.run();
+    }
+  }
+
+  private static void failAll(List<Watch> list, String why) {
+    for (Watch w : list) {
+      w.future.completeExceptionally(
+          new BackendException(BackendException.TRANSACTION_CANCELLED, why));
+    }
+  }
+
+  boolean isClosed() {
+    return closed;
+  }
+
+  /** Fails every armed watch with {@code transaction_cancelled}; later arming fails too. */
+  void close() {
+    ArrayList<Watch> all = new ArrayList<>();
+    synchronized (lock) {
+      closed = true;
+      for (ArrayList<Watch> list : watches.values()) {
+        for (Watch w : list) {
+          w.armed = false;
+          all.add(w);
+        }
+      }
+      watches.clear();
+      armedWatches = 0;
+    }
+    failAll(all, "backend closed");
+  }
+
+  /** A watch: the value its transaction saw, and the future completed when the value changes. */
+  static final class Watch {
+    final byte[] key;
+    final byte @Nullable [] seen;
+    final CompletableFuture<Void> future = new CompletableFuture<>();
+    volatile boolean armed;
+    final AtomicBoolean released = new AtomicBoolean();
+
+    Watch(byte[] key, byte @Nullable [] seen) {
+      this.key = key;
+      this.seen = seen;
+    }
+  }
+}
