@@ -70,20 +70,19 @@ public final class TypeRegistry {
     this.messageTagged = !isExact(raw);
     for (Class<?> c : closure(raw)) {
       add(c);
-      messageTags.add(c.getName());
     }
     for (Class<?> c : allowed) {
-      for (Class<?> s : closure(c)) {
-        add(s);
-        messageTags.add(s.getName());
-      }
+      closure(c).forEach(this::add);
     }
-    for (Class<?> c : closure(stateType.getRawClass())) {
-      add(c);
-    }
-    for (Class<?> c : JDK_VALUES) {
-      add(c);
-    }
+    closure(stateType.getRawClass()).forEach(this::add);
+    JDK_VALUES.forEach(this::add);
+    // A message may be of any allowed class that is also a subtype of the declared message type.
+    byTag.forEach(
+        (tag, type) -> {
+          if (raw.isAssignableFrom(type.getRawClass())) {
+            messageTags.add(tag);
+          }
+        });
   }
 
   private void add(Class<?> c) {

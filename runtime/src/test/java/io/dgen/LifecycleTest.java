@@ -1,0 +1,150 @@
+package io.dgen;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.TestServer.Add;
+import io.dgen.TestServer.Get;
+import io.dgen.TestServer.Init;
+import io.dgen.TestServer.Msg;
+import io.dgen.TestServer.Stop;
+import io.dgen.backend.KeyValue;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class LifecycleTest extends RuntimeTestBase {
+
+  private ServerRef<Msg> startWith(long total, boolean reset) {
+    return dgen.start(
+        new TestServer(hooks),
+        new Init(total, null, null),
+        StartOptions.builder(tenant).reset(reset).build());
+  }
+
+  @Test
+  void start_storedStateWinsOverInitialState() {
+    ServerRef<Msg> first = startWith(5, false);
+    first.cast(new Add(2));
+    awaitTotal(first, 7);
+    first.stop();
+
+    ServerRef<Msg> second = startWith(100, false);
+    assertThat(total(second)).isEqualTo(7);
+  }
+
+  @Test
+  void start_withReset_replacesStoredState() {
+    ServerRef<Msg> first = startWith(5, false);
+    first.stop();
+    ServerRef<Msg> second = startWith(100, true);
+    assertThat(total(second)).isEqualTo(100);
+  }
+
+  @Test
+  void init_customTuid_isTheServersIdentity() {
+    Tuple tuid = Tuple.from("account", 42L);
+    ServerRef<Msg> a =
+        dgen.start(
+            new TestServer(hooks), new Init(1, tuid, null), StartOptions.builder(tenant).build());
+    ServerRef<Msg> other = start();
+    assertThat((Object) a.tuid()).isEqualTo(tuid);
+    assertThat((Object) other.tuid())
+        .isEqualTo(Tuple.from("dgen_server", TestServer.class.getName()));
+    a.cast(new Add(10));
+    awaitTotal(a, 11);
+    assertThat(total(other)).isZero();
+  }
+
+  @Test
+  void init_error_refusesTheStartWithTheReason() {
+    assertThatThrownBy(
+            () ->
+                dgen.start(
+                    new TestServer(hooks),
+                    new Init(0, null, "not today"),
+                    StartOptions.builder(tenant).build()))
+        .isInstanceOf(DGenException.class)
+        .hasMessageContaining("not today");
+  }
+
+  @Test
+  void name_registersForWhereis_andIsReleasedOnStop() {
+    ServerRef<Msg> ref = start(b -> b.name("counter"));
+    assertThat(dgen.<Msg>whereis("counter")).containsSame(ref);
+    assertThatThrownBy(() -> start(b -> b.name("counter")))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("counter");
+    ref.stop();
+    assertThat(dgen.whereis("counter")).isEmpty();
+  }
+
+  @Test
+  void publishOnlyProcess_queuesUntilAConsumerStarts() {
+    ServerRef<Msg> publisher = start(b -> b.consume(false));
+    publisher.cast(new Add(3));
+    publisher.cast(new Add(4));
+    assertThat(publisher.queueLength()).isEqualTo(2);
+    assertThat(total(publisher)).isZero();
+
+    ServerRef<Msg> consumer = start();
+    awaitTotal(consumer, 7);
+    assertThat(publisher.queueLength()).isZero();
+  }
+
+  @Test
+  void stateOutlivesTheProcess_andASecondDGenSeesTheSameServer() {
+    ServerRef<Msg> ref = start();
+    ref.cast(new Add(41));
+    awaitTotal(ref, 41);
+    ref.stop();
+    assertThatThrownBy(() -> ref.cast(new Add(1))).isInstanceOf(ServerStoppedException.class);
+
+    try (DGen other = DGen.builder(backend).build()) {
+      Tenant same = other.existingTenant(tenant.path().toArray(String[]::new));
+      ServerRef<Msg> again =
+          other.start(new TestServer(hooks), null, StartOptions.builder(same).build());
+      assertThat(again.<Long>call(new Add(1))).isEqualTo(42);
+    }
+  }
+
+  @Test
+  void resultStop_commitsTheStateThenStopsTheProcess() {
+    ServerRef<Msg> ref = start();
+    ref.cast(new Stop("done"));
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !ref.isAlive());
+    ServerRef<Msg> again = start();
+    assertThat(total(again)).isEqualTo(1);
+  }
+
+  @Test
+  void kill_deletesStateQueueAndReplySlots_andFailsWaitingCallers() {
+    ServerRef<Msg> publisher = start(b -> b.consume(false));
+    publisher.cast(new Add(1));
+    var pending = publisher.<Long>callAsync(new Get(), Duration.ofSeconds(10));
+    publisher.kill("test");
+
+    assertThat(publisher.isAlive()).isFalse();
+    assertThat(pending)
+        .failsWithin(Duration.ofSeconds(10))
+        .withThrowableOfType(java.util.concurrent.ExecutionException.class)
+        .withCauseInstanceOf(ServerStoppedException.class);
+    var root = tenant.subspace().subspace(publisher.tuid());
+    List<KeyValue> rows = backend.run(tx -> tx.getRange(root.range().begin, root.range().end));
+    assertThat(rows).isEmpty();
+  }
+
+  @Test
+  void stop_isIdempotent_andRefusesFurtherMessages() {
+    ServerRef<Msg> ref = start();
+    ref.stop();
+    ref.stop();
+    assertThatThrownBy(() -> ref.call(new Get()))
+        .isInstanceOf(ServerStoppedException.class)
+        .hasMessageContaining("tuid=");
+    assertThatThrownBy(() -> ref.priorityCall(new Get()))
+        .isInstanceOf(ServerStoppedException.class);
+    assertThatThrownBy(ref::queueLength).isInstanceOf(ServerStoppedException.class);
+  }
+}

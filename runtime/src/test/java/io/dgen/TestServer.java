@@ -1,0 +1,191 @@
+package io.dgen;
+
+import com.apple.foundationdb.tuple.Tuple;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
+
+/** A server whose behaviour is chosen by the message; shared by the runtime's tests. */
+final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
+
+  /** The state: a total, per-publisher sequence tracking, and the order values were applied in. */
+  record State(long total, Map<String, Long> lastSeq, long outOfOrder, List<Long> seen) {
+    static State of(long total) {
+      return new State(total, Map.of(), 0, List.of());
+    }
+
+    State add(long n) {
+      List<Long> s = new ArrayList<>(seen);
+      s.add(n);
+      return new State(total + n, lastSeq, outOfOrder, s);
+    }
+  }
+
+  /** The start argument: initial total and optional identity. */
+  record Init(long total, @Nullable Tuple tuid, @Nullable String refuse) {}
+
+  sealed interface Msg {}
+
+  /** Adds n; as a call replies the new total. */
+  record Add(long n) implements Msg {}
+
+  /** Replies the total. */
+  record Get() implements Msg {}
+
+  /** Replies the whole state. */
+  record GetState() implements Msg {}
+
+  /** Counts one message of a publisher's sequence, checking the order. */
+  record Seq(String publisher, long seq) implements Msg {}
+
+  /** Always throws. */
+  record Boom(String why) implements Msg {}
+
+  /** Throws for the first {@code times} executions with this id, then adds 1. */
+  record FailFirst(String id, int times) implements Msg {}
+
+  /** Advances the test clock by {@code nanos} while running, as a slow callback would. */
+  record Slow(long nanos) implements Msg {}
+
+  /** Returns Result.stop. */
+  record Stop(String reason) implements Msg {}
+
+  /** Writes a key of the tenant in the callback's transaction, then throws if asked. */
+  record TxWrite(String key, String value, boolean thenFail) implements Msg {}
+
+  /** Adds 1 and returns post-commit actions: "rec:x" records x with the total, "fail", "halt". */
+  record Act(List<String> steps) implements Msg {}
+
+  /** Returns null instead of a Result. */
+  record ReturnNull() implements Msg {}
+
+  /** Replies a string of {@code size} characters. */
+  record Echo(int size) implements Msg {}
+
+  /** What the tests observe from outside the transaction. */
+  static final class Hooks {
+    final AtomicLong clock = new AtomicLong();
+    final List<String> actions = new CopyOnWriteArrayList<>();
+    final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
+    final List<Object> infos = new CopyOnWriteArrayList<>();
+  }
+
+  private final Hooks hooks;
+
+  TestServer(Hooks hooks) {
+    this.hooks = hooks;
+  }
+
+  @Override
+  public InitResult<State> init(@Nullable Object arg) {
+    if (arg instanceof Init i) {
+      if (i.refuse() != null) {
+        return InitResult.error(i.refuse());
+      }
+      return i.tuid() != null
+          ? InitResult.ok(i.tuid(), State.of(i.total()))
+          : InitResult.ok(State.of(i.total()));
+    }
+    return InitResult.ok(State.of(0));
+  }
+
+  @Override
+  public Result<State> handleCallTx(TxContext tx, Msg request, From from, State state)
+      throws Exception {
+    if (request instanceof Get) {
+      return Result.reply(state.total(), state);
+    }
+    if (request instanceof GetState) {
+      return Result.reply(state, state);
+    }
+    if (request instanceof Echo e) {
+      return Result.reply("x".repeat(e.size()), state);
+    }
+    Result<State> r = handleCastTx(tx, request, state);
+    return r == null || r.kind() == Result.Kind.STOP
+        ? r
+        : Result.reply(r.state().total(), r.state(), r.actions());
+  }
+
+  @Override
+  public Result<State> handleCastTx(TxContext tx, Msg message, State state) throws Exception {
+    if (message instanceof Add a) {
+      return Result.noReply(state.add(a.n()));
+    }
+    if (message instanceof Get || message instanceof GetState || message instanceof Echo) {
+      return Result.noReply(state);
+    }
+    if (message instanceof Seq s) {
+      long last = state.lastSeq().getOrDefault(s.publisher(), 0L);
+      Map<String, Long> seqs = new HashMap<>(state.lastSeq());
+      seqs.put(s.publisher(), s.seq());
+      long bad = state.outOfOrder() + (s.seq() == last + 1 ? 0 : 1);
+      return Result.noReply(new State(state.total() + 1, seqs, bad, state.seen()));
+    }
+    if (message instanceof Boom b) {
+      throw new IllegalStateException("boom: " + b.why());
+    }
+    if (message instanceof FailFirst f) {
+      int n = hooks.attempts.computeIfAbsent(f.id(), k -> new AtomicInteger()).incrementAndGet();
+      if (n <= f.times()) {
+        throw new IllegalStateException("failing attempt " + n + " of " + f.id());
+      }
+      return Result.noReply(state.add(1));
+    }
+    if (message instanceof Slow s) {
+      hooks.clock.addAndGet(s.nanos());
+      return Result.noReply(state.add(1));
+    }
+    if (message instanceof Stop s) {
+      return Result.stop(s.reason(), state.add(1));
+    }
+    if (message instanceof TxWrite w) {
+      tx.transaction()
+          .set(
+              tx.tenant().subspace().pack(Tuple.from("user", w.key())),
+              w.value().getBytes(StandardCharsets.UTF_8));
+      if (w.thenFail()) {
+        throw new IllegalStateException("failing after a write");
+      }
+      return Result.noReply(state.add(1));
+    }
+    if (message instanceof Act a) {
+      List<Action<State>> actions = new ArrayList<>();
+      for (String step : a.steps()) {
+        actions.add(
+            committed -> {
+              if (step.equals("fail")) {
+                throw new IllegalStateException("action failed");
+              }
+              if (step.equals("halt")) {
+                Action.halt();
+              }
+              hooks.actions.add(step + "@" + committed.total());
+            });
+      }
+      return Result.noReply(state.add(1), actions);
+    }
+    if (message instanceof ReturnNull) {
+      return nullResult();
+    }
+    throw new IllegalArgumentException("unknown message " + message);
+  }
+
+  @SuppressWarnings("NullAway")
+  private static Result<State> nullResult() {
+    return null;
+  }
+
+  @Override
+  public Result<State> handleInfo(Object info, State state) {
+    hooks.infos.add(info);
+    return Result.noReply(state.add(100));
+  }
+}
