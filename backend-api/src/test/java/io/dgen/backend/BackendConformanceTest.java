@@ -393,7 +393,7 @@ public abstract class BackendConformanceTest {
   @Test
   void add_concurrentAddersOnMissingKey_allCommitWithExactTotal() throws Exception {
     int threads = 8;
-    int perThread = 200;
+    int perThread = 500;
     AtomicInteger executions = new AtomicInteger();
     inThreads(
         threads,
@@ -441,6 +441,13 @@ public abstract class BackendConformanceTest {
     int attempts = race(tx -> tx.add(key("k"), 1), other -> other.set(key("k"), le64(100)));
     assertThat(attempts).isEqualTo(1);
     assertThat(readLong("k")).isEqualTo(101);
+  }
+
+  @Test
+  void add_racingAdders_neitherConflicts() {
+    int attempts = race(tx -> tx.add(key("k"), 1), other -> other.add(key("k"), 10));
+    assertThat(attempts).isEqualTo(1);
+    assertThat(readLong("k")).isEqualTo(11);
   }
 
   @Test
@@ -689,6 +696,23 @@ public abstract class BackendConformanceTest {
             },
             other -> other.set(key(written), bytes("new")));
     assertThat(attempts).isEqualTo(conflicts ? 2 : 1);
+  }
+
+  @Test
+  void getRange_overOwnPendingAdd_stillConflictsOnThatKey() {
+    seed("k1", "k3");
+    put("k2", le64(1));
+    int attempts =
+        race(
+            tx -> {
+              tx.add(key("k2"), 1);
+              assertThat(tx.getRange(key("k"), key("l"))).hasSize(3);
+            },
+            other -> other.set(key("k2"), le64(100)));
+    assertThat(attempts)
+        .as("a pending atomic op depends on the stored value, so its key stays in the read set")
+        .isEqualTo(2);
+    assertThat(readLong("k2")).isEqualTo(101);
   }
 
   @Test
@@ -1037,6 +1061,22 @@ public abstract class BackendConformanceTest {
   }
 
   @Test
+  void getVersionstamp_ofTransactionThatNeverCommitted_fails() {
+    IllegalStateException boom = new IllegalStateException("body gives up");
+    AtomicReference<CompletableFuture<byte[]>> stamp = new AtomicReference<>();
+    assertThatThrownBy(
+            () ->
+                backend.run(
+                    tx -> {
+                      tx.set(key("k"), bytes("v"));
+                      stamp.set(tx.getVersionstamp());
+                      throw boom;
+                    }))
+        .isSameAs(boom);
+    assertThat(failureOf(stamp.get())).isNotNull();
+  }
+
+  @Test
   void versionstampOrder_equalsCommitOrderAcrossThreads() throws Exception {
     int threads = 4;
     int perThread = 50;
@@ -1302,6 +1342,14 @@ public abstract class BackendConformanceTest {
     assertThat(failureOf(watch).code()).isEqualTo(BackendException.TRANSACTION_CANCELLED);
     assertThatThrownBy(() -> other.run(tx -> tx.get(key("k"))))
         .isInstanceOf(IllegalStateException.class);
+    assertThat(
+            Futures.unwrap(
+                catchThrowable(
+                    () ->
+                        other
+                            .runAsync(tx -> tx.getAsync(key("k")))
+                            .get(WAIT.toMillis(), MILLISECONDS))))
+        .isInstanceOf(IllegalStateException.class);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1323,6 +1371,13 @@ public abstract class BackendConformanceTest {
   @Test
   void add_keyOverTenThousandBytes_raises2102FromTheCall() {
     assertWriteRaisedByCall(tx -> tx.add(keyOfLength(10_001), 1), BackendException.KEY_TOO_LARGE);
+  }
+
+  @Test
+  void setVersionstampedValue_keyOverTenThousandBytes_raises2102FromTheCall() {
+    assertWriteRaisedByCall(
+        tx -> tx.setVersionstampedValue(keyOfLength(10_001), bytes("p")),
+        BackendException.KEY_TOO_LARGE);
   }
 
   @Test
