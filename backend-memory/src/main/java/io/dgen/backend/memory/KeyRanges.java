@@ -1,7 +1,6 @@
 package io.dgen.backend.memory;
 
 import io.dgen.backend.ByteKeys;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 
@@ -80,56 +79,76 @@ final class KeyRanges {
 
   /** Collects ranges in any order; {@link #build} sorts and coalesces them. */
   static final class Builder {
-    private final ArrayList<byte[][]> ranges = new ArrayList<>();
+    private byte[][] begins = new byte[4][];
+    private byte[][] ends = new byte[4][];
+    private int size;
+    private boolean sorted = true;
 
     /** Adds {@code [begin, end)}; empty or inverted ranges are ignored. */
     Builder add(byte[] begin, byte[] end) {
       if (ByteKeys.compare(begin, end) < 0) {
-        ranges.add(new byte[][] {begin, end});
+        append(begin, end);
       }
       return this;
     }
 
     Builder addKey(byte[] key) {
-      ranges.add(new byte[][] {key, ByteKeys.keyAfter(key)});
+      append(key, ByteKeys.keyAfter(key));
       return this;
     }
 
-    Builder addAll(KeyRanges other) {
-      for (int i = 0; i < other.size; i++) {
-        ranges.add(new byte[][] {other.begins[i], other.ends[i]});
+    private void append(byte[] begin, byte[] end) {
+      if (size == begins.length) {
+        begins = Arrays.copyOf(begins, size * 2);
+        ends = Arrays.copyOf(ends, size * 2);
       }
-      return this;
+      if (sorted && size > 0 && ByteKeys.compare(begins[size - 1], begin) > 0) {
+        sorted = false;
+      }
+      begins[size] = begin;
+      ends[size] = end;
+      size++;
     }
 
     boolean isEmpty() {
-      return ranges.isEmpty();
+      return size == 0;
     }
 
     KeyRanges build() {
-      int n = ranges.size();
+      int n = size;
       if (n == 0) {
         return EMPTY;
       }
-      byte[][][] sorted = ranges.toArray(new byte[n][][]);
-      if (n > 1) {
-        Arrays.sort(sorted, Comparator.comparing(r -> r[0], ByteKeys.COMPARATOR));
-      }
-      byte[][] begins = new byte[n][];
-      byte[][] ends = new byte[n][];
-      int size = 0;
-      for (byte[][] r : sorted) {
-        if (size > 0 && ByteKeys.compare(r[0], ends[size - 1]) <= 0) {
-          if (ByteKeys.compare(r[1], ends[size - 1]) > 0) {
-            ends[size - 1] = r[1];
-          }
-        } else {
-          begins[size] = r[0];
-          ends[size] = r[1];
-          size++;
+      byte[][] inBegins = begins;
+      byte[][] inEnds = ends;
+      if (!sorted) {
+        byte[][][] pairs = new byte[n][][];
+        for (int i = 0; i < n; i++) {
+          pairs[i] = new byte[][] {begins[i], ends[i]};
+        }
+        Arrays.sort(pairs, Comparator.comparing(r -> r[0], ByteKeys.COMPARATOR));
+        inBegins = new byte[n][];
+        inEnds = new byte[n][];
+        for (int i = 0; i < n; i++) {
+          inBegins[i] = pairs[i][0];
+          inEnds[i] = pairs[i][1];
         }
       }
-      return new KeyRanges(begins, ends, size);
+      byte[][] outBegins = new byte[n][];
+      byte[][] outEnds = new byte[n][];
+      int m = 0;
+      for (int i = 0; i < n; i++) {
+        if (m > 0 && ByteKeys.compare(inBegins[i], outEnds[m - 1]) <= 0) {
+          if (ByteKeys.compare(inEnds[i], outEnds[m - 1]) > 0) {
+            outEnds[m - 1] = inEnds[i];
+          }
+        } else {
+          outBegins[m] = inBegins[i];
+          outEnds[m] = inEnds[i];
+          m++;
+        }
+      }
+      return new KeyRanges(outBegins, outEnds, m);
     }
   }
 }

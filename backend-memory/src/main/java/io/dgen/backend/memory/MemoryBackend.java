@@ -49,8 +49,8 @@ import org.jspecify.annotations.Nullable;
  * <ul>
  *   <li>Each commit gets its own version (versions count commits), so the order inside a
  *       versionstamp is always 0.
- *   <li>A watch whose own transaction changes the watched value fires when that transaction
- *       commits, not before (FoundationDB fires it at the write, even if the commit then fails).
+ *   <li>A watch whose own transaction changes the watched key fires when that transaction commits,
+ *       and fails if the commit fails (FoundationDB fires it at the write, before the commit).
  *   <li>A versionstamped key is written after the attempt's other mutations; a later range clear in
  *       the same attempt removes it only if it covers the final key.
  *   <li>Keys at or above {@code \xff} are always refused ({@code 2004}): there are no system keys.

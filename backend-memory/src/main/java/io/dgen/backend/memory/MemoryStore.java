@@ -538,7 +538,7 @@ final class MemoryStore {
       }
       stats.watchesArmed.increment();
       Node head = data.get(w.key);
-      if (!Arrays.equals(w.seen, head == null ? null : head.value)) {
+      if (w.triggered || !Arrays.equals(w.seen, head == null ? null : head.value)) {
         fired.add(w);
         continue;
       }
@@ -650,6 +650,8 @@ final class MemoryStore {
     final byte @Nullable [] seen;
     final CompletableFuture<Void> future = new CompletableFuture<>();
     volatile boolean armed;
+    // Set when a later write of the watch's own attempt changed the key: it fires at commit.
+    boolean triggered;
     final AtomicBoolean released = new AtomicBoolean();
 
     Watch(byte[] key, byte @Nullable [] seen) {

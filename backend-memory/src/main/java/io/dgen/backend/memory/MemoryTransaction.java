@@ -7,6 +7,7 @@ import io.dgen.backend.KeyValue;
 import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
@@ -619,6 +620,9 @@ final class MemoryTransaction implements Transaction {
     checkUsable();
     checkWritableKey(key);
     checkValue(value.length);
+    if (watches != null) {
+      triggerWatches(key, key, value, false);
+    }
     Op op = op(key);
     op.base = Op.VALUE;
     op.value = value;
@@ -636,6 +640,9 @@ final class MemoryTransaction implements Transaction {
     if (key.length > KEY_SIZE_LIMIT) {
       return; // FoundationDB: such a key cannot exist, so clearing it is a no-op
     }
+    if (watches != null) {
+      triggerWatches(key, key, null, false);
+    }
     Op op = op(key);
     op.base = Op.VALUE;
     op.value = null;
@@ -650,6 +657,9 @@ final class MemoryTransaction implements Transaction {
     checkRange(begin, end);
     if (ByteKeys.compare(begin, end) >= 0) {
       return;
+    }
+    if (watches != null) {
+      triggerWatches(begin, end, null, false);
     }
     if (writes != null) {
       for (Iterator<Op> it = writes.subMap(begin, true, end, false).values().iterator();
@@ -705,6 +715,9 @@ final class MemoryTransaction implements Transaction {
   public void add(byte[] key, long delta) {
     checkUsable();
     checkWritableKey(key);
+    if (watches != null) {
+      triggerWatches(key, key, null, true);
+    }
     TreeMap<byte[], Op> w = writes;
     Op op = w == null ? null : w.get(key);
     if (op == null) {
@@ -782,6 +795,9 @@ final class MemoryTransaction implements Transaction {
     checkUsable();
     checkWritableKey(key);
     checkValue(valuePrefix.length + 10);
+    if (watches != null) {
+      triggerWatches(key, key, null, true);
+    }
     Op op = op(key);
     op.base = Op.STAMPED;
     op.value = valuePrefix;
@@ -789,6 +805,29 @@ final class MemoryTransaction implements Transaction {
     op.delta = 0;
     op.unreadable = true;
     writeBytes += 3L * key.length + 15 + valuePrefix.length;
+  }
+
+  /**
+   * Marks this attempt's watches on {@code key} (or, for a range clear, in {@code [key, end)})
+   * whose value this write changes; any atomic operation counts as a change, as in FoundationDB's
+   * RYW {@code triggerWatches}. They fire when the attempt commits.
+   */
+  private synchronized void triggerWatches(
+      byte[] key, byte[] end, byte @Nullable [] value, boolean always) {
+    boolean range = key != end;
+    for (MemoryStore.Watch w : watches) {
+      boolean hit =
+          range
+              ? ByteKeys.compare(key, w.key) <= 0 && ByteKeys.compare(w.key, end) < 0
+              : Arrays.equals(key, w.key);
+      if (!hit) {
+        continue;
+      }
+      // Until a write triggers the watch, the attempt's value of the key is the one it saw.
+      if (always || !Arrays.equals(w.seen, value)) {
+        w.triggered = true;
+      }
+    }
   }
 
   // ---------------------------------------------------------------- futures

@@ -94,6 +94,37 @@ class WatchTest {
   }
 
   @Test
+  void watch_firesAtCommitAfterAnyOwnAtomicOpOrOwnChangeEvenIfTheValueEndsEqual() {
+    put(backend, b("k"), new byte[8]);
+    CompletableFuture<Void> added =
+        backend.run(
+            tx -> {
+              CompletableFuture<Void> f = tx.watch(b("k"));
+              tx.add(b("k"), 0);
+              return f;
+            });
+    assertThat(added).isCompletedWithValue(null);
+    CompletableFuture<Void> setBack =
+        backend.run(
+            tx -> {
+              CompletableFuture<Void> f = tx.watch(b("k"));
+              tx.set(b("k"), b("other"));
+              tx.set(b("k"), new byte[8]);
+              return f;
+            });
+    assertThat(setBack).isCompletedWithValue(null);
+    CompletableFuture<Void> sameValue =
+        backend.run(
+            tx -> {
+              CompletableFuture<Void> f = tx.watch(b("k"));
+              tx.set(b("k"), new byte[8]);
+              return f;
+            });
+    assertThat(sameValue).isNotDone();
+    sameValue.cancel(true);
+  }
+
+  @Test
   void watch_firesWhenChangedBetweenItsReadAndItsCommit() {
     CompletableFuture<Void> w =
         backend.run(

@@ -1,0 +1,134 @@
+package io.dgen.backend.memory;
+
+import static io.dgen.backend.memory.TestKeys.b;
+import static io.dgen.backend.memory.TestKeys.le;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dgen.backend.KeyValue;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Serializability under contention, with garbage collection running underneath. */
+class ConcurrencyTest {
+
+  private static final int ACCOUNTS = 16;
+  private static final long INITIAL = 1_000;
+
+  private static byte[] account(int i) {
+    return b(String.format("acct/%02d", i));
+  }
+
+  @ParameterizedTest
+  @ValueSource(longs = {1L, 42L, 20240601L})
+  void transfers_keepTheTotalAndReadersNeverSeeATornState(long seed) throws Exception {
+    try (MemoryBackend backend = MemoryBackend.create()) {
+      backend.run(
+          tx -> {
+            for (int i = 0; i < ACCOUNTS; i++) {
+              tx.set(account(i), MemoryTransaction.addLittleEndian(null, INITIAL));
+            }
+            return null;
+          });
+      AtomicBoolean stop = new AtomicBoolean();
+      ExecutorService pool = Executors.newFixedThreadPool(4);
+      try {
+        List<Future<Long>> writers = new ArrayList<>();
+        for (int w = 0; w < 3; w++) {
+          Random random = new Random(seed * 31 + w);
+          writers.add(
+              pool.submit(
+                  () -> {
+                    long done = 0;
+                    for (int n = 0; n < 3_000; n++) {
+                      int from = random.nextInt(ACCOUNTS);
+                      int to = random.nextInt(ACCOUNTS);
+                      long amount = random.nextInt(10);
+                      backend.run(
+                          tx -> {
+                            long a = le(tx.get(account(from)));
+                            tx.set(
+                                account(from), MemoryTransaction.addLittleEndian(null, a - amount));
+                            long c = le(tx.get(account(to)));
+                            tx.set(
+                                account(to), MemoryTransaction.addLittleEndian(null, c + amount));
+                            return null;
+                          });
+                      done++;
+                    }
+                    return done;
+                  }));
+        }
+        Future<Long> reader =
+            pool.submit(
+                () -> {
+                  long reads = 0;
+                  while (!stop.get()) {
+                    List<KeyValue> rows = backend.run(tx -> tx.getRange(b("acct/"), b("acct0")));
+                    assertThat(rows).hasSize(ACCOUNTS);
+                    assertThat(rows.stream().mapToLong(kv -> le(kv.value())).sum())
+                        .isEqualTo(ACCOUNTS * INITIAL);
+                    reads++;
+                  }
+                  return reads;
+                });
+        for (Future<Long> w : writers) {
+          assertThat(w.get(60, TimeUnit.SECONDS)).isEqualTo(3_000);
+        }
+        stop.set(true);
+        assertThat(reader.get(60, TimeUnit.SECONDS)).isPositive();
+      } finally {
+        pool.shutdownNow();
+      }
+      List<KeyValue> rows = backend.run(tx -> tx.getRange(b("acct/"), b("acct0")));
+      assertThat(rows.stream().mapToLong(kv -> le(kv.value())).sum()).isEqualTo(ACCOUNTS * INITIAL);
+      assertThat(backend.counters().transactionsCommitted()).isEqualTo(1 + 3 * 3_000);
+      // garbage collection is driven by commits: a few more finish the backlog
+      for (int i = 0; i < 10; i++) {
+        TestKeys.put(backend, b("other"), b("v" + i));
+      }
+      assertThat(backend.store().versionCount()).isLessThanOrEqualTo(2L * ACCOUNTS + 2);
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(ints = {2, 4})
+  void readModifyWrite_onOneKeyEndsWithTheExactTotal(int threads) throws Exception {
+    try (MemoryBackend backend = MemoryBackend.create()) {
+      byte[] k = b("counter");
+      ExecutorService pool = Executors.newFixedThreadPool(threads);
+      try {
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          futures.add(
+              pool.submit(
+                  () -> {
+                    for (int n = 0; n < 2_000; n++) {
+                      backend.run(
+                          tx -> {
+                            byte[] v = tx.get(k);
+                            tx.set(k, MemoryTransaction.addLittleEndian(v, 1));
+                            return null;
+                          });
+                    }
+                  }));
+        }
+        for (Future<?> f : futures) {
+          f.get(60, TimeUnit.SECONDS);
+        }
+      } finally {
+        pool.shutdownNow();
+      }
+      assertThat(le(backend.run(tx -> tx.get(k)))).isEqualTo(threads * 2_000L);
+      MemoryBackend.Counters c = backend.counters();
+      assertThat(c.transactionsStarted() - c.transactionsRetried()).isEqualTo(threads * 2_000L + 1);
+    }
+  }
+}
