@@ -153,6 +153,47 @@ public interface ServerRef<M> {
   boolean isAlive();
 
   /**
+   * Returns a future that completes when this process stops: normally after {@link #stop}, {@link
+   * #kill} or a {@code Result.stop}; exceptionally with {@link LockFencedException} when the
+   * process held a lock that was busted and its late commit was refused.
+   *
+   * @return the termination future
+   */
+  CompletableFuture<Void> termination();
+
+  /**
+   * Lists the server's dead letters, oldest first.
+   *
+   * @return the dead letters
+   */
+  List<DeadLetter<M>> deadLetters();
+
+  /**
+   * Moves a dead letter back into the queue, at its head (processed next) or at its tail, with a
+   * fresh failure count. A call is re-queued without its original caller, whose reply is dropped.
+   *
+   * @param id the dead letter's id
+   * @param head true to put it at the head of the queue
+   * @return true if it existed
+   */
+  boolean requeueDeadLetter(String id, boolean head);
+
+  /**
+   * Deletes one dead letter.
+   *
+   * @param id the dead letter's id
+   * @return true if it existed
+   */
+  boolean purgeDeadLetter(String id);
+
+  /**
+   * Deletes every dead letter of the server.
+   *
+   * @return how many there were
+   */
+  int purgeDeadLetters();
+
+  /**
    * Stops this process. The durable state and queue are kept; another process (or a later {@link
    * DGen#start}) carries on. Idempotent.
    */

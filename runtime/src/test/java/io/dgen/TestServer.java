@@ -66,6 +66,12 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
   /** Returns null instead of a Result. */
   record ReturnNull() implements Msg {}
 
+  /** Fails while {@link Hooks#poisoned} is set, then adds 1; counts its executions. */
+  record Poison(String id) implements Msg {}
+
+  /** Takes the lock; handleLocked adds 1000 and replies "done-" + id. */
+  record Work(String id) implements Msg {}
+
   /** Replies a string of {@code size} characters. */
   record Echo(int size) implements Msg {}
 
@@ -75,6 +81,20 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
     final List<String> actions = new CopyOnWriteArrayList<>();
     final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
     final List<Object> infos = new CopyOnWriteArrayList<>();
+    final java.util.concurrent.atomic.AtomicBoolean poisoned =
+        new java.util.concurrent.atomic.AtomicBoolean(true);
+    final List<String> deadLetters = new CopyOnWriteArrayList<>();
+
+    /** handleLocked invocations started, and those whose handleLocked returned. */
+    final AtomicInteger lockedStarted = new AtomicInteger();
+
+    final AtomicInteger lockedReturned = new AtomicInteger();
+
+    /** When set, the first handleLocked blocks on it (after counting down lockEntered). */
+    volatile java.util.concurrent.@Nullable CountDownLatch lockGate;
+
+    final java.util.concurrent.CountDownLatch lockEntered =
+        new java.util.concurrent.CountDownLatch(1);
   }
 
   private final Hooks hooks;
@@ -109,7 +129,7 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
       return Result.reply("x".repeat(e.size()), state);
     }
     Result<State> r = handleCastTx(tx, request, state);
-    return r == null || r.kind() == Result.Kind.STOP
+    return r == null || r.kind() == Result.Kind.STOP || r.kind() == Result.Kind.LOCK
         ? r
         : Result.reply(r.state().total(), r.state(), r.actions());
   }
@@ -172,6 +192,16 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
       }
       return Result.noReply(state.add(1), actions);
     }
+    if (message instanceof Poison p) {
+      hooks.attempts.computeIfAbsent(p.id(), k -> new AtomicInteger()).incrementAndGet();
+      if (hooks.poisoned.get()) {
+        throw new IllegalStateException("poisoned: " + p.id());
+      }
+      return Result.noReply(state.add(1));
+    }
+    if (message instanceof Work) {
+      return Result.lock(state);
+    }
     if (message instanceof ReturnNull) {
       return nullResult();
     }
@@ -181,6 +211,23 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
   @SuppressWarnings("NullAway")
   private static Result<State> nullResult() {
     return null;
+  }
+
+  @Override
+  public Result<State> handleLocked(DbContext db, Event<Msg> event, State state) throws Exception {
+    int n = hooks.lockedStarted.incrementAndGet();
+    var gate = hooks.lockGate;
+    if (n == 1 && gate != null) {
+      hooks.lockEntered.countDown();
+      gate.await();
+    }
+    hooks.lockedReturned.incrementAndGet();
+    return Result.reply("done-" + ((Work) event.message()).id(), state.add(1000));
+  }
+
+  @Override
+  public void handleDeadLetter(Msg message, int attempts) {
+    hooks.deadLetters.add(message + "x" + attempts);
   }
 
   @Override

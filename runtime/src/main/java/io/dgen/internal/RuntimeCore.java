@@ -3,6 +3,7 @@ package io.dgen.internal;
 import io.dgen.backend.Backend;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StateCodec;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +35,8 @@ public final class RuntimeCore implements AutoCloseable {
   private final Duration retryMax;
   private final ExecutorService workers;
   private final ScheduledExecutorService scheduler;
+  private final ExecutorService lockedWork;
+  private final Clock clock;
   private final List<ServerProcess<?, ?>> processes = new CopyOnWriteArrayList<>();
   private final Map<String, ServerProcess<?, ?>> names = new ConcurrentHashMap<>();
 
@@ -44,6 +47,7 @@ public final class RuntimeCore implements AutoCloseable {
    * @param serde the mapper
    * @param codec the state codec
    * @param ticker nanosecond clock
+   * @param clock wall clock (lock ages)
    * @param workerThreads size of the worker pool
    * @param retryInitial first backoff after a failed batch
    * @param retryMax backoff cap
@@ -53,6 +57,7 @@ public final class RuntimeCore implements AutoCloseable {
       Serde serde,
       StateCodec codec,
       LongSupplier ticker,
+      Clock clock,
       int workerThreads,
       Duration retryInitial,
       Duration retryMax) {
@@ -60,10 +65,14 @@ public final class RuntimeCore implements AutoCloseable {
     this.serde = serde;
     this.codec = codec;
     this.ticker = ticker;
+    this.clock = clock;
     this.retryInitial = retryInitial;
     this.retryMax = retryMax;
     this.workers = Executors.newFixedThreadPool(workerThreads, daemonThreads("dgen-worker-"));
     this.scheduler = Executors.newSingleThreadScheduledExecutor(daemonThreads("dgen-scheduler-"));
+    // handleLocked may run for long outside any transaction: it gets threads of its own, made on
+    // demand and dropped when idle, so it never starves the consume loops.
+    this.lockedWork = Executors.newCachedThreadPool(daemonThreads("dgen-locked-"));
   }
 
   private static ThreadFactory daemonThreads(String prefix) {
@@ -89,6 +98,14 @@ public final class RuntimeCore implements AutoCloseable {
 
   long nanoTime() {
     return ticker.getAsLong();
+  }
+
+  long wallMillis() {
+    return clock.millis();
+  }
+
+  ExecutorService lockedWork() {
+    return lockedWork;
   }
 
   ExecutorService workers() {
@@ -151,6 +168,7 @@ public final class RuntimeCore implements AutoCloseable {
       p.stop();
     }
     scheduler.shutdownNow();
+    lockedWork.shutdownNow();
     workers.shutdown();
     try {
       if (!workers.awaitTermination(10, TimeUnit.SECONDS)) {

@@ -2,15 +2,20 @@ package io.dgen.internal;
 
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
+import com.apple.foundationdb.tuple.Versionstamp;
 import com.google.common.reflect.TypeToken;
 import io.dgen.Action;
 import io.dgen.CallTimeoutException;
 import io.dgen.CallbackException;
 import io.dgen.DGenException;
 import io.dgen.DGenServer;
+import io.dgen.DbContext;
+import io.dgen.DeadLetter;
 import io.dgen.DeadLetterException;
+import io.dgen.Event;
 import io.dgen.From;
 import io.dgen.InitResult;
+import io.dgen.LockFencedException;
 import io.dgen.Outbox;
 import io.dgen.Result;
 import io.dgen.ServerRef;
@@ -20,26 +25,34 @@ import io.dgen.Tenant;
 import io.dgen.TransactionTooLongException;
 import io.dgen.TxContext;
 import io.dgen.UndecodableDataException;
+import io.dgen.backend.Backend;
 import io.dgen.backend.BackendException;
+import io.dgen.backend.ByteKeys;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Chunks;
+import io.dgen.internal.codec.DeadRecord;
 import io.dgen.internal.codec.Envelope;
+import io.dgen.internal.codec.FailureRecord;
+import io.dgen.internal.codec.LockRecord;
 import io.dgen.internal.codec.Reply;
 import io.dgen.internal.codec.StoredState;
 import io.dgen.internal.codec.TypeRegistry;
 import java.lang.reflect.Type;
 import java.lang.reflect.TypeVariable;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -73,6 +86,14 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private static final int CACHE_MISS_BACKOFF_CAP_MS = 50;
   private static final long BATCH_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
+  /** A batch stops taking items past about 1 MB of writes, far below FoundationDB's 10 MB. */
+  static final long BATCH_BYTES = 1_000_000;
+
+  /** A batch stops taking items after one second, far below FoundationDB's five. */
+  static final long BATCH_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  private static final String DEAD_LETTER = "dead_letter";
+
   private final RuntimeCore core;
   private final DGenServer<S, M> server;
   private final Tenant tenant;
@@ -85,11 +106,13 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private final AtomicBoolean alive = new AtomicBoolean(true);
   private final AtomicBoolean scheduled = new AtomicBoolean();
   private final Outbox<M> outbox = new ProcessOutbox();
+  private final CompletableFuture<Void> termination = new CompletableFuture<>();
 
   private volatile @Nullable Cached cache;
   private volatile @Nullable CompletableFuture<Void> idleWatch;
   // Touched only by the consume loop, which never runs concurrently with itself.
   private int consecutiveFailures;
+  private int limitOverride;
   private int cacheMisses;
 
   private record Cached(byte[] stamp, StoredState stored) {}
@@ -517,9 +540,10 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                     tx.snapshot()
                         .getRangeAsync(
                             keys.items().range().begin, keys.items().range().end, 1, false);
+                CompletableFuture<byte @Nullable []> lock = tx.getAsync(keys.lockKey());
                 CompletableFuture<byte @Nullable []> version =
                     options.cache() ? tx.getAsync(keys.versionKey()) : null;
-                if (!Futures.join(head).isEmpty()) {
+                if (!Futures.join(head).isEmpty() || Futures.join(lock) != null) {
                   return new Inline<>(null, null, List.of(), null, pushCall(tx, env, from), null);
                 }
                 Loaded<S> loaded = load(tx, version, false);
@@ -531,13 +555,11 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                               new Ctx(tx, tenant, tuid), request, from, loaded.state()),
                           "handleCall");
                   checkAge(start, "handleCall");
-                } catch (TransactionTooLongException e) {
-                  throw new CallbackAbort(e);
                 } catch (Exception e) {
                   throw new CallbackAbort(e);
                 }
                 if (r.kind() == Result.Kind.LOCK) {
-                  throw new CallbackAbort(lockUnsupported());
+                  throw new TakesLock();
                 }
                 StoredState written = writeState(tx, loaded, r.state());
                 return new Inline<>(
@@ -548,6 +570,11 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                     null,
                     written);
               });
+    } catch (TakesLock lock) {
+      // The lock is taken by the consume loop only, so that handleLocked runs where the lock is
+      // fenced and recoverable: queue the call like any other. The attempt committed nothing.
+      return new Inline<>(
+          null, null, List.of(), null, core.backend().run(tx -> pushCall(tx, env, from)), null);
     } catch (CallbackAbort abort) {
       // The failed attempt committed nothing; queue the call (without a reply slot: the caller
       // gets the error now) so that consumers retry it, as the seed does.
@@ -566,8 +593,13 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     return inline;
   }
 
-  private static IllegalStateException lockUnsupported() {
-    return new IllegalStateException("Result.lock is not supported yet by this runtime");
+  /** An inline callback returned {@code Result.lock}: abort, and queue the call instead. */
+  private static final class TakesLock extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    TakesLock() {
+      super("inline call takes the lock", null, false, false);
+    }
   }
 
   private <R> CompletableFuture<R> awaitReply(
@@ -703,7 +735,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       throw new UndecodableDataException("stored reply is not valid: " + context, e);
     }
     if (reply.e() != null) {
-      if ("dead_letter".equals(reply.e())) {
+      if (DEAD_LETTER.equals(reply.e())) {
         throw new DeadLetterException(String.valueOf(reply.msg()), reply.n());
       }
       throw new DGenException("call failed: " + reply.e() + ": " + reply.msg() + " " + context);
@@ -800,7 +832,10 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                   throw new CallbackAbort(e);
                 }
                 if (r.kind() == Result.Kind.LOCK) {
-                  throw new CallbackAbort(lockUnsupported());
+                  throw new CallbackAbort(
+                      new IllegalStateException(
+                          "a priority message cannot take the lock (Result.lock): priority"
+                              + " messages bypass the lock; send it with call or cast"));
                 }
                 StoredState written = writeState(tx, loaded, r.state());
                 return new Inline<>(
@@ -838,7 +873,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     if (alive.get() && scheduled.compareAndSet(false, true)) {
       try {
         core.workers().execute(this::drain);
-      } catch (java.util.concurrent.RejectedExecutionException e) {
+      } catch (RejectedExecutionException e) {
         scheduled.set(false); // the runtime is closing
       }
     }
@@ -847,60 +882,87 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private void scheduleAfter(long nanos) {
     try {
       core.scheduler().schedule(this::schedule, nanos, TimeUnit.NANOSECONDS);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
+    } catch (RejectedExecutionException e) {
       // the runtime is closing
     }
   }
 
-  /** What one consumer transaction did. */
-  private record Batch<S>(
+  /** The message that took the lock in a batch, handed to {@code handleLocked} after the commit. */
+  private record LockTaken<M>(String token, byte[] envelope, Event<M> event) {}
+
+  /** What one consumer transaction found or did. */
+  private record Batch<S, M>(
       @Nullable CompletableFuture<Void> watch,
+      long lockExpiresAt,
+      boolean busted,
       int processed,
       @Nullable S state,
       List<List<Action<S>>> actions,
       @Nullable Object stopReason,
+      @Nullable LockTaken<M> lock,
       @Nullable StoredState written)
-      implements Stateful {}
+      implements Stateful {
+
+    static <S, M> Batch<S, M> idle(CompletableFuture<Void> watch) {
+      return new Batch<>(watch, -1, false, 0, null, List.of(), null, null, null);
+    }
+
+    static <S, M> Batch<S, M> locked(CompletableFuture<Void> watch, long expiresAt) {
+      return new Batch<>(watch, expiresAt, false, 0, null, List.of(), null, null, null);
+    }
+
+    static <S, M> Batch<S, M> bust() {
+      return new Batch<>(null, -1, true, 0, null, List.of(), null, null, null);
+    }
+  }
+
+  /** A callback failed on {@code item}, the {@code index}-th item of its batch. */
+  private static final class ItemFailure extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final transient KeyValue item;
+    final int index;
+
+    ItemFailure(Throwable cause, KeyValue item, int index) {
+      super(cause.getMessage(), cause, false, false);
+      this.item = item;
+      this.index = index;
+    }
+  }
 
   private void drain() {
     long sliceEnd = core.nanoTime() + BATCH_SLICE_NANOS;
     try {
       while (alive.get()) {
-        Batch<S> batch;
+        int limit = limitOverride > 0 ? limitOverride : options.consumeK();
+        Batch<S, M> batch;
         try {
-          Committed<Batch<S>> c = commit(this::consumeOnce);
+          Committed<Batch<S, M>> c = commit(tx -> consumeOnce(tx, limit));
           batch = Objects.requireNonNull(c.value());
           publishCache(batch.written(), c.stamp());
-        } catch (CallbackAbort abort) {
-          consecutiveFailures++;
-          long delay = core.backoffNanos(consecutiveFailures);
-          log.warn(
-              "callback failed, transaction aborted; retrying in {} ms: {} failures={}",
-              TimeUnit.NANOSECONDS.toMillis(delay),
-              context,
-              consecutiveFailures,
-              abort.getCause());
-          cache = null;
-          scheduled.set(false);
-          scheduleAfter(delay);
+        } catch (ItemFailure failure) {
+          onItemFailure(failure);
           return;
+        }
+        if (batch.busted()) {
+          continue;
         }
         if (batch.watch() != null) {
-          CompletableFuture<Void> w = batch.watch();
-          idleWatch = w;
-          scheduled.set(false);
-          w.whenComplete((v, err) -> onIdleWatch(err));
-          if (!alive.get()) {
-            w.cancel(false);
-          }
+          park(batch.watch(), batch.lockExpiresAt());
           return;
         }
+        limitOverride = 0;
         consecutiveFailures = 0;
         for (List<Action<S>> actions : batch.actions()) {
           runActions(actions, Objects.requireNonNull(batch.state()));
         }
         if (batch.stopReason() != null) {
           stopIfAsked(batch.stopReason());
+          return;
+        }
+        if (batch.lock() != null) {
+          LockTaken<M> lock = batch.lock();
+          S locked = Objects.requireNonNull(batch.state());
+          core.lockedWork().execute(() -> runLocked(lock, locked)); // keeps `scheduled` set
           return;
         }
         if (cacheMisses >= 3) {
@@ -922,20 +984,40 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       scheduled.set(false);
       stop();
     } catch (RuntimeException e) {
-      consecutiveFailures++;
-      long delay = core.backoffNanos(consecutiveFailures);
-      log.error(
-          "consumer transaction failed; retrying in {} ms: {}",
-          TimeUnit.NANOSECONDS.toMillis(delay),
-          context,
-          e);
-      cache = null;
-      scheduled.set(false);
-      scheduleAfter(delay);
+      retryLater("consumer transaction failed", e);
     } catch (Error e) {
       scheduled.set(false);
       log.error("consumer died: {}", context, e);
       throw e;
+    }
+  }
+
+  private void retryLater(String what, Throwable cause) {
+    consecutiveFailures++;
+    long delay = core.backoffNanos(consecutiveFailures);
+    log.warn(
+        "{}; retrying in {} ms: {} failures={}",
+        what,
+        TimeUnit.NANOSECONDS.toMillis(delay),
+        context,
+        consecutiveFailures,
+        cause);
+    cache = null;
+    scheduled.set(false);
+    scheduleAfter(delay);
+  }
+
+  /** Sleeps on a watch (and, for a lock with a timeout, until it expires) without a thread. */
+  private void park(CompletableFuture<Void> watch, long lockExpiresAt) {
+    idleWatch = watch;
+    scheduled.set(false);
+    watch.whenComplete((v, err) -> onIdleWatch(err));
+    if (lockExpiresAt >= 0) {
+      long delayMs = Math.max(0, lockExpiresAt - core.wallMillis()) + 1;
+      scheduleAfter(TimeUnit.MILLISECONDS.toNanos(delayMs));
+    }
+    if (!alive.get()) {
+      watch.cancel(false);
     }
   }
 
@@ -951,7 +1033,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     if (c instanceof CancellationException) {
       return;
     }
-    long delay = TimeUnit.MILLISECONDS.toNanos(100);
     if (c instanceof BackendException be && be.code() == BackendException.TOO_MANY_WATCHES) {
       log.warn(
           "idle consumer cannot watch its queue (too many watches); polling every 100 ms: {}",
@@ -959,35 +1040,46 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     } else {
       log.warn("idle watch failed; polling in 100 ms: {}", context, c);
     }
-    scheduleAfter(delay);
+    scheduleAfter(TimeUnit.MILLISECONDS.toNanos(100));
   }
 
-  /** One consumer transaction: peek, run callbacks carrying the state, write once, pop. */
-  private @Nullable Batch<S> consumeOnce(Transaction tx) {
+  /**
+   * One consumer transaction: check the lock, peek up to {@code limit} items, run their callbacks
+   * carrying the state in memory, write the state once, write replies, pop the items.
+   */
+  private Batch<S, M> consumeOnce(Transaction tx, int limit) {
     long start = core.nanoTime();
     Subspace items = keys.items();
     // Snapshot read of the queue: concurrent pushes must not abort this batch (DESIGN §8). Read
-    // conflicts are added below for exactly the items popped.
+    // conflicts are added below for exactly the items popped. The lock key is read serializably,
+    // so a lock taken concurrently aborts this batch.
     CompletableFuture<List<KeyValue>> peek =
-        tx.snapshot()
-            .getRangeAsync(items.range().begin, items.range().end, options.consumeK(), false);
+        tx.snapshot().getRangeAsync(items.range().begin, items.range().end, limit, false);
+    CompletableFuture<byte @Nullable []> lockRead = tx.getAsync(keys.lockKey());
     CompletableFuture<byte @Nullable []> version =
         options.cache() && cache != null ? tx.getAsync(keys.versionKey()) : null;
+    byte[] lockBytes = Futures.join(lockRead);
+    if (lockBytes != null) {
+      return meetLock(tx, decodeLock(lockBytes));
+    }
     List<KeyValue> batch = Futures.join(peek);
     if (batch.isEmpty()) {
-      if (version != null) {
-        version.cancel(false);
-      }
-      return new Batch<>(tx.watch(keys.pushCounter()), 0, null, List.of(), null, null);
+      return Batch.idle(tx.watch(keys.pushCounter()));
     }
     Loaded<S> loaded = load(tx, version, true);
     S state = loaded.state();
     List<List<Action<S>>> actions = new ArrayList<>();
     Object stopReason = null;
+    LockTaken<M> lock = null;
     int processed = 0;
     for (KeyValue item : batch) {
+      if (processed > 0
+          && (tx.getApproximateSize() > BATCH_BYTES || core.nanoTime() - start > BATCH_NANOS)) {
+        break; // the rest stays queued for the next batch
+      }
       tx.addReadConflictKey(item.key());
       tx.clear(item.key());
+      tx.clear(failureKey(item));
       processed++;
       Envelope env;
       Object message;
@@ -1001,8 +1093,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       @SuppressWarnings("unchecked")
       M msg = (M) message;
       From from = env.isCall() ? new From(env.s(), Objects.requireNonNull(env.i())) : null;
-      Result<S> r;
       String name = from != null ? "handleCall" : "handleCast";
+      Result<S> r;
       try {
         Ctx ctx = new Ctx(tx, tenant, tuid);
         r =
@@ -1012,13 +1104,22 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                     : server.handleCastTx(ctx, msg, state),
                 name);
         checkAge(start, name);
-        if (r.kind() == Result.Kind.LOCK) {
-          throw lockUnsupported();
-        }
       } catch (Exception e) {
-        throw new CallbackAbort(e);
+        throw new ItemFailure(e, item, processed - 1);
       }
       state = r.state();
+      if (r.kind() == Result.Kind.LOCK) {
+        String token = UUID.randomUUID().toString();
+        tx.set(
+            keys.lockKey(),
+            core.serde().toBytes(new LockRecord(token, core.wallMillis(), item.value())));
+        lock =
+            new LockTaken<>(
+                token,
+                item.value(),
+                new Event<>(from != null ? Event.Type.CALL : Event.Type.CAST, msg, from));
+        break;
+      }
       if (from != null) {
         writeReply(tx, from, okReply(r.reply()));
       }
@@ -1032,7 +1133,241 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     }
     StoredState written = writeState(tx, loaded, state);
     tx.add(keys.popCounter(), processed);
-    return new Batch<>(null, processed, state, actions, stopReason, written);
+    return new Batch<>(null, -1, false, processed, state, actions, stopReason, lock, written);
+  }
+
+  private LockRecord decodeLock(byte[] bytes) {
+    try {
+      return core.serde().read(bytes, LockRecord.class);
+    } catch (RuntimeException e) {
+      throw new UndecodableDataException("lock record is not valid: " + context, e);
+    }
+  }
+
+  /**
+   * The server is locked: bust the lock if it is older than {@code lockTimeout} (re-queueing the
+   * message that took it at the head of the queue), else wait for its release or expiry.
+   */
+  private Batch<S, M> meetLock(Transaction tx, LockRecord lock) {
+    Optional<Duration> timeout = options.lockTimeout();
+    if (timeout.isPresent()) {
+      long expiresAt = lock.acquiredAt() + timeout.get().toMillis();
+      if (core.wallMillis() >= expiresAt) {
+        tx.clear(keys.lockKey());
+        push(tx, ServerKeys.LANE_HEAD, lock.envelope());
+        log.warn(
+            "busting a lock held since {} (lockTimeout {} ms); its message is re-queued at the"
+                + " head: {} token={}",
+            lock.acquiredAt(),
+            timeout.get().toMillis(),
+            context,
+            lock.token());
+        return Batch.bust();
+      }
+      return Batch.locked(tx.watch(keys.lockKey()), expiresAt);
+    }
+    return Batch.locked(tx.watch(keys.lockKey()), -1);
+  }
+
+  /**
+   * Runs {@code handleLocked} outside any transaction, then commits its result only while the lock
+   * still carries this holder's token (fencing). The consume loop stays suspended meanwhile.
+   */
+  private void runLocked(LockTaken<M> lock, S state) {
+    Result<S> r;
+    try {
+      r = checked(server.handleLocked(dbContext(), lock.event(), state), "handleLocked");
+      if (r.kind() == Result.Kind.LOCK) {
+        throw new IllegalStateException(
+            "handleLocked returned Result.lock; the lock is held already");
+      }
+    } catch (Exception e) {
+      releaseAfterFailure(lock, e);
+      return;
+    }
+    Committed<Inline<S>> c;
+    try {
+      c =
+          commit(
+              tx -> {
+                ensureLockHeld(tx, lock);
+                Loaded<S> loaded = load(tx, null, false);
+                StoredState written = writeState(tx, loaded, r.state());
+                tx.clear(keys.lockKey());
+                if (lock.event().from() != null) {
+                  writeReply(tx, lock.event().from(), okReply(r.reply()));
+                }
+                return new Inline<>(r.reply(), r.state(), r.actions(), null, null, written);
+              });
+    } catch (LockFencedException fenced) {
+      log.error("{}; stopping this process", fenced.getMessage());
+      terminate(fenced);
+      return;
+    } catch (RuntimeException e) {
+      releaseAfterFailure(lock, e);
+      return;
+    }
+    publishCache(Objects.requireNonNull(c.value()).written(), c.stamp());
+    runActions(r.actions(), r.state());
+    if (r.kind() == Result.Kind.STOP) {
+      stopIfAsked(r.reason());
+      return;
+    }
+    consecutiveFailures = 0;
+    scheduled.set(false);
+    schedule();
+  }
+
+  private void ensureLockHeld(Transaction tx, LockTaken<M> lock) {
+    byte[] current = tx.get(keys.lockKey());
+    if (current == null || !decodeLock(current).token().equals(lock.token())) {
+      throw new LockFencedException(
+          "lock was busted and taken over while handleLocked ran; its result is refused: "
+              + context
+              + " token="
+              + lock.token());
+    }
+  }
+
+  /** handleLocked failed: release the lock and re-queue its message at the head, if still ours. */
+  private void releaseAfterFailure(LockTaken<M> lock, Exception cause) {
+    try {
+      core.backend()
+          .run(
+              tx -> {
+                ensureLockHeld(tx, lock);
+                tx.clear(keys.lockKey());
+                push(tx, ServerKeys.LANE_HEAD, lock.envelope());
+                return null;
+              });
+    } catch (LockFencedException fenced) {
+      log.error("{}; stopping this process", fenced.getMessage());
+      terminate(fenced);
+      return;
+    } catch (RuntimeException e) {
+      cause.addSuppressed(e);
+    }
+    retryLater("handleLocked failed; the lock is released and its message re-queued", cause);
+  }
+
+  private DbContext dbContext() {
+    return new Db(core.backend(), tenant, tuid);
+  }
+
+  private record Db(Backend backend, Tenant tenant, Tuple tuid) implements DbContext {}
+
+  // ---------------------------------------------------------------- failures and dead letters
+
+  private byte[] failureKey(KeyValue item) {
+    return keys.failures().pack(Tuple.from(itemStamp(item)));
+  }
+
+  private byte[] deadKey(Versionstamp stamp) {
+    return keys.dead().pack(Tuple.from(stamp));
+  }
+
+  private Versionstamp itemStamp(KeyValue item) {
+    return keys.items().unpack(item.key()).getVersionstamp(1);
+  }
+
+  /**
+   * A callback failed: count the failure against that item in its own transaction (the batch's was
+   * aborted), dead-letter it at the threshold, and retry the batch up to the failing item so that
+   * its neighbours commit without it.
+   */
+  private void onItemFailure(ItemFailure failure) {
+    limitOverride = Math.max(1, failure.index);
+    Throwable cause = Objects.requireNonNull(failure.getCause());
+    int threshold = options.deadLetterThreshold().orElse(Integer.MAX_VALUE);
+    int attempts;
+    try {
+      attempts = recordFailure(failure.item, cause, threshold);
+    } catch (RuntimeException e) {
+      cause.addSuppressed(e);
+      retryLater("callback failed and its failure could not be recorded", cause);
+      return;
+    }
+    if (attempts >= threshold) {
+      limitOverride = 0;
+      consecutiveFailures = 0;
+      afterDeadLetter(failure.item, attempts);
+      scheduled.set(false);
+      schedule();
+      return;
+    }
+    retryLater("callback failed, transaction aborted (attempt " + attempts + ")", cause);
+  }
+
+  /**
+   * Returns the item's consecutive failures including this one; moves it to the dead letters at
+   * {@code threshold}. Exactly once per failure, even if the commit is retried after 1021.
+   */
+  private int recordFailure(KeyValue item, Throwable cause, int threshold) {
+    String failureId = UUID.randomUUID().toString();
+    byte[] failureKey = failureKey(item);
+    Versionstamp stamp = itemStamp(item);
+    String error = cause.getClass().getName() + ": " + cause.getMessage();
+    return core.backend()
+        .run(
+            tx -> {
+              byte[] dead = tx.get(deadKey(stamp));
+              if (dead != null) {
+                DeadRecord d = core.serde().read(dead, DeadRecord.class);
+                return d.by().equals(failureId) ? d.attempts() : 0;
+              }
+              if (tx.get(item.key()) == null) {
+                return 0; // processed meanwhile by another consumer
+              }
+              byte[] prior = tx.get(failureKey);
+              FailureRecord f =
+                  prior == null ? null : core.serde().read(prior, FailureRecord.class);
+              if (f != null && f.last().equals(failureId)) {
+                return f.count(); // a retry of a commit that applied
+              }
+              int count = (f == null ? 0 : f.count()) + 1;
+              if (count < threshold) {
+                tx.set(failureKey, core.serde().toBytes(new FailureRecord(count, failureId)));
+                return count;
+              }
+              tx.clear(failureKey);
+              tx.clear(item.key());
+              tx.add(keys.popCounter(), 1);
+              tx.set(
+                  deadKey(stamp),
+                  core.serde()
+                      .toBytes(
+                          new DeadRecord(
+                              item.value(), count, error, core.wallMillis(), failureId)));
+              Envelope env = core.serde().read(item.value(), Envelope.class);
+              if (env.isCall()) {
+                writeReply(
+                    tx,
+                    new From(env.s(), Objects.requireNonNull(env.i())),
+                    new Reply(
+                        null,
+                        null,
+                        DEAD_LETTER,
+                        "call was dead-lettered after " + count + " attempts: " + error,
+                        count));
+              }
+              return count;
+            });
+  }
+
+  private void afterDeadLetter(KeyValue item, int attempts) {
+    log.error(
+        "message dead-lettered after {} attempts: {} item={}",
+        attempts,
+        context,
+        ByteKeys.printable(item.key()));
+    try {
+      Envelope env = core.serde().read(item.value(), Envelope.class);
+      @SuppressWarnings("unchecked")
+      M msg = (M) types.decodeMessage(env.t(), env.m());
+      server.handleDeadLetter(msg, attempts);
+    } catch (RuntimeException e) {
+      log.error("handleDeadLetter failed: {}", context, e);
+    }
   }
 
   private void deadLetterUndecodable(Transaction tx, KeyValue item, RuntimeException e) {
@@ -1040,10 +1375,113 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     log.error(
         "queue item cannot be decoded; moved to the dead letters: {} item={}",
         context,
-        io.dgen.backend.ByteKeys.printable(item.key()),
+        ByteKeys.printable(item.key()),
         e);
-    Tuple itemTuple = keys.items().unpack(item.key());
-    tx.set(keys.dead().pack(Tuple.from(itemTuple.get(1))), item.value());
+    tx.set(
+        deadKey(itemStamp(item)),
+        core.serde()
+            .toBytes(
+                new DeadRecord(
+                    item.value(),
+                    0,
+                    e.getClass().getName() + ": " + e.getMessage(),
+                    core.wallMillis(),
+                    "undecodable")));
+  }
+
+  @Override
+  public List<DeadLetter<M>> deadLetters() {
+    ensureAlive();
+    Subspace dead = keys.dead();
+    List<KeyValue> rows =
+        core.backend().run(tx -> tx.snapshot().getRange(dead.range().begin, dead.range().end));
+    List<DeadLetter<M>> out = new ArrayList<>(rows.size());
+    for (KeyValue kv : rows) {
+      Versionstamp stamp = dead.unpack(kv.key()).getVersionstamp(0);
+      DeadRecord d = core.serde().read(kv.value(), DeadRecord.class);
+      M message = null;
+      Event.Type type = Event.Type.CAST;
+      try {
+        Envelope env = core.serde().read(d.envelope(), Envelope.class);
+        type = env.isCall() ? Event.Type.CALL : Event.Type.CAST;
+        @SuppressWarnings("unchecked")
+        M m = (M) types.decodeMessage(env.t(), env.m());
+        message = m;
+      } catch (RuntimeException e) {
+        // listed without its message
+      }
+      out.add(
+          new DeadLetter<>(
+              HexFormat.of().formatHex(stamp.getBytes()),
+              type,
+              message,
+              d.attempts(),
+              d.error(),
+              Instant.ofEpochMilli(d.at())));
+    }
+    return out;
+  }
+
+  private Versionstamp parseDeadLetterId(String id) {
+    Objects.requireNonNull(id, "id must not be null");
+    try {
+      byte[] bytes = HexFormat.of().parseHex(id);
+      if (bytes.length != 12) {
+        throw new IllegalArgumentException("a dead letter id has 24 hex digits: " + id);
+      }
+      return Versionstamp.fromBytes(bytes);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("not a dead letter id: " + id, e);
+    }
+  }
+
+  @Override
+  public boolean requeueDeadLetter(String id, boolean head) {
+    ensureAlive();
+    Versionstamp stamp = parseDeadLetterId(id);
+    boolean moved =
+        core.backend()
+            .run(
+                tx -> {
+                  byte[] dead = tx.get(deadKey(stamp));
+                  if (dead == null) {
+                    return false;
+                  }
+                  DeadRecord d = core.serde().read(dead, DeadRecord.class);
+                  tx.clear(deadKey(stamp));
+                  push(tx, head ? ServerKeys.LANE_HEAD : ServerKeys.LANE_NORMAL, d.envelope());
+                  return true;
+                });
+    if (moved) {
+      log.info("dead letter re-queued at the {}: {} id={}", head ? "head" : "tail", context, id);
+    }
+    return moved;
+  }
+
+  @Override
+  public boolean purgeDeadLetter(String id) {
+    ensureAlive();
+    byte[] key = deadKey(parseDeadLetterId(id));
+    return core.backend()
+        .run(
+            tx -> {
+              boolean existed = tx.get(key) != null;
+              tx.clear(key);
+              return existed;
+            });
+  }
+
+  @Override
+  public int purgeDeadLetters() {
+    ensureAlive();
+    Subspace dead = keys.dead();
+    return core.backend()
+        .run(
+            tx -> {
+              int n = tx.getRange(dead.range().begin, dead.range().end).size();
+              tx.clearRange(dead.range().begin, dead.range().end);
+              return n;
+            });
   }
 
   private void runActions(List<Action<S>> actions, @Nullable S state) {
@@ -1097,13 +1535,27 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   @Override
   public void stop() {
+    terminate(null);
+  }
+
+  private void terminate(@Nullable Throwable reason) {
     if (alive.compareAndSet(true, false)) {
       CompletableFuture<Void> w = idleWatch;
       if (w != null) {
         w.cancel(false);
       }
       core.unregister(this);
+      if (reason == null) {
+        termination.complete(null);
+      } else {
+        termination.completeExceptionally(reason);
+      }
     }
+  }
+
+  @Override
+  public CompletableFuture<Void> termination() {
+    return termination.copy();
   }
 
   @Override

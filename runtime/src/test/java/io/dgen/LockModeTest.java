@@ -1,0 +1,130 @@
+package io.dgen;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.dgen.TestServer.Add;
+import io.dgen.TestServer.Msg;
+import io.dgen.TestServer.Work;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class LockModeTest extends RuntimeTestBase {
+
+  private final CountDownLatch gate = new CountDownLatch(1);
+
+  @AfterEach
+  void openGate() {
+    gate.countDown();
+  }
+
+  private void blockFirstHolder() {
+    hooks.lockGate = gate;
+  }
+
+  private void awaitHolderBlocked() throws InterruptedException {
+    assertThat(hooks.lockEntered.await(10, TimeUnit.SECONDS)).isTrue();
+  }
+
+  @Test
+  void castsQueueBehindALock_andRunAfterIt() throws Exception {
+    blockFirstHolder();
+    ServerRef<Msg> ref = start();
+    ref.cast(new Work("a"));
+    awaitHolderBlocked();
+    ref.cast(new Add(1));
+    assertThat(ref.queueLength()).isEqualTo(1);
+    assertThat(total(ref)).isZero(); // priority messages still run while locked
+
+    gate.countDown();
+    awaitTotal(ref, 1001);
+    assertThat(state(ref).seen()).containsExactly(1000L, 1L);
+  }
+
+  @Test
+  void callThatTookTheLock_getsHandleLockedsReply() {
+    ServerRef<Msg> ref = start();
+    String reply = ref.call(new Work("b"), Duration.ofSeconds(10));
+    assertThat(reply).isEqualTo("done-b");
+    assertThat(total(ref)).isEqualTo(1000);
+  }
+
+  @Test
+  void queuedCall_waitsForTheLock() throws Exception {
+    blockFirstHolder();
+    ServerRef<Msg> ref = start();
+    ref.cast(new Work("c"));
+    awaitHolderBlocked();
+    CompletableFuture<Long> call = ref.callAsync(new Add(5), Duration.ofSeconds(10));
+    assertThat(call).isNotDone();
+    assertThat(ref.<Long>priorityCall(new TestServer.Get())).isZero();
+    gate.countDown();
+    assertThat(call.get(10, TimeUnit.SECONDS)).isEqualTo(1005);
+  }
+
+  @Test
+  void bustedHolder_isFenced_andTheMessageIsProcessedOnce() throws Exception {
+    blockFirstHolder();
+    List<ServerRef<Msg>> processes =
+        List.of(
+            start(b -> b.lockTimeout(Duration.ofMillis(200))),
+            start(b -> b.lockTimeout(Duration.ofMillis(200))));
+    processes.get(0).cast(new Work("x"));
+    awaitHolderBlocked();
+    // the other process busts the lock after 200 ms and runs handleLocked again, to completion
+    await().atMost(Duration.ofSeconds(10)).until(() -> hooks.lockedReturned.get() == 1);
+    awaitTotal(processes.get(0), 1000);
+
+    gate.countDown(); // the late holder returns and tries to commit
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> processes.stream().anyMatch(p -> p.termination().isDone()));
+    ServerRef<Msg> fenced =
+        processes.stream().filter(p -> p.termination().isDone()).findFirst().orElseThrow();
+    assertThat(fenced.termination())
+        .failsWithin(Duration.ofSeconds(1))
+        .withThrowableOfType(ExecutionException.class)
+        .withCauseInstanceOf(LockFencedException.class);
+    assertThat(hooks.lockedReturned).hasValue(2);
+    ServerRef<Msg> survivor = processes.get(0) == fenced ? processes.get(1) : processes.get(0);
+    assertThat(total(survivor)).isEqualTo(1000); // exactly one handleLocked committed
+    assertThat(survivor.queueLength()).isZero();
+  }
+
+  @Test
+  void processStoppedMidLock_isRecoveredByBusting() throws Exception {
+    blockFirstHolder();
+    ServerRef<Msg> first = start(b -> b.lockTimeout(Duration.ofMillis(200)));
+    first.cast(new Work("y"));
+    awaitHolderBlocked();
+    first.stop(); // no cleanup: the lock stays
+
+    ServerRef<Msg> second = start(b -> b.lockTimeout(Duration.ofMillis(200)));
+    awaitTotal(second, 1000);
+    gate.countDown();
+    await().atMost(Duration.ofSeconds(10)).until(() -> hooks.lockedReturned.get() == 2);
+    second.cast(new Add(1));
+    awaitTotal(second, 1001); // the late holder changed nothing and the lock is free
+  }
+
+  @Test
+  void withoutLockTimeout_theLockIsNeverBusted() throws Exception {
+    blockFirstHolder();
+    ServerRef<Msg> first = start();
+    first.cast(new Work("z"));
+    awaitHolderBlocked();
+    ServerRef<Msg> second = start();
+    second.cast(new Add(1));
+    // nothing can overtake the held lock; releasing it lets both messages through in order
+    assertThat(second.queueLength()).isEqualTo(1);
+    gate.countDown();
+    awaitTotal(second, 1001);
+    assertThat(hooks.lockedStarted).hasValue(1);
+  }
+}
