@@ -968,7 +968,7 @@ public abstract class BackendConformanceTest {
 
   @Test
   void versionstamps_strictlyIncreaseAcrossCommits() {
-    byte[] previous = null;
+    byte @Nullable [] previous = null;
     for (int i = 0; i < 5; i++) {
       int n = i;
       byte[] s =
@@ -1647,12 +1647,12 @@ public abstract class BackendConformanceTest {
   void injectedFaults_failTheFailedAttemptsWatchesAndVersionstamps() {
     Faults faults = requireFaults();
     put("k", "a");
-    record Futures2(CompletableFuture<Void> watch, CompletableFuture<byte[]> stamp) {}
-    List<Futures2> conflicted = new CopyOnWriteArrayList<>();
+    record AttemptFutures(CompletableFuture<Void> watch, CompletableFuture<byte[]> stamp) {}
+    List<AttemptFutures> conflicted = new CopyOnWriteArrayList<>();
     faults.failNextCommits(1);
     backend.run(
         tx -> {
-          Futures2 f = new Futures2(tx.watch(key("k")), tx.getVersionstamp());
+          AttemptFutures f = new AttemptFutures(tx.watch(key("k")), tx.getVersionstamp());
           conflicted.add(f);
           tx.set(key("x"), bytes("x"));
           return null;
@@ -1664,11 +1664,11 @@ public abstract class BackendConformanceTest {
         .isIn(BackendException.NOT_COMMITTED, BackendException.TRANSACTION_INVALID_VERSION);
     assertThat(conflicted.get(1).stamp().join()).hasSize(10);
 
-    List<Futures2> unknown = new CopyOnWriteArrayList<>();
+    List<AttemptFutures> unknown = new CopyOnWriteArrayList<>();
     faults.commitUnknownResult(1, true);
     backend.run(
         tx -> {
-          unknown.add(new Futures2(tx.watch(key("k")), tx.getVersionstamp()));
+          unknown.add(new AttemptFutures(tx.watch(key("k")), tx.getVersionstamp()));
           tx.set(key("y"), bytes("y"));
           return null;
         });
