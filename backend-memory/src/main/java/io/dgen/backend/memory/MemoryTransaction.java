@@ -200,18 +200,31 @@ final class MemoryTransaction implements Transaction {
     readVersion = e.version;
   }
 
-  /** The read version for a read that reaches storage; 1007 once it is five seconds old. */
+  /** The read version for a read that reaches storage, acquired if this is the first read. */
   private long storageReadVersion() {
-    long now = store.nanoTime();
+    long rv = readVersion;
+    if (rv >= 0) {
+      return rv;
+    }
     synchronized (this) {
       if (readVersion < 0) {
-        acquireReadVersion(now);
-      } else if (now - readNanos > MemoryStore.MAX_LIFE_NANOS) {
-        throw error(
-            BackendException.TRANSACTION_TOO_OLD,
-            "readVersion=" + readVersion + " ageMillis=" + (now - readNanos) / 1_000_000);
+        acquireReadVersion(store.nanoTime());
       }
       return readVersion;
+    }
+  }
+
+  /**
+   * Fails a storage read that finished more than five seconds after the read version. Checked after
+   * reading, not before: the store may collect a version once its readers are that old, and a
+   * reader that observed such a collection is then guaranteed to see the age and fail.
+   */
+  private void checkAge() {
+    long age = store.nanoTime() - readNanos;
+    if (age > MemoryStore.MAX_LIFE_NANOS) {
+      throw error(
+          BackendException.TRANSACTION_TOO_OLD,
+          "readVersion=" + readVersion + " ageMillis=" + age / 1_000_000);
     }
   }
 
@@ -333,6 +346,7 @@ final class MemoryTransaction implements Transaction {
   private byte @Nullable [] storageGet(byte[] key) {
     long rv = storageReadVersion();
     byte[] v = MemoryStore.valueAt(store.data.get(key), rv);
+    checkAge();
     stats.keysRead.increment();
     stats.bytesRead.add(v == null ? key.length : key.length + v.length);
     return v;
@@ -438,6 +452,7 @@ final class MemoryTransaction implements Transaction {
         we = wi.hasNext() ? wi.next() : null;
       }
     }
+    checkAge();
     stats.rowsRead.add(rows);
     stats.bytesRead.add(bytes);
 

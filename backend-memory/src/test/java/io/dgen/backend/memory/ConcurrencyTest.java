@@ -5,6 +5,7 @@ import static io.dgen.backend.memory.TestKeys.le;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dgen.backend.KeyValue;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -21,6 +22,15 @@ class ConcurrencyTest {
 
   private static final int ACCOUNTS = 16;
   private static final long INITIAL = 1_000;
+  private static final int TRANSFERS = 1_000;
+
+  /** Short backoff keeps contended runs fast; the backoff's shape is still FoundationDB's. */
+  private static MemoryBackend contended() {
+    return MemoryBackend.builder()
+        .initialRetryDelay(Duration.ofNanos(50_000))
+        .maxRetryDelay(Duration.ofMillis(2))
+        .build();
+  }
 
   private static byte[] account(int i) {
     return b(String.format("acct/%02d", i));
@@ -29,7 +39,7 @@ class ConcurrencyTest {
   @ParameterizedTest
   @ValueSource(longs = {1L, 42L, 20240601L})
   void transfers_keepTheTotalAndReadersNeverSeeATornState(long seed) throws Exception {
-    try (MemoryBackend backend = MemoryBackend.create()) {
+    try (MemoryBackend backend = contended()) {
       backend.run(
           tx -> {
             for (int i = 0; i < ACCOUNTS; i++) {
@@ -47,7 +57,7 @@ class ConcurrencyTest {
               pool.submit(
                   () -> {
                     long done = 0;
-                    for (int n = 0; n < 3_000; n++) {
+                    for (int n = 0; n < TRANSFERS; n++) {
                       int from = random.nextInt(ACCOUNTS);
                       int to = random.nextInt(ACCOUNTS);
                       long amount = random.nextInt(10);
@@ -80,7 +90,7 @@ class ConcurrencyTest {
                   return reads;
                 });
         for (Future<Long> w : writers) {
-          assertThat(w.get(60, TimeUnit.SECONDS)).isEqualTo(3_000);
+          assertThat(w.get(60, TimeUnit.SECONDS)).isEqualTo(TRANSFERS);
         }
         stop.set(true);
         assertThat(reader.get(60, TimeUnit.SECONDS)).isPositive();
@@ -89,7 +99,7 @@ class ConcurrencyTest {
       }
       List<KeyValue> rows = backend.run(tx -> tx.getRange(b("acct/"), b("acct0")));
       assertThat(rows.stream().mapToLong(kv -> le(kv.value())).sum()).isEqualTo(ACCOUNTS * INITIAL);
-      assertThat(backend.counters().transactionsCommitted()).isEqualTo(1 + 3 * 3_000);
+      assertThat(backend.counters().transactionsCommitted()).isEqualTo(1 + 3 * TRANSFERS);
       // garbage collection is driven by commits: a few more finish the backlog
       for (int i = 0; i < 10; i++) {
         TestKeys.put(backend, b("other"), b("v" + i));
@@ -101,7 +111,7 @@ class ConcurrencyTest {
   @ParameterizedTest
   @ValueSource(ints = {2, 4})
   void readModifyWrite_onOneKeyEndsWithTheExactTotal(int threads) throws Exception {
-    try (MemoryBackend backend = MemoryBackend.create()) {
+    try (MemoryBackend backend = contended()) {
       byte[] k = b("counter");
       ExecutorService pool = Executors.newFixedThreadPool(threads);
       try {
