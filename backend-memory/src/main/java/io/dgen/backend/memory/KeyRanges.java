@@ -62,21 +62,6 @@ final class KeyRanges {
     return false;
   }
 
-  boolean intersects(byte[] begin, byte[] end) {
-    // first range whose end is after begin
-    int lo = 0;
-    int hi = size;
-    while (lo < hi) {
-      int mid = (lo + hi) >>> 1;
-      if (ByteKeys.compare(ends[mid], begin) <= 0) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    return lo < size && ByteKeys.compare(begins[lo], end) < 0;
-  }
-
   /** Collects ranges in any order; {@link #build} sorts and coalesces them. */
   static final class Builder {
     private byte[][] begins = new byte[4][];
@@ -108,10 +93,6 @@ final class KeyRanges {
       begins[size] = begin;
       ends[size] = end;
       size++;
-    }
-
-    boolean isEmpty() {
-      return size == 0;
     }
 
     KeyRanges build() {
