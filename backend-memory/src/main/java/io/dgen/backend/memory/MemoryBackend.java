@@ -4,10 +4,12 @@ import com.apple.foundationdb.subspace.Subspace;
 import io.dgen.backend.Backend;
 import io.dgen.backend.BackendException;
 import io.dgen.backend.Futures;
+import io.dgen.backend.RunIds;
 import io.dgen.backend.Transaction;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -119,8 +121,9 @@ public final class MemoryBackend implements Backend {
     stats.runs.increment();
     Backoff backoff = null;
     int retries = 0;
+    UUID runId = RunIds.next();
     for (; ; ) {
-      MemoryTransaction tx = newAttempt();
+      MemoryTransaction tx = newAttempt(runId, retries + 1);
       BackendException failure;
       try {
         T result = body.apply(tx);
@@ -193,6 +196,7 @@ public final class MemoryBackend implements Backend {
     private final CompletableFuture<T> result;
     private @Nullable Backoff backoff;
     private int retries;
+    private final UUID runId = RunIds.next();
 
     AsyncRun(
         Function<? super Transaction, ? extends CompletableFuture<? extends T>> body,
@@ -206,7 +210,7 @@ public final class MemoryBackend implements Backend {
         result.completeExceptionally(new IllegalStateException("backend is closed"));
         return;
       }
-      MemoryTransaction tx = newAttempt();
+      MemoryTransaction tx = newAttempt(runId, retries + 1);
       CompletableFuture<? extends T> f;
       try {
         f = Objects.requireNonNull(body.apply(tx), "runAsync body returned null");
@@ -258,9 +262,9 @@ public final class MemoryBackend implements Backend {
     }
   }
 
-  private MemoryTransaction newAttempt() {
+  private MemoryTransaction newAttempt(UUID runId, int attempt) {
     stats.transactionsStarted.increment();
-    return new MemoryTransaction(store, stats, faults);
+    return new MemoryTransaction(store, stats, faults, runId, attempt);
   }
 
   private void checkOpen() {

@@ -433,9 +433,18 @@ final class MemoryStore {
   }
 
   private void write(byte[] key, byte @Nullable [] value, long version, long m) {
-    Node head = data.get(key);
-    if (value == null && (head == null || head.value == null)) {
-      return;
+    Node head;
+    if (value != null) {
+      // New keys (queue items, fresh stamps) are common: one traversal inserts them.
+      head = data.putIfAbsent(key, new Node(version, value, null));
+      if (head == null) {
+        return;
+      }
+    } else {
+      head = data.get(key);
+      if (head == null || head.value == null) {
+        return;
+      }
     }
     Node older = head;
     if (head != null && head.version == version) {

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -72,25 +73,30 @@ final class MemoryTransaction implements Transaction {
     }
   }
 
-  /** A pending {@link #setVersionstampedKey}, with the range of keys it may end up at. */
+  /**
+   * A pending {@link #setVersionstampedKey}: the packed key with the stamp's ten bytes at {@code
+   * offset} still to be filled in, and the range of keys it may end up at.
+   */
   static final class StampedKey {
-    final byte[] prefix;
-    final Tuple tuple;
+    final byte[] template;
+    final int offset;
     final byte[] value;
     final byte[] lo;
     final byte[] hi;
     @Nullable ArrayList<byte[]> laterClears;
 
-    StampedKey(byte[] prefix, Tuple tuple, byte[] value, byte[] lo, byte[] hi) {
-      this.prefix = prefix;
-      this.tuple = tuple;
+    StampedKey(byte[] template, int offset, byte[] value, byte[] lo, byte[] hi) {
+      this.template = template;
+      this.offset = offset;
       this.value = value;
       this.lo = lo;
       this.hi = hi;
     }
 
     byte[] finalKey(byte[] stamp) {
-      return ByteKeys.concat(prefix, Stamps.complete(tuple, stamp).pack());
+      byte[] key = template.clone();
+      System.arraycopy(stamp, 0, key, offset, stamp.length);
+      return key;
     }
 
     boolean clearedLater(byte[] key) {
@@ -129,7 +135,13 @@ final class MemoryTransaction implements Transaction {
 
   private final ReadTransaction snapshotView = new SnapshotView();
 
-  MemoryTransaction(MemoryStore store, Stats stats, MemoryBackend.Faults faults) {
+  private final UUID runId;
+  private final int attempt;
+
+  MemoryTransaction(
+      MemoryStore store, Stats stats, MemoryBackend.Faults faults, UUID runId, int attempt) {
+    this.runId = runId;
+    this.attempt = attempt;
     this.store = store;
     this.stats = stats;
     this.faults = faults;
@@ -782,25 +794,23 @@ final class MemoryTransaction implements Transaction {
     Objects.requireNonNull(prefix, "prefix");
     Objects.requireNonNull(value, "value");
     checkUsable();
-    int stamps = Stamps.countIncomplete(key);
-    if (stamps != 1) {
-      throw new IllegalArgumentException(
-          "key must hold exactly one incomplete Versionstamp, found " + stamps);
-    }
+    int[] at = new int[1];
+    byte[] top = Stamps.packWithMaxStamp(prefix, key, at);
+    int offset = at[0];
+    byte[] bottom = top.clone();
+    Arrays.fill(bottom, offset, offset + 10, (byte) 0);
+    checkWritableKey(bottom);
+    checkValue(value.length);
     // FoundationDB's unreadable range: the key with the stamp set to (read version if known, else
     // 0; order 0) up to the key with the stamp set to FF×10, inclusive.
     long rv = readVersion;
-    byte[] lo =
-        ByteKeys.concat(
-            prefix, Stamps.complete(key, Stamps.transactionStamp(Math.max(rv, 0), 0)).pack());
-    byte[] top = ByteKeys.concat(prefix, Stamps.complete(key, Stamps.MAX_TR_VERSION).pack());
-    checkWritableKey(lo);
-    checkWritableKey(top);
-    checkValue(value.length);
+    if (rv > 0) {
+      System.arraycopy(Stamps.transactionStamp(rv, 0), 0, bottom, offset, 10);
+    }
     if (stampedKeys == null) {
       stampedKeys = new ArrayList<>(2);
     }
-    stampedKeys.add(new StampedKey(prefix, key, value, lo, ByteKeys.keyAfter(top)));
+    stampedKeys.add(new StampedKey(top, offset, value, bottom, ByteKeys.keyAfter(top)));
     writeBytes += 3L * top.length + 5 + value.length;
   }
 
@@ -890,6 +900,16 @@ final class MemoryTransaction implements Transaction {
   }
 
   // ---------------------------------------------------------------- size
+
+  @Override
+  public UUID runId() {
+    return runId;
+  }
+
+  @Override
+  public int attempt() {
+    return attempt;
+  }
 
   @Override
   public long getApproximateSize() {

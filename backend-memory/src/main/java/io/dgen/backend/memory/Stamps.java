@@ -2,7 +2,9 @@ package io.dgen.backend.memory;
 
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
+import io.dgen.backend.ByteKeys;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -14,54 +16,90 @@ import java.util.List;
  */
 final class Stamps {
 
+  private static final byte VERSIONSTAMP_CODE = 0x33;
+
+  /** Ten zero bytes: the smallest transaction version. */
+  static final byte[] MIN_TR_VERSION = new byte[10];
+
   /** Ten {@code 0xff} bytes: the largest transaction version, the top of an unreadable range. */
   static final byte[] MAX_TR_VERSION = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
 
   private Stamps() {}
 
-  /** Counts the incomplete versionstamps in {@code tuple}, looking into nested tuples and lists. */
-  static int countIncomplete(Tuple tuple) {
-    return countIncomplete(tuple.getItems());
-  }
-
-  private static int countIncomplete(List<?> items) {
-    int n = 0;
-    for (Object o : items) {
-      if (o instanceof Versionstamp vs) {
-        if (!vs.isComplete()) {
-          n++;
-        }
-      } else if (o instanceof Tuple t) {
-        n += countIncomplete(t.getItems());
-      } else if (o instanceof List<?> l) {
-        n += countIncomplete(l);
-      }
-    }
-    return n;
-  }
-
   /**
-   * Returns {@code tuple} with its incomplete versionstamps completed with the 10-byte transaction
-   * version {@code trVersion}, each keeping its user version.
+   * Returns {@code tuple} with its one incomplete versionstamp completed with the 10-byte
+   * transaction version {@code trVersion}, keeping its user version; nested tuples and lists are
+   * searched too.
+   *
+   * @throws IllegalArgumentException unless {@code tuple} holds exactly one incomplete stamp
    */
-  static Tuple complete(Tuple tuple, byte[] trVersion) {
-    return Tuple.fromList(completeItems(tuple.getItems(), trVersion));
+  static Tuple completeSingle(Tuple tuple, byte[] trVersion) {
+    int[] found = new int[2];
+    List<Object> items = completeItems(tuple.getItems(), trVersion, found);
+    if (found[0] != 1) {
+      throw new IllegalArgumentException(
+          "key must hold exactly one incomplete Versionstamp, found " + found[0]);
+    }
+    return Tuple.fromList(items);
   }
 
-  private static List<Object> completeItems(List<?> items, byte[] trVersion) {
+  private static List<Object> completeItems(List<?> items, byte[] trVersion, int[] found) {
     List<Object> out = new ArrayList<>(items.size());
     for (Object o : items) {
       if (o instanceof Versionstamp vs && !vs.isComplete()) {
+        found[0]++;
+        found[1] = vs.getUserVersion();
         out.add(Versionstamp.complete(trVersion, vs.getUserVersion()));
       } else if (o instanceof Tuple t) {
-        out.add(Tuple.fromList(completeItems(t.getItems(), trVersion)));
+        out.add(Tuple.fromList(completeItems(t.getItems(), trVersion, found)));
       } else if (o instanceof List<?> l) {
-        out.add(completeItems(l, trVersion));
+        out.add(completeItems(l, trVersion, found));
       } else {
         out.add(o);
       }
     }
     return out;
+  }
+
+  /**
+   * Packs {@code prefix + tuple} with its one incomplete stamp set to FF×10 and locates the stamp.
+   *
+   * @return the packed key, and in {@code offset[0]} the index of the stamp's first byte
+   * @throws IllegalArgumentException unless {@code tuple} holds exactly one incomplete stamp
+   */
+  static byte[] packWithMaxStamp(byte[] prefix, Tuple tuple, int[] offset) {
+    Tuple top = completeSingle(tuple, MAX_TR_VERSION);
+    byte[] key = ByteKeys.concat(prefix, top.pack());
+    int at = uniqueStamp(key, prefix.length);
+    if (at < 0) {
+      // The stamp's encoding also occurs inside some other element: the bytes that differ from a
+      // packing with another stamp are the stamp's.
+      byte[] other = ByteKeys.concat(prefix, completeSingle(tuple, MIN_TR_VERSION).pack());
+      at = Arrays.mismatch(key, other);
+    }
+    offset[0] = at;
+    return key;
+  }
+
+  /** The index after the only {@code 0x33, FF×10} in {@code key} from {@code from}, or -1. */
+  private static int uniqueStamp(byte[] key, int from) {
+    int found = -1;
+    outer:
+    for (int i = from; i + 11 <= key.length; i++) {
+      if (key[i] != VERSIONSTAMP_CODE) {
+        continue;
+      }
+      for (int j = 1; j <= 10; j++) {
+        if (key[i + j] != (byte) 0xff) {
+          continue outer;
+        }
+      }
+      if (found >= 0) {
+        return -1;
+      }
+      found = i + 1;
+    }
+    return found;
   }
 
   /** The 10-byte transaction versionstamp of a commit: BE64(version) then BE16(order). */
