@@ -5,6 +5,7 @@ import io.dgen.backend.Backend;
 import io.dgen.internal.RuntimeCore;
 import io.dgen.internal.ServerProcess;
 import io.dgen.internal.codec.Serde;
+import io.dgen.internal.codec.StructuredStateCodec;
 import io.dgen.internal.codec.TermStateCodec;
 import java.time.Duration;
 import java.util.List;
@@ -43,7 +44,9 @@ public final class DGen implements AutoCloseable {
         new RuntimeCore(
             backend,
             serde,
-            new TermStateCodec(serde),
+            b.stateEncoding == StateEncoding.TERM
+                ? new TermStateCodec(serde)
+                : new StructuredStateCodec(serde),
             b.ticker,
             b.workerThreads,
             b.retryInitial,
@@ -160,6 +163,7 @@ public final class DGen implements AutoCloseable {
     private int workerThreads = Math.max(2, Runtime.getRuntime().availableProcessors());
     private Duration retryInitial = Duration.ofMillis(10);
     private Duration retryMax = Duration.ofSeconds(2);
+    private StateEncoding stateEncoding = StateEncoding.STRUCTURED;
 
     private Builder(Backend backend) {
       this.backend = Objects.requireNonNull(backend, "backend must not be null");
@@ -223,6 +227,20 @@ public final class DGen implements AutoCloseable {
       }
       this.retryInitial = initial;
       this.retryMax = max;
+      return this;
+    }
+
+    /**
+     * How servers' states are laid out in the store. Default {@link StateEncoding#STRUCTURED}: by
+     * shape, so that a small change writes a small diff. {@link StateEncoding#TERM} stores each
+     * state as one chunked document. Either encoding reads what the other wrote; see {@code
+     * docs/state-encodings.md}.
+     *
+     * @param encoding the encoding
+     * @return this builder
+     */
+    public Builder stateEncoding(StateEncoding encoding) {
+      this.stateEncoding = Objects.requireNonNull(encoding, "encoding must not be null");
       return this;
     }
 

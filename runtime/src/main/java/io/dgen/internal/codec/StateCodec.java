@@ -5,6 +5,7 @@ import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.JavaType;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -32,6 +33,31 @@ public interface StateCodec {
    * @param old what is stored now, or null if unknown or absent
    * @param tree the new state
    * @return the new stored state; {@code old} itself if nothing was written
+   * @throws io.dgen.StateTooLargeException if the write would not fit in the transaction; nothing
+   *     was written
    */
   StoredState write(Transaction tx, Subspace space, @Nullable StoredState old, JsonNode tree);
+
+  /**
+   * Writes {@code tree} like {@link #write(Transaction, Subspace, StoredState, JsonNode)}, knowing
+   * the declared state type, from which a codec may learn how parts of the tree are to be stored
+   * (e.g. {@link io.dgen.StoreAsTerm}). The default ignores the type.
+   *
+   * @param tx the transaction
+   * @param space the state subspace
+   * @param old what is stored now, or null if unknown or absent
+   * @param tree the new state
+   * @param stateType the server's declared state type
+   * @return the new stored state; {@code old} itself if nothing was written
+   * @throws io.dgen.StateTooLargeException if the write would not fit in the transaction; nothing
+   *     was written
+   */
+  default StoredState write(
+      Transaction tx,
+      Subspace space,
+      @Nullable StoredState old,
+      JsonNode tree,
+      JavaType stateType) {
+    return write(tx, space, old, tree);
+  }
 }

@@ -34,8 +34,9 @@ final class TermSchema {
 
   private final boolean term;
   private final Map<String, TermSchema> properties = new HashMap<>();
-  private TermSchema values = NONE;
-  private TermSchema elements = NONE;
+  // Null means NONE: NONE and TERM are built before NONE exists.
+  private @Nullable TermSchema values;
+  private @Nullable TermSchema elements;
   private final List<TermSchema> variants = new ArrayList<>();
 
   private TermSchema(boolean term) {
@@ -60,7 +61,10 @@ final class TermSchema {
     if (this == NONE) {
       return NONE;
     }
-    TermSchema own = properties.getOrDefault(name, values);
+    TermSchema own = properties.get(name);
+    if (own == null) {
+      own = values == null ? NONE : values;
+    }
     if (variants.isEmpty()) {
       return own;
     }
@@ -79,12 +83,13 @@ final class TermSchema {
 
   /** The node of an array's elements. */
   TermSchema element() {
+    TermSchema own = elements == null ? NONE : elements;
     if (variants.isEmpty()) {
-      return elements;
+      return own;
     }
     List<TermSchema> found = new ArrayList<>(2);
-    if (elements != NONE) {
-      found.add(elements);
+    if (own != NONE) {
+      found.add(own);
     }
     for (TermSchema v : variants) {
       TermSchema e = v.element();

@@ -1,10 +1,9 @@
 package io.dgen.internal.codec;
 
 import com.apple.foundationdb.subspace.Subspace;
-import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.StateTooLargeException;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
-import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
@@ -12,12 +11,13 @@ import tools.jackson.databind.JsonNode;
 /**
  * The term encoding: the whole state as one Smile document, chunked into 100,000-byte values at
  * {@code (.., "t", n)}. Any change rewrites every chunk; an unchanged state writes nothing.
+ *
+ * <p>It is the structured encoding with the root always a term, so it reads states the structured
+ * codec wrote (and vice versa), and its first write after a switch clears the other layout.
  */
 public final class TermStateCodec implements StateCodec {
 
-  private static final String TERM = "t";
-
-  private final Serde serde;
+  private final StructuredStateCodec delegate;
 
   /**
    * Creates the codec.
@@ -25,35 +25,17 @@ public final class TermStateCodec implements StateCodec {
    * @param serde the mapper to encode with
    */
   public TermStateCodec(Serde serde) {
-    this.serde = serde;
+    this.delegate = new StructuredStateCodec(serde, true, StateTooLargeException.DEFAULT_BUDGET);
   }
-
-  private record Term(JsonNode tree) implements StoredState {}
 
   @Override
   public @Nullable StoredState decode(Subspace space, List<KeyValue> rows) {
-    List<byte[]> parts = new ArrayList<>(rows.size());
-    for (KeyValue kv : rows) {
-      Tuple t = space.unpack(kv.key());
-      if (t.size() == 2 && TERM.equals(t.get(0))) {
-        parts.add(kv.value());
-      }
-    }
-    return parts.isEmpty() ? null : new Term(serde.readTree(Chunks.join(parts)));
+    return delegate.decode(space, rows);
   }
 
   @Override
   public StoredState write(
       Transaction tx, Subspace space, @Nullable StoredState old, JsonNode tree) {
-    if (old != null && old.tree().equals(tree)) {
-      return old;
-    }
-    Subspace terms = space.subspace(Tuple.from(TERM));
-    tx.clearRange(terms.range().begin, terms.range().end);
-    List<byte[]> parts = Chunks.split(serde.toBytes(tree), Chunks.MAX_VALUE);
-    for (int i = 0; i < parts.size(); i++) {
-      tx.set(terms.pack(Tuple.from(i)), parts.get(i));
-    }
-    return new Term(tree);
+    return delegate.write(tx, space, old, tree);
   }
 }
