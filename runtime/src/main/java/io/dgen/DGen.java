@@ -7,6 +7,7 @@ import io.dgen.internal.ServerProcess;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StructuredStateCodec;
 import io.dgen.internal.codec.TermStateCodec;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -48,6 +49,7 @@ public final class DGen implements AutoCloseable {
                 ? new TermStateCodec(serde)
                 : new StructuredStateCodec(serde),
             b.ticker,
+            b.clock,
             b.workerThreads,
             b.retryInitial,
             b.retryMax);
@@ -160,6 +162,7 @@ public final class DGen implements AutoCloseable {
     private final Backend backend;
     private @Nullable ObjectMapper mapper;
     private LongSupplier ticker = System::nanoTime;
+    private Clock clock = Clock.systemUTC();
     private int workerThreads = Math.max(2, Runtime.getRuntime().availableProcessors());
     private Duration retryInitial = Duration.ofMillis(10);
     private Duration retryMax = Duration.ofSeconds(2);
@@ -190,6 +193,19 @@ public final class DGen implements AutoCloseable {
      */
     public Builder ticker(LongSupplier ticker) {
       this.ticker = Objects.requireNonNull(ticker, "ticker must not be null");
+      return this;
+    }
+
+    /**
+     * The wall clock used for lock ages ({@code lockTimeout}) and timestamps of dead letters and
+     * reply slots. Default {@link Clock#systemUTC()}. Every process of a server, in every JVM,
+     * should have clocks that agree to well within the lock timeout.
+     *
+     * @param clock the clock
+     * @return this builder
+     */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock must not be null");
       return this;
     }
 
