@@ -2,8 +2,13 @@ package io.dgen.examples;
 
 import io.dgen.backend.Backend;
 import io.dgen.backend.memory.MemoryBackend;
+import java.util.Arrays;
 
-/** Chooses the examples' backend: memory by default, FoundationDB with a cluster file. */
+/**
+ * Chooses the examples' backend: memory by default, FoundationDB with a cluster file ({@code
+ * --cluster-file PATH} or {@code FDB_CLUSTER_FILE}); {@code --memory} forces the memory backend
+ * even when {@code FDB_CLUSTER_FILE} is set.
+ */
 final class Backends {
 
   private Backends() {}
@@ -15,7 +20,7 @@ final class Backends {
         clusterFile = args[i + 1];
       }
     }
-    if (clusterFile == null || clusterFile.isBlank()) {
+    if (Arrays.asList(args).contains("--memory") || clusterFile == null || clusterFile.isBlank()) {
       System.out.println("backend: in-memory (FoundationDB semantics)");
       return MemoryBackend.create();
     }

@@ -1,0 +1,263 @@
+package io.dgen.examples;
+
+import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.DGen;
+import io.dgen.DGenServer;
+import io.dgen.From;
+import io.dgen.InitResult;
+import io.dgen.Outbox;
+import io.dgen.Result;
+import io.dgen.ServerRef;
+import io.dgen.StartOptions;
+import io.dgen.Tenant;
+import io.dgen.TxContext;
+import io.dgen.backend.Backend;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Bank accounts as durable servers, one per account. A transfer is a call on the source account: in
+ * one transaction it debits the source and, through the target's {@link Outbox}, queues the credit
+ * on the target. Either both happen or neither, so money is never created or lost, however many
+ * transfers run at once. A post-commit action prints the receipt; an overdraft is refused with a
+ * reply.
+ */
+public final class BankExample {
+
+  private BankExample() {}
+
+  /** One bank account. Every account is its own server, identified by {@code ("account", id)}. */
+  public static final class Account implements DGenServer<Account.State, Account.Msg> {
+
+    /** The argument of {@code init}: which account, and its opening balance. */
+    public record Opening(String id, long balance) {}
+
+    /** An account's state. */
+    public record State(String id, long balance) {}
+
+    /** What an account understands. */
+    public sealed interface Msg permits Transfer, Credit, Balance {}
+
+    /** Moves {@code amount} from this account to account {@code to} (a call). */
+    public record Transfer(String transferId, String to, long amount) implements Msg {}
+
+    /** Adds money sent by another account (a cast, queued by that account's transfer). */
+    public record Credit(String transferId, String from, long amount) implements Msg {}
+
+    /** Reads the balance (a call). */
+    public record Balance() implements Msg {}
+
+    /** The reply to a {@link Transfer}. */
+    public record Outcome(boolean done, long balance, String detail) {}
+
+    private final Map<String, Outbox<Msg>> outboxes;
+    private final Receipts receipts;
+
+    /**
+     * Creates the behaviour.
+     *
+     * @param outboxes every account's outbox, by account id
+     * @param receipts where the post-commit actions print receipts
+     */
+    public Account(Map<String, Outbox<Msg>> outboxes, Receipts receipts) {
+      this.outboxes = outboxes;
+      this.receipts = receipts;
+    }
+
+    @Override
+    public InitResult<State> init(Object arg) {
+      Opening opening = (Opening) arg;
+      return InitResult.ok(
+          Tuple.from("account", opening.id()), new State(opening.id(), opening.balance()));
+    }
+
+    @Override
+    public Result<State> handleCallTx(TxContext tx, Msg request, From from, State state) {
+      if (request instanceof Balance) {
+        return Result.reply(state.balance(), state);
+      }
+      if (request instanceof Transfer) {
+        Transfer t = (Transfer) request;
+        Outbox<Msg> target = outboxes.get(t.to());
+        if (target == null) {
+          return Result.reply(new Outcome(false, state.balance(), "no such account"), state);
+        }
+        if (t.amount() <= 0 || t.amount() > state.balance()) {
+          return Result.reply(
+              new Outcome(false, state.balance(), "insufficient funds: balance " + state.balance()),
+              state);
+        }
+        State next = new State(state.id(), state.balance() - t.amount());
+        // The credit is queued in this very transaction: it exists if and only if the debit
+        // commits.
+        target.cast(tx.transaction(), new Credit(t.transferId(), state.id(), t.amount()));
+        return Result.reply(
+            new Outcome(true, next.balance(), "done"),
+            next,
+            List.of(
+                committed ->
+                    receipts.print(
+                        t.transferId(),
+                        String.format(
+                            "   receipt: %s paid %s %d, balance %d   (post-commit action)",
+                            committed.id(), t.to(), t.amount(), committed.balance()))));
+      }
+      throw new IllegalArgumentException("unexpected call: " + request);
+    }
+
+    @Override
+    public Result<State> handleCast(Msg message, State state) {
+      if (message instanceof Credit) {
+        Credit c = (Credit) message;
+        return Result.noReply(new State(state.id(), state.balance() + c.amount()));
+      }
+      throw new IllegalArgumentException("unexpected cast: " + message);
+    }
+  }
+
+  /**
+   * Stands for an external receipt printer: the side effect that must happen only once the transfer
+   * is committed. Also lets the demo wait until a receipt is out, so its lines stay in order.
+   */
+  public static final class Receipts {
+    private final Map<String, CompletableFuture<Void>> printed = new ConcurrentHashMap<>();
+    private final AtomicInteger count = new AtomicInteger();
+    private volatile boolean quiet;
+
+    void print(String transferId, String line) {
+      if (!quiet) {
+        System.out.println(line);
+      }
+      count.incrementAndGet();
+      printed.computeIfAbsent(transferId, id -> new CompletableFuture<>()).complete(null);
+    }
+
+    void awaitPrinted(String transferId) throws Exception {
+      printed.computeIfAbsent(transferId, id -> new CompletableFuture<>()).get(5, TimeUnit.SECONDS);
+    }
+  }
+
+  /**
+   * Runs the example on the embedded memory backend, or on FoundationDB when a cluster file is
+   * given ({@code --cluster-file PATH} or {@code FDB_CLUSTER_FILE}).
+   *
+   * @param args optional {@code --cluster-file PATH}
+   * @throws Exception if the demo fails
+   */
+  public static void main(String[] args) throws Exception {
+    try (Backend backend = Backends.open(args);
+        DGen dgen = DGen.builder(backend).build()) {
+      Tenant tenant = dgen.tenant("examples", "bank");
+      Map<String, Outbox<Account.Msg>> outboxes = new ConcurrentHashMap<>();
+      Receipts receipts = new Receipts();
+      Map<String, ServerRef<Account.Msg>> accounts = new LinkedHashMap<>();
+      for (Account.Opening opening :
+          List.of(
+              new Account.Opening("alice", 100),
+              new Account.Opening("bob", 50),
+              new Account.Opening("carol", 0))) {
+        // Outcome is neither a message nor the state: as a reply type it must be allowed.
+        ServerRef<Account.Msg> ref =
+            dgen.start(
+                new Account(outboxes, receipts),
+                opening,
+                StartOptions.builder(tenant).reset(true).allowTypes(Account.Outcome.class).build());
+        accounts.put(opening.id(), ref);
+        outboxes.put(opening.id(), ref.outbox());
+      }
+      System.out.println("opened:   " + balances(accounts));
+
+      transfer(accounts, receipts, "t1", "alice", "bob", 30, "");
+      transfer(accounts, receipts, "t2", "bob", "carol", 60, "   (bob has 50 + t1's 30)");
+      transfer(accounts, receipts, "t3", "carol", "alice", 500, "");
+      System.out.println("balances: " + balances(accounts));
+
+      int threads = 4;
+      int perThread = 25;
+      receipts.quiet = true;
+      int before = receipts.count.get();
+      ExecutorService pool = Executors.newFixedThreadPool(threads);
+      List<Future<Integer>> done = new ArrayList<>();
+      List<String> ids = new ArrayList<>(accounts.keySet());
+      for (int t = 0; t < threads; t++) {
+        Random random = new Random(42 + t);
+        String prefix = "c" + t + "-";
+        done.add(
+            pool.submit(
+                () -> {
+                  int ok = 0;
+                  for (int i = 0; i < perThread; i++) {
+                    int from = random.nextInt(ids.size());
+                    int to = (from + 1 + random.nextInt(ids.size() - 1)) % ids.size();
+                    Account.Outcome outcome =
+                        accounts
+                            .get(ids.get(from))
+                            .call(
+                                new Account.Transfer(
+                                    prefix + i, ids.get(to), 1 + random.nextInt(30)),
+                                Duration.ofSeconds(10));
+                    if (outcome.done()) {
+                      ok++;
+                      receipts.awaitPrinted(prefix + i);
+                    }
+                  }
+                  return ok;
+                }));
+      }
+      int ok = 0;
+      for (Future<Integer> f : done) {
+        ok += f.get();
+      }
+      pool.shutdown();
+      int total = threads * perThread;
+      System.out.printf(
+          "%d concurrent transfers from %d threads: %d done, %d refused, %d receipts%n",
+          total, threads, ok, total - ok, receipts.count.get() - before);
+      System.out.println("balances: " + balances(accounts) + " (conserved)");
+    }
+  }
+
+  private static void transfer(
+      Map<String, ServerRef<Account.Msg>> accounts,
+      Receipts receipts,
+      String id,
+      String from,
+      String to,
+      long amount,
+      String note)
+      throws Exception {
+    System.out.printf("%s %-5s -> %-5s %4d%s%n", id, from, to, amount, note);
+    Account.Outcome outcome = accounts.get(from).call(new Account.Transfer(id, to, amount));
+    if (outcome.done()) {
+      receipts.awaitPrinted(id);
+    }
+    System.out.println(
+        "   reply:   "
+            + (outcome.done()
+                ? "done, balance " + outcome.balance()
+                : "refused, " + outcome.detail()));
+  }
+
+  /** Reads every balance with a call: queued behind pending credits, so it sees them applied. */
+  private static String balances(Map<String, ServerRef<Account.Msg>> accounts) {
+    StringBuilder line = new StringBuilder();
+    long total = 0;
+    for (Map.Entry<String, ServerRef<Account.Msg>> e : accounts.entrySet()) {
+      long balance = e.getValue().<Long>call(new Account.Balance());
+      total += balance;
+      line.append(String.format("%s %3d   ", e.getKey(), balance));
+    }
+    return line.append("total ").append(total).toString();
+  }
+}

@@ -1,0 +1,108 @@
+package io.dgen.examples;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Runs each example's {@code main} on the memory backend and checks what it prints. */
+@Timeout(60)
+class ExampleTest {
+
+  @FunctionalInterface
+  private interface Main {
+    void run(String[] args) throws Exception;
+  }
+
+  private static String run(Main main) throws Exception {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    PrintStream original = System.out;
+    System.setOut(new PrintStream(bytes, true, StandardCharsets.UTF_8));
+    try {
+      main.run(new String[] {"--memory"});
+    } finally {
+      System.setOut(original);
+    }
+    String out = bytes.toString(StandardCharsets.UTF_8);
+    return out;
+  }
+
+  @Test
+  void counterExample_keepsTheValueAcrossARestart() throws Exception {
+    String out = run(CounterExample::main);
+    assertThat(out)
+        .contains("backend: in-memory")
+        .contains("counter after 1 + 2 + 3:          6")
+        .contains("restarted; persisted value + 10:  16");
+  }
+
+  @Test
+  void bankExample_refusesOverdraftsAndConservesTheTotal() throws Exception {
+    String out = run(BankExample::main);
+    assertThat(out)
+        .contains("opened:   alice 100   bob  50   carol   0   total 150")
+        .containsSubsequence(
+            "t1 alice -> bob     30",
+            "   receipt: alice paid bob 30, balance 70   (post-commit action)",
+            "   reply:   done, balance 70",
+            "t2 bob   -> carol   60",
+            "   receipt: bob paid carol 60, balance 20",
+            "   reply:   done, balance 20",
+            "t3 carol -> alice  500",
+            "   reply:   refused, insufficient funds: balance 60",
+            "balances: alice  70   bob  20   carol  60   total 150")
+        .containsPattern(
+            "100 concurrent transfers from 4 threads: (\\d+) done, \\d+ refused, \\1 receipts")
+        .containsPattern("balances: .* total 150 \\(conserved\\)");
+  }
+
+  @Test
+  void chatRoomExample_editsAndMovesMessages() throws Exception {
+    String out = run(ChatRoomExample::main);
+    assertThat(out)
+        .containsPattern("posted 6 messages \\(\\d+ bytes written\\):")
+        .containsSubsequence(
+            "edited m3",
+            "  m3 grace  The docs are fixed: the flag is gone.",
+            "moved m6 to the top",
+            "  m6 grace  Ship it once the docs are fixed.",
+            "  m1 ada")
+        .containsPattern(
+            "bytes written: posting all 6 = \\d+, editing one = \\d+, moving one = \\d+");
+  }
+
+  @Test
+  void longJobExample_answersStatusWhileLockedAndQueuesTheRest() throws Exception {
+    String out = run(LongJobExample::main);
+    assertThat(out)
+        .containsPattern("status while locked \\(priority call\\): +running report")
+        .containsPattern("note cast while locked; queue length: +1 \\(waits for the lock\\)")
+        .containsPattern("start call answered after \\d+ ms: +report: 4 steps done")
+        .containsPattern("status after the release: +idle, 4 of 4 steps done")
+        .containsSubsequence(
+            "  1. started report",
+            "  2. finished report",
+            "  3. note: asked for the numbers while the report ran");
+  }
+
+  @Test
+  void deadLetterExample_deadLettersThenRequeues() throws Exception {
+    String out = run(DeadLetterExample::main);
+    assertThat(out)
+        .containsSubsequence(
+            "  attempt 1 at",
+            "  attempt 2 at",
+            "  attempt 3 at",
+            "handleDeadLetter: Import[line=2|\"pears] after 3 attempts",
+            "imported: [1|apples, 3|plums]",
+            "dead letters: 1",
+            "  attempts   3",
+            "  last error java.lang.IllegalArgumentException: unbalanced quote in 2|\"pears",
+            "fixed the parser; requeued at the head: true",
+            "imported: [1|apples, 3|plums, 2|\"pears]   dead letters: 0")
+        .doesNotContain("attempt 4");
+  }
+}
