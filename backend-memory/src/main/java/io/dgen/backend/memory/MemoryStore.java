@@ -40,13 +40,14 @@ import org.jspecify.annotations.Nullable;
  * <h2>Garbage collection</h2>
  *
  * Every attempt that has a read version holds a reference on a {@link ReadEpoch}; the oldest epoch
- * still referenced bounds the versions anyone may still read ({@code m}). A commit cuts the chains
- * it writes below the newest node {@code <= m} and queues keys whose chains still hold garbage;
- * later commits finish them once {@code m} has passed. The commit log is trimmed to versions above
- * {@code m}. Epochs older than FoundationDB's five-second transaction lifetime are retired even
- * while referenced: their holders fail with {@code transaction_too_old} anyway, and a cut chain is
- * marked with {@link #TRUNCATED} so that a reader that still reaches below the cut gets {@code
- * 1007} rather than a wrong answer.
+ * still referenced bounds the versions anyone may still read ({@code m}). A commit that writes a
+ * key cuts its chain below the previous version when that is {@code <= m}, and queues keys whose
+ * chains still hold garbage; later commits finish them once {@code m} has passed them. The commit
+ * log is trimmed to versions above {@code m}. Epochs older than FoundationDB's five-second
+ * transaction lifetime (plus the second during which an epoch admits new readers) are retired even
+ * while referenced: their holders fail with {@code transaction_too_old} anyway. A cut chain ends in
+ * {@link #TRUNCATED}, so a reader that reaches below the cut gets {@code 1007}; and readers check
+ * their age after reading, so one that saw a key removed is sure to fail rather than answer.
  */
 final class MemoryStore {
 
@@ -451,12 +452,14 @@ final class MemoryStore {
       older = head.older;
     }
     Node node = new Node(version, value, older);
-    Node keep = older;
-    while (keep != null && keep != TRUNCATED && keep.version > m) {
-      keep = keep.older;
-    }
-    if (keep != null && keep != TRUNCATED && keep.older != null) {
-      keep.older = TRUNCATED;
+    // Only the predecessor is looked at: walking down to m here would make every write of a hot
+    // key quadratic while one slow reader holds m back. Deeper garbage waits for collect().
+    if (older != null
+        && older != TRUNCATED
+        && older.version <= m
+        && older.older != null
+        && older.older != TRUNCATED) {
+      older.older = TRUNCATED;
     }
     data.put(key, node);
     if (value == null || (older != null && older != TRUNCATED)) {
