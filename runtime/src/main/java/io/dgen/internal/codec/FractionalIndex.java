@@ -28,7 +28,7 @@ public final class FractionalIndex {
 
   /**
    * The longest index the codec keeps; a longer one triggers a rebalance of its list. 64 bytes lets
-   * about 500 insertions land in one gap, or about 16,000 items be appended one by one, between
+   * about 450 insertions land in one gap, or about 16,000 items be appended one by one, between
    * rebalances, while keeping item keys short.
    */
   public static final int MAX_LENGTH = 64;

@@ -284,6 +284,7 @@ class StructuredStateCodecTest {
     JsonNode state = F.binaryNode(data);
     fx.write(null, state);
     List<KeyValue> chunks = fx.dump().stream().filter(kv -> kv.value().length > 1).toList();
+    System.out.printf("1 MB byte[] term: %d chunks%n", chunks.size());
     assertThat(chunks).hasSizeGreaterThanOrEqualTo(10);
     assertThat(chunks).allSatisfy(kv -> assertThat(kv.value().length).isLessThanOrEqualTo(100_000));
     assertThat(fx.read().tree().binaryValue()).isEqualTo(data);
