@@ -479,10 +479,11 @@ public final class MemoryBackend implements Backend {
     /**
      * Sets the executor that completes watch futures and runs the retries of {@link
      * MemoryBackend#runAsync}. Default: a shared pool of daemon threads that grows on demand and
-     * shrinks when idle (as fdb-java's default executor).
+     * keeps no thread while idle (as fdb-java's default executor). An inline executor ({@code
+     * Runnable::run}) makes watch completion synchronous with the commit that fires it (useful in
+     * tests) but runs delayed {@code runAsync} retries on the JDK's shared delay thread.
      *
-     * @param executor the executor; it must not run tasks on the submitting thread while a lock is
-     *     held, which no ordinary executor does
+     * @param executor the executor
      * @return this builder
      */
     public Builder executor(Executor executor) {
