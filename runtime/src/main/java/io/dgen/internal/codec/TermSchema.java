@@ -190,7 +190,6 @@ final class TermSchema {
       String name = raw.getName();
       return raw.isPrimitive()
           || raw.isEnum()
-          || raw.isArray()
           || name.startsWith("java.")
           || name.startsWith("javax.")
           || JsonNode.class.isAssignableFrom(raw);

@@ -79,6 +79,26 @@ class StructuredStateCodecPropertiesTest {
     }
   }
 
+  @Property(seed = "20260405", tries = 500)
+  void packedLengths_matchTheTupleLayer(
+      @ForAll("names") String name, @ForAll byte[] bytes, @ForAll("unicode") String any) {
+    assertThat(StructuredStateCodec.packedLength(name))
+        .isEqualTo(com.apple.foundationdb.tuple.Tuple.from(name).getPackedSize());
+    assertThat(StructuredStateCodec.packedLength(any))
+        .isEqualTo(com.apple.foundationdb.tuple.Tuple.from(any).getPackedSize());
+    assertThat(StructuredStateCodec.packedLength(bytes))
+        .isEqualTo(com.apple.foundationdb.tuple.Tuple.from((Object) bytes).getPackedSize());
+  }
+
+  @Provide
+  Arbitrary<String> unicode() {
+    // Well-formed UTF-16 only: names with unpaired surrogates are never used in keys.
+    return Arbitraries.strings()
+        .all()
+        .ofMaxLength(20)
+        .filter(s -> s.codePoints().noneMatch(c -> c >= 0xD800 && c <= 0xDFFF));
+  }
+
   private static void assertDiffEqualsFresh(JsonNode old, JsonNode next, boolean fromStore) {
     try (CodecFixture diffed = new CodecFixture();
         CodecFixture fresh = new CodecFixture()) {
@@ -146,7 +166,12 @@ class StructuredStateCodecPropertiesTest {
         Tuple.of(2, components(depth - 1)));
   }
 
-  private static Arbitrary<String> names() {
+  @Provide
+  Arbitrary<String> names() {
+    return nameStrings();
+  }
+
+  private static Arbitrary<String> nameStrings() {
     return Arbitraries.oneOf(
         Arbitraries.strings().withChars("abcxyz_").ofMinLength(0).ofMaxLength(4),
         Arbitraries.of(
@@ -162,7 +187,7 @@ class StructuredStateCodecPropertiesTest {
             .between(BigDecimal.valueOf(-1000), BigDecimal.valueOf(1000))
             .ofScale(3)
             .map(F::numberNode),
-        names().map(F::stringNode),
+        nameStrings().map(F::stringNode),
         Arbitraries.strings().ofMaxLength(40).map(F::stringNode),
         Arbitraries.of(true, false).map(F::booleanNode),
         Arbitraries.just(F.nullNode()),
@@ -170,7 +195,7 @@ class StructuredStateCodecPropertiesTest {
   }
 
   private static Arbitrary<JsonNode> object(int depth) {
-    return Arbitraries.maps(names(), Arbitraries.lazy(() -> node(depth)))
+    return Arbitraries.maps(nameStrings(), Arbitraries.lazy(() -> node(depth)))
         .ofMaxSize(4)
         .map(
             m -> {
@@ -194,11 +219,11 @@ class StructuredStateCodecPropertiesTest {
 
   private static Arbitrary<JsonNode> components(int depth) {
     Arbitrary<ObjectNode> item =
-        Arbitraries.maps(names(), Arbitraries.lazy(() -> node(depth)))
+        Arbitraries.maps(nameStrings(), Arbitraries.lazy(() -> node(depth)))
             .ofMaxSize(3)
             .flatMap(
                 fields ->
-                    names()
+                    nameStrings()
                         .map(
                             id -> {
                               ObjectNode o = F.objectNode();

@@ -387,6 +387,22 @@ class StructuredStateCodecTest {
     assertThat(stateKeys()).containsExactly(Tuple.from("m"), Tuple.from("m", "packed", "t", 0L), V);
   }
 
+  @StoreAsTerm
+  record WholeTerm(Map<String, Integer> a) {}
+
+  record Renamed(
+      @com.fasterxml.jackson.annotation.JsonProperty("renamed") @StoreAsTerm
+          Map<String, Integer> original) {}
+
+  @Test
+  void storeAsTerm_onTheStateType_keepsTheWholeStateOneTerm_andFollowsJsonNames() {
+    fx.write(null, fx.serde.toTree(new WholeTerm(Map.of("x", 1))), fx.serde.type(WholeTerm.class));
+    assertThat(stateKeys()).containsExactly(Tuple.from("t", 0L), V);
+    fx.write(null, fx.serde.toTree(new Renamed(Map.of("x", 1))), fx.serde.type(Renamed.class));
+    assertThat(stateKeys())
+        .containsExactly(Tuple.from("m"), Tuple.from("m", "renamed", "t", 0L), V);
+  }
+
   // ---------------------------------------------------------------- switching encodings
 
   @Test
