@@ -2,6 +2,7 @@ package io.dgen.backend;
 
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -163,6 +164,26 @@ public interface Transaction extends ReadTransaction {
    * @throws BackendException {@code 2005 inverted_range} if {@code begin} sorts after {@code end}
    */
   void addWriteConflictRange(byte[] begin, byte[] end);
+
+  /**
+   * Identifies the {@link Backend#run} (or {@link Backend#runAsync}) call this attempt belongs to:
+   * every attempt of one run returns the same id, and no other run does. The most significant 64
+   * bits grow with the run's start time (see {@link RunIds}), so ids of old runs sort first.
+   *
+   * <p>With {@link #attempt()}, this lets a body that may be re-executed after {@code
+   * commit_unknown_result (1021)} recognise its own earlier commit: write a marker keyed by the run
+   * id, and on a later attempt check it first.
+   *
+   * @return the run's id
+   */
+  UUID runId();
+
+  /**
+   * Which attempt of its run this is: 1 for the first, 2 for the first retry, and so on.
+   *
+   * @return the attempt number, at least 1
+   */
+  int attempt();
 
   /**
    * Returns an estimate of the bytes this attempt would commit (mutations and conflict ranges), the

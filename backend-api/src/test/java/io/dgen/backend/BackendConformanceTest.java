@@ -1576,6 +1576,40 @@ public abstract class BackendConformanceTest {
   }
 
   @Test
+  void runIdAndAttempt_identifyTheRunAcrossItsRetries() throws Exception {
+    Faults faults = requireFaults();
+    List<java.util.UUID> ids = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<Integer> numbers = new java.util.concurrent.CopyOnWriteArrayList<>();
+    faults.failNextCommits(2);
+    backend.run(
+        tx -> {
+          ids.add(tx.runId());
+          numbers.add(tx.attempt());
+          tx.set(key("k"), bytes("v"));
+          return null;
+        });
+    assertThat(numbers).containsExactly(1, 2, 3);
+    assertThat(ids).hasSize(3).containsOnly(ids.get(0));
+
+    faults.failNextCommits(1);
+    backend
+        .runAsync(
+            tx -> {
+              ids.add(tx.runId());
+              numbers.add(tx.attempt());
+              tx.set(key("k"), bytes("w"));
+              return CompletableFuture.completedFuture(null);
+            })
+        .get(WAIT.toMillis(), MILLISECONDS);
+    assertThat(numbers).containsExactly(1, 2, 3, 1, 2);
+    assertThat(ids.get(3)).isEqualTo(ids.get(4)).isNotEqualTo(ids.get(0));
+    java.util.UUID later = backend.run(Transaction::runId);
+    assertThat(later.getMostSignificantBits())
+        .isGreaterThanOrEqualTo(
+            RunIds.startingAt(System.currentTimeMillis() - 60_000).getMostSignificantBits());
+  }
+
+  @Test
   void runAsync_injectedConflicts_reexecuteBody() throws Exception {
     Faults faults = requireFaults();
     AtomicInteger attempts = new AtomicInteger();

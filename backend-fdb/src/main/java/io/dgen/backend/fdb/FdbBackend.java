@@ -9,6 +9,7 @@ import com.apple.foundationdb.subspace.Subspace;
 import io.dgen.backend.Backend;
 import io.dgen.backend.BackendException;
 import io.dgen.backend.Futures;
+import io.dgen.backend.RunIds;
 import io.dgen.backend.Transaction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,6 +19,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -161,9 +163,11 @@ public final class FdbBackend implements Backend {
   public <T> T run(Function<? super Transaction, ? extends T> body) {
     Objects.requireNonNull(body, "body");
     com.apple.foundationdb.Transaction tr = newTransaction();
+    UUID runId = RunIds.next();
+    int attempts = 0;
     try {
       while (true) {
-        FdbTransaction attempt = new FdbTransaction(tr, watches);
+        FdbTransaction attempt = new FdbTransaction(tr, watches, runId, ++attempts);
         try {
           T result = body.apply(attempt);
           Futures.join(tr.commit());
@@ -203,20 +207,22 @@ public final class FdbBackend implements Backend {
       return CompletableFuture.failedFuture(e);
     }
     CompletableFuture<T> result = new CompletableFuture<>();
-    attempt(tr, body, result);
+    attempt(tr, body, result, RunIds.next(), 1);
     return result;
   }
 
   private <T> void attempt(
       com.apple.foundationdb.Transaction tr,
       Function<? super Transaction, ? extends CompletableFuture<? extends T>> body,
-      CompletableFuture<T> result) {
-    FdbTransaction attempt = new FdbTransaction(tr, watches);
+      CompletableFuture<T> result,
+      UUID runId,
+      int number) {
+    FdbTransaction attempt = new FdbTransaction(tr, watches, runId, number);
     CompletableFuture<? extends T> work;
     try {
       work = Objects.requireNonNull(body.apply(attempt), "runAsync body returned null");
     } catch (RuntimeException | Error e) {
-      retryAsync(tr, e, body, result);
+      retryAsync(tr, e, body, result, runId, number);
       return;
     }
     work.thenCompose(value -> tr.commit().thenApply(ignored -> value))
@@ -231,7 +237,7 @@ public final class FdbBackend implements Backend {
                           result.complete(value);
                         });
               } else {
-                retryAsync(tr, failure, body, result);
+                retryAsync(tr, failure, body, result, runId, number);
               }
             });
   }
@@ -240,7 +246,9 @@ public final class FdbBackend implements Backend {
       com.apple.foundationdb.Transaction tr,
       Throwable failure,
       Function<? super Transaction, ? extends CompletableFuture<? extends T>> body,
-      CompletableFuture<T> result) {
+      CompletableFuture<T> result,
+      UUID runId,
+      int number) {
     Throwable cause = Futures.unwrap(failure);
     if (!(cause instanceof RuntimeException)) {
       tr.close();
@@ -266,7 +274,7 @@ public final class FdbBackend implements Backend {
     next.whenComplete(
         (nextTr, rejected) -> {
           if (rejected == null) {
-            attempt(nextTr, body, result);
+            attempt(nextTr, body, result, runId, number + 1);
           } else {
             tr.close();
             result.completeExceptionally(retry.failureAfterOnError(rejected));

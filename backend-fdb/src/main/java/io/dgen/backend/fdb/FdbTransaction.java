@@ -6,6 +6,7 @@ import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -25,8 +26,14 @@ final class FdbTransaction extends FdbReadTransaction implements Transaction {
   private final ReadTransaction snapshot;
   private final List<CompletableFuture<byte[]>> versionstamps = new ArrayList<>();
 
-  FdbTransaction(com.apple.foundationdb.Transaction tr, FdbWatches watches) {
+  private final UUID runId;
+  private final int attempt;
+
+  FdbTransaction(
+      com.apple.foundationdb.Transaction tr, FdbWatches watches, UUID runId, int attempt) {
     super(tr);
+    this.runId = runId;
+    this.attempt = attempt;
     this.tr = tr;
     this.watches = watches;
     this.snapshot = new FdbReadTransaction(tr.snapshot());
@@ -35,6 +42,16 @@ final class FdbTransaction extends FdbReadTransaction implements Transaction {
   @Override
   public ReadTransaction snapshot() {
     return snapshot;
+  }
+
+  @Override
+  public UUID runId() {
+    return runId;
+  }
+
+  @Override
+  public int attempt() {
+    return attempt;
   }
 
   @Override

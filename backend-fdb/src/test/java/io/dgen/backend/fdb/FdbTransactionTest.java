@@ -24,7 +24,8 @@ class FdbTransactionTest {
   private final FakeFdb.FakeDatabase db = new FakeFdb.FakeDatabase();
   private final FakeFdb.FakeTransaction fake = db.next();
   private final FdbWatches watches = new FdbWatches();
-  private final FdbTransaction tx = new FdbTransaction(fake.proxy, watches);
+  private final FdbTransaction tx =
+      new FdbTransaction(fake.proxy, watches, java.util.UUID.randomUUID(), 1);
 
   @Test
   void set_passesKeyAndValue() {

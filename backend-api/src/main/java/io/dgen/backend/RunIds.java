@@ -1,0 +1,34 @@
+package io.dgen.backend;
+
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Makes the ids of {@link Backend#run} calls ({@link Transaction#runId()}): random, and ordered by
+ * start time in their most significant bits, so that markers keyed by run id can be swept by age
+ * with one range clear.
+ *
+ * <p>Layout: the most significant 64 bits are the wall-clock milliseconds at the start of the run
+ * shifted left by 16, plus 16 random bits; the least significant 64 bits are random.
+ */
+public final class RunIds {
+
+  private RunIds() {}
+
+  /** A new run id for a run starting now. */
+  public static UUID next() {
+    ThreadLocalRandom r = ThreadLocalRandom.current();
+    return new UUID((System.currentTimeMillis() << 16) | (r.nextInt() & 0xffffL), r.nextLong());
+  }
+
+  /**
+   * The smallest run id of a run that started at or after {@code epochMillis}: every id made
+   * earlier sorts below it (as a tuple element or by its most significant bits).
+   *
+   * @param epochMillis wall-clock milliseconds
+   * @return the bound
+   */
+  public static UUID startingAt(long epochMillis) {
+    return new UUID(epochMillis << 16, Long.MIN_VALUE);
+  }
+}
