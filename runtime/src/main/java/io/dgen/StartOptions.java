@@ -228,16 +228,20 @@ public final class StartOptions {
     }
 
     /**
-     * The default timeout of {@link ServerRef#call(Object)}. Default 5 s.
+     * The default timeout of {@link ServerRef#call(Object)}. Default 5 s, at most one hour (reply
+     * slots older than that are swept as abandoned).
      *
-     * @param callTimeout positive
+     * @param callTimeout positive, at most one hour
      * @return this builder
-     * @throws IllegalArgumentException if not positive
+     * @throws IllegalArgumentException if not positive or over an hour
      */
     public Builder callTimeout(Duration callTimeout) {
       Objects.requireNonNull(callTimeout, "callTimeout must not be null");
-      if (callTimeout.isNegative() || callTimeout.isZero()) {
-        throw new IllegalArgumentException("callTimeout must be positive, was " + callTimeout);
+      if (callTimeout.isNegative()
+          || callTimeout.isZero()
+          || callTimeout.compareTo(Duration.ofHours(1)) > 0) {
+        throw new IllegalArgumentException(
+            "callTimeout must be positive and at most one hour, was " + callTimeout);
       }
       this.callTimeout = callTimeout;
       return this;

@@ -76,6 +76,40 @@ class SerializationTest extends RuntimeTestBase {
     assertThat(reply).isEqualTo(new Ping("hi"));
   }
 
+  record Answer(long v) {}
+
+  /** Replies with a record that is not among its allowed types. */
+  static final class AnswerServer implements DGenServer<TestServer.State, String> {
+    @Override
+    public InitResult<TestServer.State> init(Object arg) {
+      return InitResult.ok(TestServer.State.of(0));
+    }
+
+    @Override
+    public Result<TestServer.State> handleCall(String request, From from, TestServer.State s) {
+      return Result.reply(new Answer(7), s.add(1));
+    }
+  }
+
+  @Test
+  void replyOfAClassNotAllowed_failsTheCallerClearly_butNeverBlocksTheQueue() {
+    ServerRef<String> queued =
+        dgen.start(new AnswerServer(), null, StartOptions.builder(tenant).consumeK(2).build());
+    assertThatThrownBy(() -> queued.call("ask", Duration.ofSeconds(10)))
+        .isInstanceOf(UndecodableDataException.class)
+        .hasMessageContaining(Answer.class.getName())
+        .hasMessageContaining("allowTypes");
+    assertThat(queued.call("ask", Answer.class, Duration.ofSeconds(10))).isEqualTo(new Answer(7));
+    assertThat(queued.queueLength()).isZero();
+    queued.stop();
+
+    ServerRef<String> inline =
+        dgen.start(new AnswerServer(), null, StartOptions.builder(tenant).build());
+    assertThatThrownBy(() -> inline.call("ask", Duration.ofSeconds(10)))
+        .isInstanceOf(UndecodableDataException.class);
+    assertThat(inline.call("ask", Answer.class, Duration.ofSeconds(10))).isEqualTo(new Answer(7));
+  }
+
   @Test
   void records_andCollections_roundTripThroughTheQueue() {
     ServerRef<Msg> ref = start(b -> b.consumeK(3));

@@ -15,7 +15,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -234,9 +233,6 @@ class StateEncodingTest extends RuntimeTestBase {
   }
 
   @Test
-  @Disabled(
-      "needs ServerProcess to pass the declared state type to StateCodec.write(.., JavaType);"
-          + " the codec-level test StructuredStateCodecTest#storeAsTerm_* covers the codec")
   void storeAsTerm_keepsTheAnnotatedFieldOneTerm() {
     ServerRef<String> ref =
         dgen.start(new PackedServer(), null, StartOptions.builder(tenant).build());

@@ -19,6 +19,7 @@ import java.nio.ByteOrder;
  * (tuid.., "k")                         lock record
  * (tuid.., "d", VS)                     dead letters
  * (tuid.., "f", itemVS)                 consecutive failure count of a queue item
+ * (tuid.., "o", runId)                  commit marker of a runtime transaction (swept by age)
  * </pre>
  *
  * The {@code 0} after {@code "s"} and {@code "q"} is the layout version of that part.
@@ -31,6 +32,7 @@ public final class ServerKeys {
   static final String LOCK = "k";
   static final String DEAD = "d";
   static final String FAILURES = "f";
+  static final String MARKERS = "o";
   static final long LAYOUT_VERSION = 0;
 
   /** Lane of items re-queued at the head of the queue. */
@@ -51,6 +53,7 @@ public final class ServerKeys {
   private final byte[] lockKey;
   private final Subspace dead;
   private final Subspace failures;
+  private final Subspace markers;
 
   /**
    * The layout of server {@code tuid} in {@code tenant}.
@@ -72,6 +75,7 @@ public final class ServerKeys {
     this.lockKey = root.pack(Tuple.from(LOCK));
     this.dead = root.subspace(Tuple.from(DEAD));
     this.failures = root.subspace(Tuple.from(FAILURES));
+    this.markers = root.subspace(Tuple.from(MARKERS));
   }
 
   /** Everything of this server. */
@@ -142,6 +146,16 @@ public final class ServerKeys {
   /** Failure counters, by queue item versionstamp. */
   public Subspace failures() {
     return failures;
+  }
+
+  /** Commit markers, by run id. */
+  public Subspace markers() {
+    return markers;
+  }
+
+  /** The commit marker of a run. */
+  public byte[] marker(java.util.UUID runId) {
+    return markers.pack(Tuple.from(runId));
   }
 
   /** Decodes a little-endian counter value; absent counts as zero. */

@@ -21,15 +21,16 @@ import io.dgen.Result;
 import io.dgen.ServerRef;
 import io.dgen.ServerStoppedException;
 import io.dgen.StartOptions;
+import io.dgen.StateTooLargeException;
 import io.dgen.Tenant;
 import io.dgen.TransactionTooLongException;
 import io.dgen.TxContext;
 import io.dgen.UndecodableDataException;
 import io.dgen.backend.Backend;
 import io.dgen.backend.BackendException;
-import io.dgen.backend.ByteKeys;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
+import io.dgen.backend.RunIds;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Chunks;
 import io.dgen.internal.codec.DeadRecord;
@@ -94,6 +95,14 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   private static final String DEAD_LETTER = "dead_letter";
 
+  /** The longest a call may wait; older reply slots are swept as abandoned. */
+  static final Duration MAX_CALL_TIMEOUT = Duration.ofHours(1);
+
+  /** How long a commit marker is kept: far longer than any retry loop after 1021 lasts. */
+  static final Duration MARKER_TTL = Duration.ofMinutes(10);
+
+  private static final Duration SWEEP_INTERVAL = Duration.ofMinutes(1);
+
   private final RuntimeCore core;
   private final DGenServer<S, M> server;
   private final Tenant tenant;
@@ -113,6 +122,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   // Touched only by the consume loop, which never runs concurrently with itself.
   private int consecutiveFailures;
   private int limitOverride;
+  private long lastSweep;
   private int cacheMisses;
 
   private record Cached(byte[] stamp, StoredState stored) {}
@@ -202,7 +212,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
               if (version != null && !options.reset()) {
                 return null;
               }
-              StoredState stored = core.codec().write(tx, keys.state(), null, tree);
+              StoredState stored = core.codec().write(tx, keys.state(), null, tree, stateType);
               tx.setVersionstampedValue(keys.versionKey(), EMPTY);
               return stored;
             });
@@ -220,24 +230,62 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     @Nullable T apply(Transaction tx);
   }
 
-  /**
-   * Runs {@code body} and, if it wrote the version key, waits for the commit's stamp. The stamp
-   * future is taken by the attempt that commits, so only its stamp escapes.
-   */
+  /** What a retried attempt returns when an earlier attempt of its run turned out to commit. */
+  private interface Replay<T> {
+    @Nullable T apply(Transaction tx, @Nullable T previous);
+  }
+
+  /** Runs a writing body exactly once in effect; see {@link #commit(Body, Replay)}. */
   private <T> Committed<T> commit(Body<T> body) {
+    return commit(body, (tx, previous) -> previous);
+  }
+
+  /**
+   * Runs {@code body} in a transaction, the one way the runtime writes.
+   *
+   * <p>Exactly-once across {@code commit_unknown_result (1021)}: an attempt that writes also writes
+   * a commit marker keyed by its run's id. {@code run} re-executes the body after 1021 even when
+   * the commit applied; a later attempt first looks for the marker and, if its earlier attempt
+   * committed, returns {@code replay(previousOutcome)} instead of running callbacks, pushing or
+   * popping again. So replies, actions and pushes happen once. Markers are swept by age.
+   *
+   * <p>If the body wrote the state (version key), the commit's versionstamp is waited for and
+   * returned for the cache; only the committing attempt's stamp escapes.
+   */
+  private <T> Committed<T> commit(Body<T> body, Replay<T> replay) {
+    Object[] previous = new Object[1];
+    boolean[] hasPrevious = new boolean[1];
     Object[] out =
         core.backend()
             .run(
-                tx -> {
+                raw -> {
+                  byte[] marker = keys.marker(raw.runId());
+                  if (hasPrevious[0] && raw.attempt() > 1 && raw.get(marker) != null) {
+                    @SuppressWarnings("unchecked")
+                    T prior = (T) previous[0];
+                    return new Object[] {replay.apply(raw, prior), null, Boolean.TRUE};
+                  }
+                  TrackingTransaction tx = new TrackingTransaction(raw);
                   T value = body.apply(tx);
+                  hasPrevious[0] = tx.wrote();
+                  previous[0] = value;
+                  if (tx.wrote()) {
+                    raw.set(marker, EMPTY);
+                  }
                   StoredState written =
                       value instanceof StoredState s
                           ? s
                           : value instanceof Stateful st ? st.written() : null;
-                  return new Object[] {value, written == null ? null : tx.getVersionstamp()};
+                  return new Object[] {
+                    value, written == null ? null : raw.getVersionstamp(), Boolean.FALSE
+                  };
                 });
     @SuppressWarnings("unchecked")
     T value = (T) out[0];
+    if (out[2] == Boolean.TRUE) {
+      cache = null; // the committed state's stamp is not known here
+      return new Committed<>(value, null);
+    }
     @SuppressWarnings("unchecked")
     CompletableFuture<byte[]> stamp = (CompletableFuture<byte[]>) out[1];
     return new Committed<>(value, stamp == null ? null : Futures.join(stamp));
@@ -298,7 +346,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   /** Writes {@code state} as a diff; returns what is stored now, or null if nothing changed. */
   private @Nullable StoredState writeState(Transaction tx, Loaded<S> loaded, S state) {
     StoredState written =
-        core.codec().write(tx, keys.state(), loaded.stored(), core.serde().toTree(state));
+        core.codec()
+            .write(tx, keys.state(), loaded.stored(), core.serde().toTree(state), stateType);
     if (written == loaded.stored()) {
       return null;
     }
@@ -369,6 +418,22 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     return tx.watch(chunk0);
   }
 
+  /** Pushes a call exactly once; after a replayed commit, waits on the slot as it is now. */
+  private CompletableFuture<Void> pushCallOnce(byte[] envelope, From from) {
+    return Objects.requireNonNull(
+        commit(tx -> pushCall(tx, envelope, from), (tx, prior) -> awaitSlot(tx, from)).value());
+  }
+
+  /**
+   * A watch on a slot whose push committed in an earlier attempt (its watch died with that
+   * attempt): a slot that is no longer empty (replied, or removed by a kill) is ready at once.
+   */
+  private CompletableFuture<Void> awaitSlot(Transaction tx, From from) {
+    byte[] chunk0 = ServerKeys.slotChunk(slotOf(from), 0);
+    byte[] v = tx.get(chunk0);
+    return v != null && v.length == 0 ? tx.watch(chunk0) : CompletableFuture.completedFuture(null);
+  }
+
   private void ensureAlive() {
     if (!alive.get()) {
       throw new ServerStoppedException("process was stopped: " + context);
@@ -379,12 +444,11 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   public void cast(M message) {
     ensureAlive();
     byte[] env = encodeEnvelope(Envelope.CAST, message, null);
-    core.backend()
-        .run(
-            tx -> {
-              push(tx, ServerKeys.LANE_NORMAL, env);
-              return null;
-            });
+    commit(
+        tx -> {
+          push(tx, ServerKeys.LANE_NORMAL, env);
+          return null;
+        });
   }
 
   @Override
@@ -398,14 +462,13 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     if (envs.isEmpty()) {
       return;
     }
-    core.backend()
-        .run(
-            tx -> {
-              for (byte[] env : envs) {
-                push(tx, ServerKeys.LANE_NORMAL, env);
-              }
-              return null;
-            });
+    commit(
+        tx -> {
+          for (byte[] env : envs) {
+            push(tx, ServerKeys.LANE_NORMAL, env);
+          }
+          return null;
+        });
   }
 
   @Override
@@ -418,7 +481,12 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     @Override
     public void cast(Transaction tx, M message) {
       Objects.requireNonNull(tx, "transaction must not be null");
-      push(tx, ServerKeys.LANE_NORMAL, encodeEnvelope(Envelope.CAST, message, null));
+      byte[] env = encodeEnvelope(Envelope.CAST, message, null);
+      // The user's run re-executes its body after commit_unknown_result even if it applied: a
+      // marker keyed by the run's id keeps the pushes of a committed attempt from repeating.
+      if (!UserVersions.alreadyCommitted(tx, keys)) {
+        push(tx, ServerKeys.LANE_NORMAL, env);
+      }
     }
 
     @Override
@@ -475,8 +543,9 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       M request, @Nullable Class<R> replyType, Duration timeout) {
     Objects.requireNonNull(request, "request must not be null");
     Objects.requireNonNull(timeout, "timeout must not be null");
-    if (timeout.isNegative() || timeout.isZero()) {
-      throw new IllegalArgumentException("timeout must be positive, was " + timeout);
+    if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(MAX_CALL_TIMEOUT) > 0) {
+      throw new IllegalArgumentException(
+          "timeout must be positive and at most " + MAX_CALL_TIMEOUT + ", was " + timeout);
     }
     try {
       ensureAlive();
@@ -488,16 +557,24 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         if (inline.watch() == null) {
           runActions(inline.actions(), inline.state());
           stopIfAsked(inline.stopReason());
-          return CompletableFuture.completedFuture(cast(inline.reply(), replyType));
+          return CompletableFuture.completedFuture(localReply(inline.reply(), replyType));
         }
         watch = inline.watch();
       } else {
-        watch = core.backend().run(tx -> pushCall(tx, env, from));
+        watch = pushCallOnce(env, from);
       }
       return awaitReply(from, watch, replyType, timeout);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
+  }
+
+  /** An inline or priority reply, checked as a queued reply would be decoded. */
+  private <R> R localReply(@Nullable Object reply, @Nullable Class<R> replyType) {
+    if (replyType == null) {
+      types.checkReply(reply);
+    }
+    return cast(reply, replyType);
   }
 
   @SuppressWarnings("unchecked")
@@ -569,21 +646,23 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                     r.kind() == Result.Kind.STOP ? r.reason() : null,
                     null,
                     written);
-              });
+              },
+              (tx, prior) ->
+                  prior != null && prior.watch() != null
+                      ? new Inline<>(null, null, List.of(), null, awaitSlot(tx, from), null)
+                      : prior);
     } catch (TakesLock lock) {
       // The lock is taken by the consume loop only, so that handleLocked runs where the lock is
       // fenced and recoverable: queue the call like any other. The attempt committed nothing.
-      return new Inline<>(
-          null, null, List.of(), null, core.backend().run(tx -> pushCall(tx, env, from)), null);
+      return new Inline<>(null, null, List.of(), null, pushCallOnce(env, from), null);
     } catch (CallbackAbort abort) {
       // The failed attempt committed nothing; queue the call (without a reply slot: the caller
       // gets the error now) so that consumers retry it, as the seed does.
-      core.backend()
-          .run(
-              tx -> {
-                push(tx, ServerKeys.LANE_NORMAL, env);
-                return null;
-              });
+      commit(
+          tx -> {
+            push(tx, ServerKeys.LANE_NORMAL, env);
+            return null;
+          });
       throw new CallbackException(
           "inline handleCall failed; the call was queued for retry: " + context,
           Objects.requireNonNull(abort.getCause()));
@@ -683,11 +762,20 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     try {
       Subspace slot = slotOf(from);
       byte[] chunk0 = ServerKeys.slotChunk(slot, 0);
+      // Idempotent without a commit marker (a marker would outlive the slot): if an earlier
+      // attempt read the reply and its clear applied before commit_unknown_result, the rows it
+      // read are the reply.
+      List<KeyValue> earlier = new ArrayList<>();
       Object[] read =
           core.backend()
               .run(
                   tx -> {
                     List<KeyValue> rows = tx.getRange(slot.range().begin, slot.range().end);
+                    if (rows.isEmpty() && !earlier.isEmpty()) {
+                      return new Object[] {List.copyOf(earlier), null};
+                    }
+                    earlier.clear();
+                    earlier.addAll(rows);
                     boolean empty = !rows.isEmpty() && rows.get(0).value().length == 0;
                     if (empty && !timedOut) {
                       return new Object[] {rows, tx.watch(chunk0)}; // no reply yet: wait again
@@ -789,9 +877,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         priority("handleCall", (ctx, state) -> server.handleCallTx(ctx, request, from, state));
     runActions(r.actions(), r.state());
     stopIfAsked(r.stopReason());
-    @SuppressWarnings("unchecked")
-    R reply = (R) r.reply();
-    return reply;
+    return localReply(r.reply(), null);
   }
 
   @Override
@@ -1131,9 +1217,35 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         break;
       }
     }
-    StoredState written = writeState(tx, loaded, state);
+    StoredState written;
+    try {
+      written = writeState(tx, loaded, state);
+    } catch (StateTooLargeException e) {
+      // Blame the last item: the batch is then retried up to it, so the item that made the
+      // state too large ends up alone, failing, and (with a threshold) dead-lettered.
+      throw new ItemFailure(e, batch.get(processed - 1), processed - 1);
+    }
     tx.add(keys.popCounter(), processed);
+    sweep(tx);
     return new Batch<>(null, -1, false, processed, state, actions, stopReason, lock, written);
+  }
+
+  /**
+   * Now and then, a batch also clears commit markers older than {@link #MARKER_TTL} and reply slots
+   * older than {@link #MAX_CALL_TIMEOUT} (their callers have given up or died): blind range clears
+   * that cost only their bounds.
+   */
+  private void sweep(Transaction tx) {
+    long now = core.wallMillis();
+    if (now - lastSweep < SWEEP_INTERVAL.toMillis()) {
+      return;
+    }
+    lastSweep = now;
+    tx.clearRange(
+        keys.markers().range().begin,
+        keys.markers().pack(Tuple.from(RunIds.startingAt(now - MARKER_TTL.toMillis()))));
+    long oldestLiveSlot = TimeUnit.MILLISECONDS.toSeconds(now) - MAX_CALL_TIMEOUT.toSeconds() - 60;
+    tx.clearRange(keys.calls().range().begin, keys.calls().pack(Tuple.from(oldestLiveSlot)));
   }
 
   private LockRecord decodeLock(byte[] bytes) {
@@ -1232,14 +1344,13 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   /** handleLocked failed: release the lock and re-queue its message at the head, if still ours. */
   private void releaseAfterFailure(LockTaken<M> lock, Exception cause) {
     try {
-      core.backend()
-          .run(
-              tx -> {
-                ensureLockHeld(tx, lock);
-                tx.clear(keys.lockKey());
-                push(tx, ServerKeys.LANE_HEAD, lock.envelope());
-                return null;
-              });
+      commit(
+          tx -> {
+            ensureLockHeld(tx, lock);
+            tx.clear(keys.lockKey());
+            push(tx, ServerKeys.LANE_HEAD, lock.envelope());
+            return null;
+          });
     } catch (LockFencedException fenced) {
       log.error("{}; stopping this process", fenced.getMessage());
       terminate(fenced);
@@ -1356,10 +1467,10 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   private void afterDeadLetter(KeyValue item, int attempts) {
     log.error(
-        "message dead-lettered after {} attempts: {} item={}",
+        "message dead-lettered after {} attempts: {} deadLetterId={}",
         attempts,
         context,
-        ByteKeys.printable(item.key()));
+        deadLetterId(itemStamp(item)));
     try {
       Envelope env = core.serde().read(item.value(), Envelope.class);
       @SuppressWarnings("unchecked")
@@ -1373,9 +1484,9 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private void deadLetterUndecodable(Transaction tx, KeyValue item, RuntimeException e) {
     // Undecodable data can never succeed: keep it, out of the queue, for inspection.
     log.error(
-        "queue item cannot be decoded; moved to the dead letters: {} item={}",
+        "queue item cannot be decoded; moved to the dead letters: {} deadLetterId={}",
         context,
-        ByteKeys.printable(item.key()),
+        deadLetterId(itemStamp(item)),
         e);
     tx.set(
         deadKey(itemStamp(item)),
@@ -1412,7 +1523,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       }
       out.add(
           new DeadLetter<>(
-              HexFormat.of().formatHex(stamp.getBytes()),
+              deadLetterId(stamp),
               type,
               message,
               d.attempts(),
@@ -1420,6 +1531,10 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
               Instant.ofEpochMilli(d.at())));
     }
     return out;
+  }
+
+  private static String deadLetterId(Versionstamp stamp) {
+    return HexFormat.of().formatHex(stamp.getBytes());
   }
 
   private Versionstamp parseDeadLetterId(String id) {
@@ -1439,9 +1554,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   public boolean requeueDeadLetter(String id, boolean head) {
     ensureAlive();
     Versionstamp stamp = parseDeadLetterId(id);
-    boolean moved =
-        core.backend()
-            .run(
+    Boolean moved =
+        commit(
                 tx -> {
                   byte[] dead = tx.get(deadKey(stamp));
                   if (dead == null) {
@@ -1451,37 +1565,41 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                   tx.clear(deadKey(stamp));
                   push(tx, head ? ServerKeys.LANE_HEAD : ServerKeys.LANE_NORMAL, d.envelope());
                   return true;
-                });
-    if (moved) {
+                })
+            .value();
+    if (Boolean.TRUE.equals(moved)) {
       log.info("dead letter re-queued at the {}: {} id={}", head ? "head" : "tail", context, id);
     }
-    return moved;
+    return Boolean.TRUE.equals(moved);
   }
 
   @Override
   public boolean purgeDeadLetter(String id) {
     ensureAlive();
     byte[] key = deadKey(parseDeadLetterId(id));
-    return core.backend()
-        .run(
-            tx -> {
-              boolean existed = tx.get(key) != null;
-              tx.clear(key);
-              return existed;
-            });
+    return Boolean.TRUE.equals(
+        commit(
+                tx -> {
+                  boolean existed = tx.get(key) != null;
+                  tx.clear(key);
+                  return existed;
+                })
+            .value());
   }
 
   @Override
   public int purgeDeadLetters() {
     ensureAlive();
     Subspace dead = keys.dead();
-    return core.backend()
-        .run(
-            tx -> {
-              int n = tx.getRange(dead.range().begin, dead.range().end).size();
-              tx.clearRange(dead.range().begin, dead.range().end);
-              return n;
-            });
+    Integer purged =
+        commit(
+                tx -> {
+                  int n = tx.getRange(dead.range().begin, dead.range().end).size();
+                  tx.clearRange(dead.range().begin, dead.range().end);
+                  return n;
+                })
+            .value();
+    return purged == null ? 0 : purged;
   }
 
   private void runActions(List<Action<S>> actions, @Nullable S state) {
@@ -1561,7 +1679,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   @Override
   public void kill(Object reason) {
     ensureAlive();
-    core.backend()
+    core.backend() // idempotent: no commit marker, which would outlive the server
         .run(
             tx -> {
               tx.clearRange(keys.root().range().begin, keys.root().range().end);

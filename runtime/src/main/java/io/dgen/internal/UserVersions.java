@@ -1,28 +1,64 @@
 package io.dgen.internal;
 
 import io.dgen.backend.Transaction;
+import java.nio.ByteBuffer;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.WeakHashMap;
 
 /**
- * Hands out the user versions of versionstamped queue keys: distinct and increasing within one
- * transaction, so several pushes in one transaction get distinct keys in push order.
+ * Per-transaction bookkeeping of pushes made in transactions the runtime does not own (the outbox)
+ * and in its own: the user versions of versionstamped queue keys (distinct and increasing within
+ * one transaction, so several pushes get distinct keys in push order), and, per server, whether an
+ * earlier attempt of the same run already committed its pushes.
  */
 final class UserVersions {
 
-  private static final Map<Transaction, int[]> NEXT =
+  private static final Map<Transaction, Scope> SCOPES =
       Collections.synchronizedMap(new WeakHashMap<>());
+
+  private static final class Scope {
+    int next;
+    final Map<ByteBuffer, Boolean> replayed = new HashMap<>();
+  }
 
   private UserVersions() {}
 
+  private static Scope scope(Transaction tx) {
+    return SCOPES.computeIfAbsent(tx, k -> new Scope());
+  }
+
   static int next(Transaction tx) {
-    int[] n = NEXT.computeIfAbsent(tx, k -> new int[1]);
-    synchronized (n) {
-      if (n[0] > 0xffff) {
+    Scope s = scope(tx);
+    synchronized (s) {
+      if (s.next > 0xffff) {
         throw new IllegalStateException("more than 65,536 pushes in one transaction");
       }
-      return n[0]++;
+      return s.next++;
+    }
+  }
+
+  /**
+   * For an outbox push into {@code tx}: true if an earlier attempt of this run committed the pushes
+   * to this server (so this attempt must not push again); otherwise writes the server's commit
+   * marker into {@code tx} (once) and returns false.
+   */
+  static boolean alreadyCommitted(Transaction tx, ServerKeys keys) {
+    Scope s = scope(tx);
+    ByteBuffer server = ByteBuffer.wrap(keys.root().getKey());
+    synchronized (s) {
+      Boolean known = s.replayed.get(server);
+      if (known != null) {
+        return known;
+      }
+      byte[] marker = keys.marker(tx.runId());
+      boolean committed = tx.attempt() > 1 && tx.get(marker) != null;
+      if (!committed) {
+        tx.set(marker, new byte[0]);
+      }
+      s.replayed.put(server, committed);
+      return committed;
     }
   }
 }

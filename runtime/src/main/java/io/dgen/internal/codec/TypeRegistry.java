@@ -167,7 +167,11 @@ public final class TypeRegistry {
     return convert(tree, type, "message");
   }
 
-  /** The tag to store with a reply. */
+  /**
+   * The tag to store with a reply: its class name (or a marker for null, maps and lists). Writing
+   * never fails, so a reply the caller cannot decode never blocks the queue; the caller checks the
+   * tag against the allow-list when it decodes ({@link #decodeReply}).
+   */
   public String replyTag(@Nullable Object reply) {
     if (reply == null) {
       return NULL_TAG;
@@ -182,11 +186,32 @@ public final class TypeRegistry {
     if (reply instanceof Collection<?>) {
       return LIST_TAG;
     }
-    throw new IllegalArgumentException(
-        "reply class "
-            + name
-            + " is not allowed: allow it with StartOptions.Builder.allowTypes, or call with an"
-            + " explicit reply type");
+    return name;
+  }
+
+  /**
+   * Checks that a reply obtained without storing it (an inline call) could be decoded by the
+   * caller, so that inline and queued calls behave alike.
+   *
+   * @throws UndecodableDataException if the reply's tag is not allowed
+   */
+  public void checkReply(@Nullable Object reply) {
+    String tag = replyTag(reply);
+    if (!NULL_TAG.equals(tag) && !MAP_TAG.equals(tag) && !LIST_TAG.equals(tag)) {
+      if (!byTag.containsKey(tag)) {
+        throw replyNotAllowed(tag);
+      }
+    }
+  }
+
+  private static UndecodableDataException replyNotAllowed(String tag) {
+    return new UndecodableDataException(
+        "the reply is of type '"
+            + tag
+            + "', which is not allowed for this server, so it was not decoded (the call did"
+            + " execute): pass the reply type, call(request, Type.class, timeout), or allow it"
+            + " with StartOptions.Builder.allowTypes",
+        null);
   }
 
   /**
@@ -208,9 +233,7 @@ public final class TypeRegistry {
           default -> byTag.get(tag);
         };
     if (type == null) {
-      throw new UndecodableDataException(
-          "stored reply names type '" + tag + "', which is not allowed; the class was not loaded",
-          null);
+      throw replyNotAllowed(tag);
     }
     return convert(tree, type, "reply");
   }

@@ -1,0 +1,142 @@
+package io.dgen.internal;
+
+import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.backend.KeyValue;
+import io.dgen.backend.ReadTransaction;
+import io.dgen.backend.Transaction;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A transaction that remembers whether anything was written through it, including by user callbacks
+ * through {@code TxContext}. The runtime writes its commit marker only into attempts that write, so
+ * read-only work stays read-only (and cheap) on FoundationDB.
+ */
+final class TrackingTransaction implements Transaction {
+
+  private final Transaction tx;
+  private boolean wrote;
+
+  TrackingTransaction(Transaction tx) {
+    this.tx = tx;
+  }
+
+  boolean wrote() {
+    return wrote;
+  }
+
+  Transaction unwrap() {
+    return tx;
+  }
+
+  @Override
+  public CompletableFuture<byte @Nullable []> getAsync(byte[] key) {
+    return tx.getAsync(key);
+  }
+
+  @Override
+  public CompletableFuture<List<KeyValue>> getRangeAsync(
+      byte[] begin, byte[] end, int limit, boolean reverse) {
+    return tx.getRangeAsync(begin, end, limit, reverse);
+  }
+
+  @Override
+  public long getReadVersion() {
+    return tx.getReadVersion();
+  }
+
+  @Override
+  public boolean isSnapshot() {
+    return false;
+  }
+
+  @Override
+  public ReadTransaction snapshot() {
+    return tx.snapshot();
+  }
+
+  @Override
+  public void set(byte[] key, byte[] value) {
+    wrote = true;
+    tx.set(key, value);
+  }
+
+  @Override
+  public void clear(byte[] key) {
+    wrote = true;
+    tx.clear(key);
+  }
+
+  @Override
+  public void clearRange(byte[] begin, byte[] end) {
+    wrote = true;
+    tx.clearRange(begin, end);
+  }
+
+  @Override
+  public void add(byte[] key, long delta) {
+    wrote = true;
+    tx.add(key, delta);
+  }
+
+  @Override
+  public void setVersionstampedKey(byte[] prefix, Tuple key, byte[] value) {
+    wrote = true;
+    tx.setVersionstampedKey(prefix, key, value);
+  }
+
+  @Override
+  public void setVersionstampedValue(byte[] key, byte[] valuePrefix) {
+    wrote = true;
+    tx.setVersionstampedValue(key, valuePrefix);
+  }
+
+  @Override
+  public CompletableFuture<byte[]> getVersionstamp() {
+    return tx.getVersionstamp();
+  }
+
+  @Override
+  public CompletableFuture<Void> watch(byte[] key) {
+    return tx.watch(key);
+  }
+
+  @Override
+  public void addReadConflictKey(byte[] key) {
+    tx.addReadConflictKey(key);
+  }
+
+  @Override
+  public void addReadConflictRange(byte[] begin, byte[] end) {
+    tx.addReadConflictRange(begin, end);
+  }
+
+  @Override
+  public void addWriteConflictKey(byte[] key) {
+    wrote = true;
+    tx.addWriteConflictKey(key);
+  }
+
+  @Override
+  public void addWriteConflictRange(byte[] begin, byte[] end) {
+    wrote = true;
+    tx.addWriteConflictRange(begin, end);
+  }
+
+  @Override
+  public UUID runId() {
+    return tx.runId();
+  }
+
+  @Override
+  public int attempt() {
+    return tx.attempt();
+  }
+
+  @Override
+  public long getApproximateSize() {
+    return tx.getApproximateSize();
+  }
+}
