@@ -65,7 +65,7 @@ class ConcurrencyTest extends RuntimeTestBase {
   void pushes_neverAbortTheConsumersBatches() throws Exception {
     ServerRef<Msg> consumer = start();
     ServerRef<Msg> publisher = start(b -> b.consume(false));
-    MemoryBackend.Counters before = backend.counters();
+    MemoryBackend.Counters before = memory().counters();
     AtomicBoolean stop = new AtomicBoolean();
     Thread pusher =
         new Thread(
@@ -78,7 +78,7 @@ class ConcurrencyTest extends RuntimeTestBase {
     await().atMost(Duration.ofSeconds(30)).until(() -> total(consumer) >= 3_000);
     stop.set(true);
     pusher.join();
-    MemoryBackend.Counters used = backend.counters().minus(before);
+    MemoryBackend.Counters used = memory().counters().minus(before);
     // Every transaction here is a push, a consumer batch or a priority read; none may conflict.
     assertThat(used.conflicts()).isZero();
     assertThat(used.transactionsRetried()).isZero();
@@ -91,14 +91,14 @@ class ConcurrencyTest extends RuntimeTestBase {
     publisher.cast(new Add(1));
     awaitTotal(publisher, 1); // the cache is warm now
 
-    MemoryBackend.Counters before = backend.counters();
+    MemoryBackend.Counters before = memory().counters();
     List<Add> batch = new ArrayList<>();
     for (int i = 0; i < 100; i++) {
       batch.add(new Add(1));
     }
     publisher.castAll(batch);
     await().atMost(Duration.ofSeconds(30)).until(() -> publisher.queueLength() == 0);
-    MemoryBackend.Counters used = backend.counters().minus(before);
+    MemoryBackend.Counters used = memory().counters().minus(before);
     // one queue peek per message plus the final empty peek, reads of two counters for
     // queueLength polls aside: no state range read
     assertThat(used.rangesRead()).isLessThanOrEqualTo(101 + 2);
@@ -111,14 +111,14 @@ class ConcurrencyTest extends RuntimeTestBase {
     start(b -> b.cache(false));
     publisher.cast(new Add(1));
     awaitTotal(publisher, 1);
-    MemoryBackend.Counters before = backend.counters();
+    MemoryBackend.Counters before = memory().counters();
     List<Add> batch = new ArrayList<>();
     for (int i = 0; i < 100; i++) {
       batch.add(new Add(1));
     }
     publisher.castAll(batch);
     await().atMost(Duration.ofSeconds(30)).until(() -> publisher.queueLength() == 0);
-    MemoryBackend.Counters used = backend.counters().minus(before);
+    MemoryBackend.Counters used = memory().counters().minus(before);
     assertThat(used.rangesRead()).isGreaterThanOrEqualTo(200);
   }
 

@@ -38,7 +38,8 @@ class IdleCostTest extends RuntimeTestBase {
     await()
         .atMost(Duration.ofSeconds(60))
         .until(
-            () -> backend.counters().watchesArmed() - backend.counters().watchesFired() >= SERVERS);
+            () ->
+                memory().counters().watchesArmed() - memory().counters().watchesFired() >= SERVERS);
 
     int live = ManagementFactory.getThreadMXBean().getThreadCount();
     assertThat(live).as("live threads").isLessThan(64);

@@ -28,10 +28,10 @@ class ReliabilityTest extends RuntimeTestBase {
       }
       publisher.castAll(adds);
     }
-    MemoryBackend.Counters before = backend.counters();
+    MemoryBackend.Counters before = memory().counters();
     ServerRef<Msg> consumer = start(b -> b.consumeK(64));
     await().atMost(Duration.ofSeconds(60)).until(() -> publisher.queueLength() == 0);
-    long consumerTransactions = backend.counters().minus(before).transactionsCommitted();
+    long consumerTransactions = memory().counters().minus(before).transactionsCommitted();
     assertThat(total(consumer)).isEqualTo(10_000);
     assertThat(consumerTransactions).isLessThanOrEqualTo((long) Math.ceil(10_000 / 64.0 * 1.05));
   }
@@ -48,7 +48,7 @@ class ReliabilityTest extends RuntimeTestBase {
       big.add("z".repeat(90_000)); // each replied call would be 90 KB; casts write little
     }
     publisher.castAll(big);
-    MemoryBackend.Counters before = backend.counters();
+    MemoryBackend.Counters before = memory().counters();
     dgen.start(
         new SerializationTest.LooseServer(),
         null,
@@ -56,7 +56,7 @@ class ReliabilityTest extends RuntimeTestBase {
     await().atMost(Duration.ofSeconds(30)).until(() -> publisher.queueLength() == 0);
     // 40 items of 90 KB cleared (clears cost only their keys): one batch is enough here; the
     // byte cap is exercised by the state size below.
-    assertThat(backend.counters().minus(before).transactionsCommitted()).isGreaterThanOrEqualTo(1);
+    assertThat(memory().counters().minus(before).transactionsCommitted()).isGreaterThanOrEqualTo(1);
   }
 
   @Test

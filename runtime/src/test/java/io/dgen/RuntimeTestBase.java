@@ -2,17 +2,19 @@ package io.dgen;
 
 import static org.awaitility.Awaitility.await;
 
+import io.dgen.backend.Backend;
 import io.dgen.backend.memory.MemoryBackend;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 
 /** A memory backend and a runtime per test, in a fresh tenant. */
 abstract class RuntimeTestBase {
 
-  MemoryBackend backend;
+  Backend backend;
   DGen dgen;
   Tenant tenant;
   final TestServer.Hooks hooks = new TestServer.Hooks();
@@ -24,8 +26,19 @@ abstract class RuntimeTestBase {
     tenant = dgen.tenant("test", UUID.randomUUID().toString());
   }
 
-  MemoryBackend newBackend() {
+  /** The backend of each test: the memory backend, or FoundationDB in FdbRuntimeBehaviourTest. */
+  Backend newBackend() {
     return MemoryBackend.builder().build();
+  }
+
+  /**
+   * The memory backend, for tests that read its counters or inject faults; on another backend the
+   * test is skipped with that reason.
+   */
+  MemoryBackend memory() {
+    Assumptions.assumeTrue(
+        backend instanceof MemoryBackend, "needs the memory backend's counters or fault injection");
+    return (MemoryBackend) backend;
   }
 
   DGen newDGen() {
@@ -35,6 +48,7 @@ abstract class RuntimeTestBase {
   @AfterEach
   void tearDownRuntime() {
     dgen.close();
+    backend.removeDirectory(tenant.path().toArray(String[]::new));
     backend.close();
   }
 
