@@ -7,6 +7,9 @@ import io.dgen.TestServer.Add;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Seq;
 import io.dgen.backend.memory.MemoryBackend;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -123,12 +126,26 @@ class ConcurrencyTest extends RuntimeTestBase {
   }
 
   @Test
-  void throwingCallback_neverKillsTheConsumer_itBacksOffAndRetries() {
-    ServerRef<Msg> ref = start();
-    ref.cast(new TestServer.FailFirst("f", 4));
-    ref.cast(new Add(10));
-    awaitTotal(ref, 11);
-    assertThat(hooks.attempts.get("f")).hasValue(5);
-    assertThat(ref.isAlive()).isTrue();
+  void throwingCallback_neverKillsTheConsumer_itBacksOffAndRetries_andSaysSo() {
+    // slf4j-simple writes to the current System.out (simplelogger.properties): capture it
+    PrintStream original = System.out;
+    ByteArrayOutputStream log = new ByteArrayOutputStream();
+    System.setOut(new PrintStream(log, true, StandardCharsets.UTF_8));
+    try {
+      ServerRef<Msg> ref = start();
+      ref.cast(new TestServer.FailFirst("f", 4));
+      ref.cast(new Add(10));
+      awaitTotal(ref, 11);
+      assertThat(hooks.attempts.get("f")).hasValue(5);
+      assertThat(ref.isAlive()).isTrue();
+    } finally {
+      System.setOut(original);
+    }
+    String text = log.toString(StandardCharsets.UTF_8);
+    assertThat(text)
+        .contains("callback failed, transaction aborted (attempt 1); retrying in")
+        .contains("(attempt 4); retrying in")
+        .contains("tuid=(\"dgen_server\", \"io.dgen.TestServer\")")
+        .contains("failing attempt 4 of f");
   }
 }
