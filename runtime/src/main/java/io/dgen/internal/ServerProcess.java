@@ -57,6 +57,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -593,7 +594,13 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       @Nullable Object stopReason,
       @Nullable CompletableFuture<Void> watch,
       @Nullable StoredState written)
-      implements Stateful {}
+      implements Stateful {
+
+    /** A call that was queued instead: its caller waits on {@code watch}. */
+    static <S> Inline<S> queued(CompletableFuture<Void> watch) {
+      return new Inline<>(null, null, List.of(), null, watch, null);
+    }
+  }
 
   /** Thrown out of a transaction body to abort it when a callback failed. */
   private static final class CallbackAbort extends RuntimeException {
@@ -621,40 +628,24 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                 CompletableFuture<byte @Nullable []> version =
                     options.cache() ? tx.getAsync(keys.versionKey()) : null;
                 if (!Futures.join(head).isEmpty() || Futures.join(lock) != null) {
-                  return new Inline<>(null, null, List.of(), null, pushCall(tx, env, from), null);
+                  return Inline.queued(pushCall(tx, env, from));
                 }
-                Loaded<S> loaded = load(tx, version, false);
-                Result<S> r;
-                try {
-                  r =
-                      checked(
-                          server.handleCallTx(
-                              new Ctx(tx, tenant, tuid), request, from, loaded.state()),
-                          "handleCall");
-                  checkAge(start, "handleCall");
-                } catch (Exception e) {
-                  throw new CallbackAbort(e);
-                }
-                if (r.kind() == Result.Kind.LOCK) {
-                  throw new TakesLock();
-                }
-                StoredState written = writeState(tx, loaded, r.state());
-                return new Inline<>(
-                    r.reply(),
-                    r.state(),
-                    r.actions(),
-                    r.kind() == Result.Kind.STOP ? r.reason() : null,
-                    null,
-                    written);
+                return runOnState(
+                    tx,
+                    load(tx, version, false),
+                    start,
+                    "handleCall",
+                    (ctx, state) -> server.handleCallTx(ctx, request, from, state),
+                    TakesLock::new);
               },
               (tx, prior) ->
                   prior != null && prior.watch() != null
-                      ? new Inline<>(null, null, List.of(), null, awaitSlot(tx, from), null)
+                      ? Inline.<S>queued(awaitSlot(tx, from))
                       : prior);
     } catch (TakesLock lock) {
       // The lock is taken by the consume loop only, so that handleLocked runs where the lock is
       // fenced and recoverable: queue the call like any other. The attempt committed nothing.
-      return new Inline<>(null, null, List.of(), null, pushCallOnce(env, from), null);
+      return Inline.queued(pushCallOnce(env, from));
     } catch (CallbackAbort abort) {
       // The failed attempt committed nothing; queue the call (without a reply slot: the caller
       // gets the error now) so that consumers retry it, as the seed does.
@@ -909,28 +900,17 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
           commit(
               tx -> {
                 long start = core.nanoTime();
-                Loaded<S> loaded = load(tx, null, false);
-                Result<S> r;
-                try {
-                  r = checked(callback.apply(new Ctx(tx, tenant, tuid), loaded.state()), name);
-                  checkAge(start, name);
-                } catch (Exception e) {
-                  throw new CallbackAbort(e);
-                }
-                if (r.kind() == Result.Kind.LOCK) {
-                  throw new CallbackAbort(
-                      new IllegalStateException(
-                          "a priority message cannot take the lock (Result.lock): priority"
-                              + " messages bypass the lock; send it with call or cast"));
-                }
-                StoredState written = writeState(tx, loaded, r.state());
-                return new Inline<>(
-                    r.reply(),
-                    r.state(),
-                    r.actions(),
-                    r.kind() == Result.Kind.STOP ? r.reason() : null,
-                    null,
-                    written);
+                return runOnState(
+                    tx,
+                    load(tx, null, false),
+                    start,
+                    name,
+                    callback,
+                    () ->
+                        new CallbackAbort(
+                            new IllegalStateException(
+                                "a priority message cannot take the lock (Result.lock): priority"
+                                    + " messages bypass the lock; send it with call or cast")));
               });
     } catch (CallbackAbort abort) {
       throw new CallbackException(
@@ -940,6 +920,38 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     Inline<S> inline = Objects.requireNonNull(c.value());
     publishCache(inline.written(), c.stamp());
     return inline;
+  }
+
+  /**
+   * Runs one callback on {@code loaded} in {@code tx} (an inline call or a priority message) and
+   * writes the state it returns. A throw aborts the attempt with {@link CallbackAbort}; a {@code
+   * Result.lock} aborts it with {@code onLock}'s exception.
+   */
+  private Inline<S> runOnState(
+      Transaction tx,
+      Loaded<S> loaded,
+      long start,
+      String name,
+      Callback<S> callback,
+      Supplier<RuntimeException> onLock) {
+    Result<S> r;
+    try {
+      r = checked(callback.apply(new Ctx(tx, tenant, tuid), loaded.state()), name);
+      checkAge(start, name);
+    } catch (Exception e) {
+      throw new CallbackAbort(e);
+    }
+    if (r.kind() == Result.Kind.LOCK) {
+      throw onLock.get();
+    }
+    StoredState written = writeState(tx, loaded, r.state());
+    return new Inline<>(
+        r.reply(),
+        r.state(),
+        r.actions(),
+        r.kind() == Result.Kind.STOP ? r.reason() : null,
+        null,
+        written);
   }
 
   private Result<S> checked(@Nullable Result<S> r, String callback) {
