@@ -27,8 +27,11 @@ import org.jspecify.annotations.Nullable;
  *   <li>A throwing callback aborts its transaction; a queued message is retried with capped
  *       exponential backoff (and dead-lettered after {@code deadLetterThreshold} failures), a
  *       priority message fails its sender with {@link CallbackException}.
- *   <li>Callbacks of one server never run concurrently in one process; across processes they are
- *       serialized by the database.
+ *   <li>A process's consume loop runs one batch at a time, but inline calls and priority messages
+ *       run in their callers' threads, and other processes run their own loops: callbacks of one
+ *       server may run concurrently, each in its own transaction. The database serializes their
+ *       effects (two transactions that wrote the same state conflict, and one is retried), so keep
+ *       callbacks free of shared mutable fields and rely on the state they are given.
  * </ul>
  *
  * <p>The default implementations of {@code handleCall}, {@code handleCast} and {@code handleInfo}

@@ -15,8 +15,9 @@ import java.util.concurrent.CompletableFuture;
  * and the lock and run at once in the caller's thread, in a transaction of their own; a failure is
  * not retried.
  *
- * <p>After {@link #stop} or {@link #kill}, every method but {@link #isAlive}, {@link #tuid}, {@link
- * #tenant} and {@link #name} throws {@link ServerStoppedException}.
+ * <p>After {@link #stop} or {@link #kill}, every method but {@link #isAlive}, {@link #termination},
+ * {@link #tuid}, {@link #tenant}, {@link #name} and {@link #stop} throws {@link
+ * ServerStoppedException}.
  *
  * @param <M> the server's message type
  */
