@@ -18,6 +18,7 @@ final class TrackingTransaction implements Transaction {
 
   private final Transaction tx;
   private boolean wrote;
+  private int nextUserVersion;
 
   TrackingTransaction(Transaction tx) {
     this.tx = tx;
@@ -27,8 +28,12 @@ final class TrackingTransaction implements Transaction {
     return wrote;
   }
 
-  Transaction unwrap() {
-    return tx;
+  /** The user version of the next versionstamped queue key pushed in this attempt. */
+  int nextUserVersion() {
+    if (nextUserVersion > 0xffff) {
+      throw new IllegalStateException("more than 65,536 pushes in one transaction");
+    }
+    return nextUserVersion++;
   }
 
   @Override

@@ -30,6 +30,9 @@ final class UserVersions {
   }
 
   static int next(Transaction tx) {
+    if (tx instanceof TrackingTransaction own) {
+      return own.nextUserVersion(); // the runtime's own transactions: no shared map, no lock
+    }
     Scope s = scope(tx);
     synchronized (s) {
       if (s.next > 0xffff) {
