@@ -75,7 +75,7 @@ class BadInputTest extends RuntimeTestBase {
             StartOptions.builder(tenant).consume(false).build());
     assertThatThrownBy(() -> ref.castAll(List.of("small", "y".repeat(200_000))))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("100000 bytes");
+        .hasMessageContaining("99744 bytes");
     assertThat(ref.queueLength()).isZero();
   }
 

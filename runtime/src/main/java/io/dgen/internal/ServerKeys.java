@@ -18,7 +18,6 @@ import java.nio.ByteOrder;
  * (tuid.., "c", unixSeconds, id, "t", n) a caller's reply slot, chunk n; chunk 0 is watched
  * (tuid.., "k")                         lock record
  * (tuid.., "d", VS)                     dead letters
- * (tuid.., "f", itemVS)                 consecutive failure count of a queue item
  * (tuid.., "o", runId)                  commit marker of a runtime transaction (swept by age)
  * </pre>
  *
@@ -31,7 +30,6 @@ public final class ServerKeys {
   static final String CALLS = "c";
   static final String LOCK = "k";
   static final String DEAD = "d";
-  static final String FAILURES = "f";
   static final String MARKERS = "o";
   static final long LAYOUT_VERSION = 0;
 
@@ -52,7 +50,6 @@ public final class ServerKeys {
   private final Subspace calls;
   private final byte[] lockKey;
   private final Subspace dead;
-  private final Subspace failures;
   private final Subspace markers;
 
   /**
@@ -74,7 +71,6 @@ public final class ServerKeys {
     this.calls = root.subspace(Tuple.from(CALLS));
     this.lockKey = root.pack(Tuple.from(LOCK));
     this.dead = root.subspace(Tuple.from(DEAD));
-    this.failures = root.subspace(Tuple.from(FAILURES));
     this.markers = root.subspace(Tuple.from(MARKERS));
   }
 
@@ -141,11 +137,6 @@ public final class ServerKeys {
   /** Dead letters, by versionstamp. */
   public Subspace dead() {
     return dead;
-  }
-
-  /** Failure counters, by queue item versionstamp. */
-  public Subspace failures() {
-    return failures;
   }
 
   /** Commit markers, by run id. */

@@ -35,7 +35,6 @@ import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Chunks;
 import io.dgen.internal.codec.DeadRecord;
 import io.dgen.internal.codec.Envelope;
-import io.dgen.internal.codec.FailureRecord;
 import io.dgen.internal.codec.LockRecord;
 import io.dgen.internal.codec.Reply;
 import io.dgen.internal.codec.StoredState;
@@ -84,7 +83,10 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   static final long TRANSACTION_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(5);
 
   private static final byte[] EMPTY = new byte[0];
-  private static final int MAX_ENVELOPE = Chunks.MAX_VALUE;
+
+  /** Leaves room in the value for the failure count and id written into a failing item. */
+  private static final int MAX_ENVELOPE = Chunks.MAX_VALUE - 256;
+
   private static final int CACHE_MISS_BACKOFF_CAP_MS = 50;
   private static final long BATCH_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
@@ -380,7 +382,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     Objects.requireNonNull(message, "message must not be null");
     String tag = types.messageTag(message);
     Envelope env =
-        new Envelope(
+        Envelope.of(
             kind,
             tag,
             core.serde().toTree(message),
@@ -1183,7 +1185,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       }
       tx.addReadConflictKey(item.key());
       tx.clear(item.key());
-      tx.clear(failureKey(item));
       processed++;
       Envelope env;
       Object message;
@@ -1387,10 +1388,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   // ---------------------------------------------------------------- failures and dead letters
 
-  private byte[] failureKey(KeyValue item) {
-    return keys.failures().pack(Tuple.from(itemStamp(item)));
-  }
-
   private byte[] deadKey(Versionstamp stamp) {
     return keys.dead().pack(Tuple.from(stamp));
   }
@@ -1433,7 +1430,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
    */
   private int recordFailure(KeyValue item, Throwable cause, int threshold) {
     String failureId = UUID.randomUUID().toString();
-    byte[] failureKey = failureKey(item);
     Versionstamp stamp = itemStamp(item);
     String error = cause.getClass().getName() + ": " + cause.getMessage();
     return core.backend()
@@ -1444,30 +1440,27 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                 DeadRecord d = core.serde().read(dead, DeadRecord.class);
                 return d.by().equals(failureId) ? d.attempts() : 0;
               }
-              if (tx.get(item.key()) == null) {
+              byte[] current = tx.get(item.key());
+              if (current == null) {
                 return 0; // processed meanwhile by another consumer
               }
-              byte[] prior = tx.get(failureKey);
-              FailureRecord f =
-                  prior == null ? null : core.serde().read(prior, FailureRecord.class);
-              if (f != null && f.last().equals(failureId)) {
-                return f.count(); // a retry of a commit that applied
+              Envelope env = core.serde().read(current, Envelope.class);
+              if (failureId.equals(env.x())) {
+                return env.f(); // a retry of a commit that applied
               }
-              int count = (f == null ? 0 : f.count()) + 1;
+              int count = env.f() + 1;
               if (count < threshold) {
-                tx.set(failureKey, core.serde().toBytes(new FailureRecord(count, failureId)));
+                // The count lives in the item itself: a success pops it, leaving nothing to clear.
+                tx.set(item.key(), core.serde().toBytes(env.withFailure(count, failureId)));
                 return count;
               }
-              tx.clear(failureKey);
               tx.clear(item.key());
               tx.add(keys.popCounter(), 1);
               tx.set(
                   deadKey(stamp),
                   core.serde()
                       .toBytes(
-                          new DeadRecord(
-                              item.value(), count, error, core.wallMillis(), failureId)));
-              Envelope env = core.serde().read(item.value(), Envelope.class);
+                          new DeadRecord(current, count, error, core.wallMillis(), failureId)));
               if (env.isCall()) {
                 writeReply(
                     tx,
