@@ -1,0 +1,239 @@
+package io.dgen.benchmarks;
+
+import io.dgen.StateEncoding;
+import java.io.PrintStream;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The benchmark program: runs every scenario on the in-memory backend and prints one table.
+ *
+ * <pre>
+ * mvn -B -q -pl benchmarks -am compile exec:java                          # about 65 seconds
+ * mvn -B -q -pl benchmarks -am compile exec:java -Dexec.args="--quick"    # about 20 seconds
+ * mvn -B -q -pl benchmarks -am compile exec:java -Dexec.args="--only cast-k64,call-inline"
+ * </pre>
+ *
+ * <p>The table goes to standard output, progress to standard error. See {@code docs/performance.md}
+ * for what each scenario measures and how to read it.
+ */
+public final class Benchmarks {
+
+  private Benchmarks() {}
+
+  /** A scenario to run: its row id and how to run it. */
+  private record Planned(String id, Supplier<Row> run) {}
+
+  /**
+   * Runs the benchmarks.
+   *
+   * @param args {@code --quick} for a short run; {@code --only ID[,ID…]} for some scenarios; {@code
+   *     --no-jit-warmup} to skip the JIT warm-up (for a profile of one scenario alone)
+   */
+  public static void main(String[] args) {
+    boolean quick = false;
+    boolean jitWarmup = true;
+    Set<String> only = null;
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--quick":
+          quick = true;
+          break;
+        case "--only":
+          if (i + 1 >= args.length) {
+            throw new IllegalArgumentException("--only needs a comma-separated list of ids");
+          }
+          only = new LinkedHashSet<>(Arrays.asList(args[++i].split(",")));
+          break;
+        case "--no-jit-warmup":
+          jitWarmup = false;
+          break;
+        case "--help":
+          System.out.println(
+              "usage: Benchmarks [--quick] [--only ID,...] [--no-jit-warmup]\nids: "
+                  + String.join(", ", ids()));
+          return;
+        default:
+          throw new IllegalArgumentException(
+              "unknown argument "
+                  + args[i]
+                  + "; usage: [--quick] [--only ID,...] [--no-jit-warmup]");
+      }
+    }
+    Settings settings = quick ? Settings.quick() : Settings.standard();
+    Report report = run(jitWarmup ? settings : settings.withoutJitWarmup(), only, System.err);
+    System.out.print(report.render());
+  }
+
+  /** The scenario ids, in the order the table lists them. */
+  static List<String> ids() {
+    return plan(new Scenarios(Settings.tiny())).stream()
+        .map(Planned::id)
+        .collect(Collectors.toList());
+  }
+
+  private static List<Planned> plan(Scenarios s) {
+    return List.of(
+        new Planned("raw-tx", s::rawTransactions),
+        new Planned("plain-actor", s::plainActor),
+        new Planned("cast-k1", () -> s.casts(1, false)),
+        new Planned("cast-k16", () -> s.casts(16, false)),
+        new Planned("cast-k64", () -> s.casts(64, false)),
+        new Planned("cast-k256", () -> s.casts(256, false)),
+        new Planned("cast-plain-k64", () -> s.casts(64, true)),
+        new Planned(
+            "call-inline",
+            () ->
+                s.calls(
+                    "call-inline",
+                    "inline call K=1, AddAndGet (writes), sequential",
+                    1,
+                    new CounterServer.AddAndGet(1),
+                    "1 tx in the caller's thread")),
+        new Planned(
+            "call-inline-read",
+            () ->
+                s.calls(
+                    "call-inline-read",
+                    "inline call K=1, Get (read-only), sequential",
+                    1,
+                    new CounterServer.Get(),
+                    "read-only: nothing committed")),
+        new Planned(
+            "call-queued",
+            () ->
+                s.calls(
+                    "call-queued",
+                    "queued call K=2, AddAndGet, sequential",
+                    2,
+                    new CounterServer.AddAndGet(1),
+                    "push + batch + read-and-clear")),
+        new Planned("servers", s::manyServers),
+        new Planned("wide-structured", () -> s.wideState(StateEncoding.STRUCTURED)),
+        new Planned("wide-term", () -> s.wideState(StateEncoding.TERM)),
+        new Planned("idle", s::idleServers));
+  }
+
+  /**
+   * Runs the planned scenarios (all, or those in {@code only}) and returns the report. A JIT
+   * warm-up runs first; then the idle scenario, before the other scenarios leave garbage behind.
+   *
+   * @param settings sizes and durations
+   * @param only the ids to run, or null for all
+   * @param log where progress goes
+   * @return the report
+   */
+  static Report run(Settings settings, @Nullable Set<String> only, PrintStream log) {
+    List<Planned> plan = plan(new Scenarios(settings));
+    if (only != null) {
+      Set<String> known = plan.stream().map(Planned::id).collect(Collectors.toSet());
+      for (String id : only) {
+        if (!known.contains(id)) {
+          throw new IllegalArgumentException("unknown scenario " + id + "; ids: " + known);
+        }
+      }
+    }
+    List<Planned> chosen =
+        plan.stream()
+            .filter(p -> only == null || only.contains(p.id()))
+            .collect(Collectors.toList());
+    List<Planned> order = new ArrayList<>();
+    chosen.stream().filter(p -> p.id().equals("idle")).forEach(order::add);
+    chosen.stream().filter(p -> !p.id().equals("idle")).forEach(order::add);
+
+    ZonedDateTime started = ZonedDateTime.now().truncatedTo(ChronoUnit.SECONDS);
+    double loadBefore = loadAverage();
+    long t0 = System.nanoTime();
+    Row[] rows = new Row[chosen.size()];
+    int done = 0;
+    if (!settings.jitWarmup().isZero()) {
+      warmUpJit(settings, log);
+    }
+    for (Planned p : order) {
+      long s0 = System.nanoTime();
+      log.printf(Locale.ROOT, "[%d/%d] %s …%n", ++done, order.size(), p.id());
+      Row row = p.run().get();
+      rows[chosen.indexOf(p)] = row;
+      log.printf(
+          Locale.ROOT,
+          "      %s: %s ops/s in %.1f s%n",
+          p.id(),
+          Report.num(row.opsPerSecond(), 0),
+          (System.nanoTime() - s0) / 1e9);
+      System.gc();
+    }
+    double seconds = (System.nanoTime() - t0) / 1e9;
+    List<String> header = header(settings, started, loadBefore, loadAverage(), seconds);
+    return new Report(header, Arrays.asList(rows), settings);
+  }
+
+  /**
+   * Runs the cast and call paths briefly and throws the rows away, so that the first measured
+   * scenarios do not pay for the JIT compiling them.
+   */
+  private static void warmUpJit(Settings settings, PrintStream log) {
+    long t0 = System.nanoTime();
+    Scenarios s = new Scenarios(settings.forJitWarmup());
+    s.casts(1, false);
+    s.casts(64, false);
+    s.casts(64, true);
+    s.calls("jit-inline", "", 1, new CounterServer.AddAndGet(1), "");
+    s.calls("jit-queued", "", 2, new CounterServer.AddAndGet(1), "");
+    log.printf(Locale.ROOT, "      JIT warm-up in %.1f s%n", (System.nanoTime() - t0) / 1e9);
+    System.gc();
+  }
+
+  private static List<String> header(
+      Settings s, ZonedDateTime started, double loadBefore, double loadAfter, double seconds) {
+    Runtime rt = Runtime.getRuntime();
+    String gcs =
+        ManagementFactory.getGarbageCollectorMXBeans().stream()
+            .map(GarbageCollectorMXBean::getName)
+            .collect(Collectors.joining(", "));
+    return List.of(
+        String.format(
+            Locale.ROOT,
+            "DGen benchmarks — %s — mode %s (warm-up %d ms, measured %d ms per timed scenario),"
+                + " %.0f s in all",
+            started.format(DateTimeFormatter.ISO_OFFSET_DATE_TIME),
+            s.mode(),
+            s.warmup().toMillis(),
+            s.measure().toMillis(),
+            seconds),
+        String.format(
+            Locale.ROOT,
+            "JVM: %s %s (%s), GC %s, max heap %,d MB",
+            System.getProperty("java.vm.name"),
+            System.getProperty("java.runtime.version"),
+            System.getProperty("java.vm.vendor"),
+            gcs,
+            rt.maxMemory() / (1024 * 1024)),
+        String.format(
+            Locale.ROOT,
+            "machine: %d cores, %s %s %s, load average %.2f at start, %.2f at end",
+            rt.availableProcessors(),
+            System.getProperty("os.name"),
+            System.getProperty("os.version"),
+            System.getProperty("os.arch"),
+            loadBefore,
+            loadAfter),
+        "backend: in-memory (MemoryBackend, FoundationDB semantics); DGen defaults (2+ worker"
+            + " threads, STRUCTURED state, cache on) unless the row says otherwise");
+  }
+
+  private static double loadAverage() {
+    return ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+  }
+}

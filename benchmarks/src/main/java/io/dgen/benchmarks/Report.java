@@ -1,0 +1,263 @@
+package io.dgen.benchmarks;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.function.ToDoubleFunction;
+
+/** The rows of one run and how they print: header, one table, ratios, targets. */
+final class Report {
+
+  private static final String[] COLUMNS = {
+    "scenario",
+    "msgs",
+    "ops/s",
+    "p50 µs",
+    "p99 µs",
+    "CPU µs/msg",
+    "commits/msg",
+    "consumer tx/msg",
+    "reads/msg",
+    "bytes written/msg",
+    "note"
+  };
+
+  private final List<String> header;
+  private final List<Row> rows;
+  private final Settings settings;
+
+  Report(List<String> header, List<Row> rows, Settings settings) {
+    this.header = List.copyOf(header);
+    this.rows = List.copyOf(rows);
+    this.settings = settings;
+  }
+
+  List<Row> rows() {
+    return rows;
+  }
+
+  Optional<Row> row(String id) {
+    return rows.stream().filter(r -> r.id().equals(id)).findFirst();
+  }
+
+  String render() {
+    StringBuilder out = new StringBuilder();
+    for (String line : header) {
+      out.append(line).append('\n');
+    }
+    out.append('\n').append(table()).append('\n');
+    out.append(
+        "ops/s: messages (or operations) per second, end to end (publish → applied); the median"
+            + " round where the note lists rounds. p50/p99: one operation.\n"
+            + "CPU µs/msg: CPU time of the whole process (all threads: runtime, publishers, GC, JIT)"
+            + " per message, as the OS accounts it.\n"
+            + "commits/msg: writing transactions committed per message; consumer tx/msg: the"
+            + " consumers' share of them (1/K for full batches).\n"
+            + "reads/msg: single-key + range reads that reached the store (reads issued together"
+            + " count one each: an upper bound on round trips).\n"
+            + "bytes written/msg: key + value bytes of writes (range clears: their bounds)."
+            + " Counts are machine-independent; timings are not. A note says if any transaction"
+            + " was retried.\n");
+    String ratios = ratios();
+    if (!ratios.isEmpty()) {
+      out.append("\nratios (same run, same machine)\n").append(ratios);
+    }
+    String targets = targets();
+    if (!targets.isEmpty()) {
+      out.append("\ntargets (issue 7)                               reached\n").append(targets);
+    }
+    return out.toString();
+  }
+
+  /** The table, in Markdown so that it pastes into {@code docs/performance.md} as it is. */
+  String table() {
+    List<String[]> cells = new ArrayList<>();
+    cells.add(COLUMNS);
+    for (Row r : rows) {
+      cells.add(
+          new String[] {
+            r.label(),
+            String.format(Locale.ROOT, "%,d", r.messages()),
+            num(r.opsPerSecond(), 0),
+            micros(r.p50Micros()),
+            micros(r.p99Micros()),
+            micros(r.cpuMicrosPerMessage()),
+            num(r.commitsPerMessage(), 3),
+            num(r.consumerTransactionsPerMessage(), 4),
+            num(r.readsPerMessage(), 2),
+            num(r.bytesWrittenPerMessage(), 0),
+            note(r)
+          });
+    }
+    int[] width = new int[COLUMNS.length];
+    for (String[] row : cells) {
+      for (int i = 0; i < row.length; i++) {
+        width[i] = Math.max(width[i], row[i].length());
+      }
+    }
+    StringBuilder out = new StringBuilder();
+    for (int r = 0; r < cells.size(); r++) {
+      String[] row = cells.get(r);
+      out.append('|');
+      for (int i = 0; i < row.length; i++) {
+        boolean left = i == 0 || i == row.length - 1;
+        out.append(' ').append(pad(row[i], width[i], left)).append(" |");
+      }
+      out.append('\n');
+      if (r == 0) {
+        out.append('|');
+        for (int i = 0; i < row.length; i++) {
+          boolean left = i == 0 || i == row.length - 1;
+          out.append(left ? ":" : "-").append("-".repeat(width[i])).append(left ? "-|" : ":|");
+        }
+        out.append('\n');
+      }
+    }
+    return out.toString();
+  }
+
+  /** The row's note, and the retried transactions if there were any (conflicts). */
+  private static String note(Row r) {
+    if (r.cost() == null || r.cost().transactionsRetried() == 0) {
+      return r.note();
+    }
+    String retries =
+        String.format(
+            Locale.ROOT,
+            "%,d retried (%,d conflicts)",
+            r.cost().transactionsRetried(),
+            r.cost().conflicts());
+    return r.note().isEmpty() ? retries : r.note() + "; " + retries;
+  }
+
+  private String ratios() {
+    StringBuilder out = new StringBuilder();
+    ratio(out, "cast K=64 ÷ plain actor", "cast-k64", "plain-actor", Row::opsPerSecond, "/s");
+    ratio(out, "cast K=256 ÷ plain actor", "cast-k256", "plain-actor", Row::opsPerSecond, "/s");
+    ratio(out, "cast K=1 ÷ raw memory tx", "cast-k1", "raw-tx", Row::opsPerSecond, "/s");
+    ratio(out, "cast K=64 ÷ cast K=1", "cast-k64", "cast-k1", Row::opsPerSecond, "/s");
+    ratio(
+        out,
+        "plain cast K=64 ÷ raw memory tx",
+        "cast-plain-k64",
+        "raw-tx",
+        Row::opsPerSecond,
+        "/s");
+    ratio(
+        out,
+        "CPU/msg: cast K=64 ÷ plain actor",
+        "cast-k64",
+        "plain-actor",
+        Row::cpuMicrosPerMessage,
+        " µs");
+    ratio(
+        out,
+        "CPU/msg: cast K=1 ÷ cast K=64",
+        "cast-k1",
+        "cast-k64",
+        Row::cpuMicrosPerMessage,
+        " µs");
+    ratio(out, "inline call p50 ÷ raw tx p50", "call-inline", "raw-tx", Row::p50Micros, " µs");
+    ratio(
+        out,
+        "queued call p50 ÷ inline call p50",
+        "call-queued",
+        "call-inline",
+        Row::p50Micros,
+        " µs");
+    ratio(
+        out,
+        "bytes/msg STRUCTURED ÷ TERM (1-field change)",
+        "wide-structured",
+        "wide-term",
+        Row::bytesWrittenPerMessage,
+        " B");
+    return out.toString();
+  }
+
+  private void ratio(
+      StringBuilder out,
+      String name,
+      String a,
+      String b,
+      ToDoubleFunction<Row> metric,
+      String unit) {
+    Optional<Row> ra = row(a);
+    Optional<Row> rb = row(b);
+    if (ra.isEmpty() || rb.isEmpty()) {
+      return;
+    }
+    double x = metric.applyAsDouble(ra.get());
+    double y = metric.applyAsDouble(rb.get());
+    out.append(
+        String.format(
+            Locale.ROOT,
+            "  %-46s %8s   (%s%s ÷ %s%s)%n",
+            name,
+            num(x / y, x / y < 0.1 ? 4 : 3),
+            num(x, x < 100 ? 1 : 0),
+            unit,
+            num(y, y < 100 ? 1 : 0),
+            unit));
+  }
+
+  private String targets() {
+    StringBuilder out = new StringBuilder();
+    row("cast-k64")
+        .ifPresent(r -> target(out, "cast K=64 ≥ 250,000/s", r.opsPerSecond() >= 250_000, rate(r)));
+    row("cast-k1")
+        .ifPresent(r -> target(out, "cast K=1 ≥ 30,000/s", r.opsPerSecond() >= 30_000, rate(r)));
+    row("call-inline")
+        .ifPresent(r -> target(out, "inline call p50 ≤ 30 µs", r.p50Micros() <= 30, p50(r)));
+    row("call-queued")
+        .ifPresent(r -> target(out, "queued call p50 ≤ 200 µs", r.p50Micros() <= 200, p50(r)));
+    row("idle")
+        .ifPresent(
+            r -> {
+              String n = String.format(Locale.ROOT, "%,d", settings.idleServers());
+              double threads = r.metric("threads");
+              double heap = r.metric("heapMb");
+              target(
+                  out,
+                  n + " idle servers in < 64 threads",
+                  threads < 64,
+                  String.format(Locale.ROOT, "%.0f live threads", threads));
+              target(
+                  out,
+                  n + " idle servers in < 500 MB",
+                  heap < 500,
+                  String.format(Locale.ROOT, "%.0f MB heap after GC", heap));
+            });
+    return out.toString();
+  }
+
+  private static String rate(Row r) {
+    return num(r.opsPerSecond(), 0) + "/s";
+  }
+
+  private static String p50(Row r) {
+    return micros(r.p50Micros()) + " µs";
+  }
+
+  private static void target(StringBuilder out, String name, boolean met, String reached) {
+    out.append(
+        String.format(Locale.ROOT, "  %-44s %20s   %s%n", name, reached, met ? "met" : "MISSED"));
+  }
+
+  private static String micros(double v) {
+    return num(v, v < 100 ? 1 : 0);
+  }
+
+  static String num(double v, int decimals) {
+    if (Double.isNaN(v) || Double.isInfinite(v)) {
+      return "—";
+    }
+    return String.format(Locale.ROOT, "%,." + decimals + "f", v);
+  }
+
+  private static String pad(String s, int width, boolean left) {
+    String fill = " ".repeat(Math.max(0, width - s.length()));
+    return left ? s + fill : fill + s;
+  }
+}

@@ -1,0 +1,657 @@
+package io.dgen.benchmarks;
+
+import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.DGen;
+import io.dgen.ServerRef;
+import io.dgen.StartOptions;
+import io.dgen.StateEncoding;
+import io.dgen.Tenant;
+import io.dgen.backend.memory.MemoryBackend;
+import io.dgen.backend.memory.MemoryBackend.Counters;
+import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The scenarios. Each builds its own backend and {@link DGen} (so counters and garbage do not leak
+ * between scenarios), warms up, then measures, and returns one {@link Row}.
+ *
+ * <p>Throughput scenarios are end to end: publishers send for a fixed time, and the interval ends
+ * when the last published message has been applied (its post-commit action ran). Publishers keep at
+ * most a window of messages published but not yet applied, so the queue stays deep enough for full
+ * batches but never grows without bound.
+ */
+final class Scenarios {
+
+  private static final Duration DRAIN_TIMEOUT = Duration.ofMinutes(2);
+  private static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
+  private static final CounterServer.Add ONE = new CounterServer.Add(1);
+  private static final long WINDOW_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+  private final Settings settings;
+
+  Scenarios(Settings settings) {
+    this.settings = settings;
+  }
+
+  // ---------------------------------------------------------------- baselines
+
+  /** The memory backend alone: one thread, one key, get + set per transaction. */
+  Row rawTransactions() {
+    try (MemoryBackend backend = MemoryBackend.create()) {
+      Subspace space = backend.directory("bench", "raw");
+      byte[] key = space.pack(Tuple.from("counter"));
+      Runnable rmw =
+          () ->
+              backend.run(
+                  tx -> {
+                    byte[] v = tx.get(key);
+                    long n = v == null ? 0 : ByteBuffer.wrap(v).getLong();
+                    tx.set(key, ByteBuffer.allocate(Long.BYTES).putLong(n + 1).array());
+                    return null;
+                  });
+      long warmEnd = System.nanoTime() + settings.warmup().toNanos();
+      while (System.nanoTime() < warmEnd) {
+        rmw.run();
+      }
+      Counters before = backend.counters();
+      long cpu0 = processCpuNanos();
+      Latencies latencies = new Latencies();
+      long start = System.nanoTime();
+      long end = start + settings.measure().toNanos();
+      long n = 0;
+      long t0;
+      while ((t0 = System.nanoTime()) < end) {
+        rmw.run();
+        latencies.add(System.nanoTime() - t0);
+        n++;
+      }
+      long elapsed = System.nanoTime() - start;
+      Counters cost = backend.counters().minus(before);
+      long cpu = processCpuNanos() - cpu0;
+      return row(
+          "raw-tx",
+          "baseline: raw memory tx (get+set, 1 thread)",
+          n,
+          elapsed,
+          n * 1e9 / elapsed,
+          latencies.summarize(),
+          cost,
+          -1,
+          cpu,
+          Map.of(),
+          "no DGen");
+    }
+  }
+
+  /**
+   * A plain in-JVM actor: a single-thread executor applying the same messages to the same state.
+   */
+  Row plainActor() {
+    ExecutorService actor =
+        Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, "bench-plain-actor");
+              t.setDaemon(true);
+              return t;
+            });
+    try {
+      Progress progress = new Progress();
+      PlainActor state = new PlainActor();
+      Sender send =
+          (thread, seq) -> {
+            actor.execute(() -> state.apply(ONE, progress));
+            return 1;
+          };
+      long window = window(64);
+      publish(progress, send, settings.publishers(), window, settings.warmup(), false);
+      long cpu0 = processCpuNanos();
+      Published p = publishRounds(progress, send, settings.publishers(), window, false);
+      long cpu = processCpuNanos() - cpu0;
+      if (state.value != progress.applied()) {
+        throw new IllegalStateException(
+            "plain actor: state " + state.value + " != applied " + progress.applied());
+      }
+      return row(
+          "plain-actor",
+          "baseline: plain actor (1-thread executor, " + settings.publishers() + " publishers)",
+          p.messages(),
+          p.elapsedNanos(),
+          p.medianRate(),
+          null,
+          null,
+          -1,
+          cpu,
+          Map.of(),
+          join("not durable", p.spread()));
+    } finally {
+      actor.shutdownNow();
+    }
+  }
+
+  /** The state of the plain actor, touched only by its one thread. */
+  private static final class PlainActor {
+    private long value;
+
+    void apply(CounterServer.Add add, Progress progress) {
+      value += add.by();
+      progress.add(1);
+    }
+  }
+
+  // ---------------------------------------------------------------- casts to one server
+
+  /**
+   * Casts to one server at {@code consumeK}: {@code castAll} batches from several publishers, or
+   * plain {@code cast} (one push transaction each, whose latency is then recorded).
+   */
+  Row casts(int consumeK, boolean plainCast) {
+    String id = plainCast ? "cast-plain-k" + consumeK : "cast-k" + consumeK;
+    try (MemoryBackend backend = MemoryBackend.create();
+        DGen dgen = DGen.builder(backend).build()) {
+      Tenant tenant = dgen.tenant("bench", id);
+      Progress progress = new Progress();
+      ServerRef<CounterServer.Msg> ref =
+          dgen.start(
+              new CounterServer(null, progress),
+              null,
+              StartOptions.builder(tenant).consumeK(consumeK).build());
+      List<CounterServer.Msg> batch = Collections.nCopies(settings.castBatch(), ONE);
+      Sender send =
+          plainCast
+              ? (thread, seq) -> {
+                ref.cast(ONE);
+                return 1;
+              }
+              : (thread, seq) -> {
+                ref.castAll(batch);
+                return batch.size();
+              };
+      long window = window(consumeK);
+      publish(progress, send, settings.publishers(), window, settings.warmup(), false);
+      Counters before = backend.counters();
+      long cpu0 = processCpuNanos();
+      Published p = publishRounds(progress, send, settings.publishers(), window, plainCast);
+      Counters cost = backend.counters().minus(before);
+      long cpu = processCpuNanos() - cpu0;
+      long value = ref.<Long>priorityCall(new CounterServer.Get());
+      if (value != progress.applied()) {
+        throw new IllegalStateException(id + ": state " + value + " != " + progress.applied());
+      }
+      String how =
+          plainCast ? "plain cast" : "castAll×" + settings.castBatch() + " (1 push tx each)";
+      return row(
+          id,
+          "cast K=" + consumeK + ", " + settings.publishers() + " publishers, " + how,
+          p.messages(),
+          p.elapsedNanos(),
+          p.medianRate(),
+          plainCast ? p.latencies().summarize() : null,
+          cost,
+          p.pushes(),
+          cpu,
+          Map.of(),
+          join(plainCast ? "latency = one cast() (push tx)" : "", p.spread()));
+    }
+  }
+
+  // ---------------------------------------------------------------- calls
+
+  /**
+   * Sequential calls to one server at {@code consumeK}, with their latency, split at the moment
+   * {@code handleCall} ran: before it (push and wake-up of the consumer, or the inline
+   * transaction's reads) and after it (commit, reply delivery).
+   */
+  Row calls(String id, String label, int consumeK, CounterServer.Msg request, String note) {
+    try (MemoryBackend backend = MemoryBackend.create();
+        DGen dgen = DGen.builder(backend).build()) {
+      Tenant tenant = dgen.tenant("bench", id);
+      CounterServer server = new CounterServer(null, new Progress());
+      ServerRef<CounterServer.Msg> ref =
+          dgen.start(server, null, StartOptions.builder(tenant).consumeK(consumeK).build());
+      long warmEnd = System.nanoTime() + settings.warmup().toNanos();
+      while (System.nanoTime() < warmEnd) {
+        ref.call(request, Long.class, CALL_TIMEOUT);
+      }
+      Counters before = backend.counters();
+      long cpu0 = processCpuNanos();
+      Latencies latencies = new Latencies();
+      Latencies toCallback = new Latencies();
+      Latencies afterCallback = new Latencies();
+      long start = System.nanoTime();
+      long end = start + settings.measure().toNanos();
+      long n = 0;
+      long t0;
+      while ((t0 = System.nanoTime()) < end) {
+        ref.call(request, Long.class, CALL_TIMEOUT);
+        long t1 = System.nanoTime();
+        long ran = server.lastCallNanos();
+        latencies.add(t1 - t0);
+        toCallback.add(ran - t0);
+        afterCallback.add(t1 - ran);
+        n++;
+      }
+      long elapsed = System.nanoTime() - start;
+      Counters cost = backend.counters().minus(before);
+      long cpu = processCpuNanos() - cpu0;
+      // Caller-side writing transactions: an inline call that changes the state commits one; a
+      // queued call commits its push and its read-and-clear of the reply slot.
+      long client;
+      if (consumeK > 1) {
+        client = 2 * n;
+      } else {
+        client = request instanceof CounterServer.Get ? 0 : n;
+      }
+      double before50 = toCallback.summarize().p50Micros();
+      double after50 = afterCallback.summarize().p50Micros();
+      Map<String, Double> metrics = new LinkedHashMap<>();
+      metrics.put("toCallbackP50", before50);
+      metrics.put("afterCallbackP50", after50);
+      return row(
+          id,
+          label,
+          n,
+          elapsed,
+          n * 1e9 / elapsed,
+          latencies.summarize(),
+          cost,
+          client,
+          cpu,
+          metrics,
+          String.format(
+              Locale.ROOT, "%s; p50 %.0f µs to handleCall + %.0f after", note, before50, after50));
+    }
+  }
+
+  // ---------------------------------------------------------------- many servers
+
+  /** Casts to many servers at once: aggregate throughput of one {@link DGen}. */
+  Row manyServers() {
+    int n = settings.manyServers();
+    int k = 16;
+    try (MemoryBackend backend = MemoryBackend.builder().maxWatches(n + 1_000).build();
+        DGen dgen = DGen.builder(backend).build()) {
+      Tenant tenant = dgen.tenant("bench", "many");
+      Progress progress = new Progress();
+      StartOptions options = StartOptions.builder(tenant).consumeK(k).build();
+      long t0 = System.nanoTime();
+      List<ServerRef<CounterServer.Msg>> refs = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        refs.add(dgen.start(new CounterServer(Tuple.from("counter", i), progress), null, options));
+      }
+      long startMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+      List<CounterServer.Msg> batch = Collections.nCopies(settings.castBatch(), ONE);
+      int threads = settings.publishers();
+      Sender send =
+          (thread, seq) -> {
+            refs.get((int) ((thread + (long) threads * seq) % n)).castAll(batch);
+            return batch.size();
+          };
+      long window = Math.max(window(k), 2L * n * settings.castBatch());
+      publish(progress, send, threads, window, settings.warmup(), false);
+      Counters before = backend.counters();
+      long cpu0 = processCpuNanos();
+      Published p = publishRounds(progress, send, threads, window, false);
+      Counters cost = backend.counters().minus(before);
+      long cpu = processCpuNanos() - cpu0;
+      long total = 0;
+      for (ServerRef<CounterServer.Msg> ref : refs) {
+        total += ref.<Long>priorityCall(new CounterServer.Get());
+      }
+      if (total != progress.applied()) {
+        throw new IllegalStateException("many servers: sum " + total + " != " + progress.applied());
+      }
+      return row(
+          "servers",
+          String.format(
+              "%,d servers, K=%d, %d publishers, castAll×%d", n, k, threads, settings.castBatch()),
+          p.messages(),
+          p.elapsedNanos(),
+          p.medianRate(),
+          null,
+          cost,
+          p.pushes(),
+          cpu,
+          Map.of("startMs", (double) startMs),
+          join(String.format("%,d started in %,d ms", n, startMs), p.spread()));
+    }
+  }
+
+  // ---------------------------------------------------------------- a wide state
+
+  /** Casts that each change one field of a wide state, at {@code consumeK = 1}. */
+  Row wideState(StateEncoding encoding) {
+    String id = "wide-" + encoding.name().toLowerCase(Locale.ROOT);
+    int fields = settings.wideFields();
+    try (MemoryBackend backend = MemoryBackend.create();
+        DGen dgen = DGen.builder(backend).stateEncoding(encoding).build()) {
+      Tenant tenant = dgen.tenant("bench", id);
+      Progress progress = new Progress();
+      Counters c0 = backend.counters();
+      ServerRef<WideServer.Msg> ref =
+          dgen.start(new WideServer(fields, progress), null, StartOptions.builder(tenant).build());
+      long stateBytes = backend.counters().minus(c0).bytesWritten();
+      // One sequence across warm-up and measurement, so that no cast rewrites a field with the
+      // value it already has (an unchanged state writes nothing). Values are as long as the
+      // initial ones, so that the state keeps its size.
+      AtomicLong next = new AtomicLong();
+      Sender send =
+          (thread, seq) -> {
+            long n = next.getAndIncrement();
+            ref.cast(
+                new WideServer.Put(
+                    WideServer.field((int) (n % fields)), String.format("changed %09d", n)));
+            return 1;
+          };
+      publish(progress, send, 1, 64, settings.warmup(), false);
+      Counters before = backend.counters();
+      long cpu0 = processCpuNanos();
+      Published p = publishRounds(progress, send, 1, 64, false);
+      Counters cost = backend.counters().minus(before);
+      long cpu = processCpuNanos() - cpu0;
+      String last = ref.priorityCall(new WideServer.Get(WideServer.field(0)));
+      if (!last.startsWith("changed")) {
+        throw new IllegalStateException(id + ": field0000 was never changed: " + last);
+      }
+      return row(
+          id,
+          String.format("1 of %,d fields changed, %s, K=1, plain cast", fields, encoding.name()),
+          p.messages(),
+          p.elapsedNanos(),
+          p.medianRate(),
+          null,
+          cost,
+          p.pushes(),
+          cpu,
+          Map.of("stateBytes", (double) stateBytes),
+          join(String.format("whole state written at start: %,d B", stateBytes), p.spread()));
+    }
+  }
+
+  // ---------------------------------------------------------------- idle servers
+
+  /**
+   * Starts many servers and lets them go idle: live threads, heap after GC, and the time for an
+   * idle server to wake up and apply a cast.
+   */
+  Row idleServers() {
+    int n = settings.idleServers();
+    long threadsBefore = liveThreads();
+    double heapBefore = heapMbAfterGc();
+    // Every idle consumer holds one watch: the backend's limit (10,000 by default, like
+    // FoundationDB's) must leave room for them and for calls in flight.
+    try (MemoryBackend backend = MemoryBackend.builder().maxWatches(n + 1_000).build();
+        DGen dgen = DGen.builder(backend).build()) {
+      Tenant tenant = dgen.tenant("bench", "idle");
+      Progress progress = new Progress();
+      StartOptions options = StartOptions.builder(tenant).build();
+      Counters before = backend.counters();
+      long cpu0 = processCpuNanos();
+      long t0 = System.nanoTime();
+      List<ServerRef<CounterServer.Msg>> refs = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        refs.add(dgen.start(new CounterServer(Tuple.from("idle", i), progress), null, options));
+      }
+      long deadline = System.nanoTime() + DRAIN_TIMEOUT.toNanos();
+      while (outstandingWatches(backend) < n) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException(
+              "idle servers: only " + outstandingWatches(backend) + " of " + n + " went idle");
+        }
+        LockSupport.parkNanos(WINDOW_WAIT_NANOS);
+      }
+      long elapsed = System.nanoTime() - t0;
+      Counters cost = backend.counters().minus(before);
+      long cpu = processCpuNanos() - cpu0;
+      long threads = liveThreads();
+      double heap = heapMbAfterGc();
+
+      // The wake-up path is not part of the JIT warm-up: as many unrecorded wake-ups as recorded
+      // ones come first.
+      Latencies wake = new Latencies();
+      SplittableRandom random = new SplittableRandom(7);
+      for (int i = 0; i < 2 * settings.wakeSamples(); i++) {
+        ServerRef<CounterServer.Msg> ref = refs.get(random.nextInt(n));
+        long target = progress.applied() + 1;
+        long sent = System.nanoTime();
+        ref.cast(ONE);
+        long woken = progress.awaitAtLeast(target, CALL_TIMEOUT) - sent;
+        if (i >= settings.wakeSamples()) {
+          wake.add(woken);
+        }
+      }
+      Map<String, Double> metrics = new LinkedHashMap<>();
+      metrics.put("threads", (double) threads);
+      metrics.put("threadsAdded", (double) (threads - threadsBefore));
+      metrics.put("heapMb", heap);
+      metrics.put("heapAddedMb", heap - heapBefore);
+      return row(
+          "idle",
+          String.format("%,d idle servers: start until all idle; wake-up = cast→applied", n),
+          n,
+          elapsed,
+          n * 1e9 / elapsed,
+          wake.summarize(),
+          cost,
+          n,
+          cpu,
+          metrics,
+          String.format(
+              "%d live threads (+%d), heap after GC %.0f MB (+%.0f)",
+              threads, threads - threadsBefore, heap, heap - heapBefore));
+    }
+  }
+
+  private static long outstandingWatches(MemoryBackend backend) {
+    Counters c = backend.counters();
+    return c.watchesArmed() - c.watchesFired();
+  }
+
+  /**
+   * CPU time of the whole process (every thread: the runtime's, the publishers', the JIT's and the
+   * garbage collector's), or -1 if the JVM does not report it. In a VM whose host is busy this
+   * grows too (the guest cannot tell time stolen from it), so it is no steadier than wall time; it
+   * shows how many cores' worth of work a message costs.
+   */
+  static long processCpuNanos() {
+    java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+    return os instanceof com.sun.management.OperatingSystemMXBean
+        ? ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime()
+        : -1;
+  }
+
+  static long liveThreads() {
+    return ManagementFactory.getThreadMXBean().getThreadCount();
+  }
+
+  static double heapMbAfterGc() {
+    System.gc();
+    System.gc();
+    return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() / (1024.0 * 1024.0);
+  }
+
+  // ---------------------------------------------------------------- the publishing loop
+
+  /** Sends one unit (a {@code castAll}, a {@code cast}, a task) and returns its message count. */
+  @FunctionalInterface
+  interface Sender {
+    int send(int thread, long seq);
+  }
+
+  /**
+   * What publishers sent and how long until it was applied; {@code rates} has each round's messages
+   * per second.
+   */
+  private record Published(
+      long messages, long pushes, long elapsedNanos, Latencies latencies, List<Double> rates) {
+
+    double medianRate() {
+      List<Double> sorted = new ArrayList<>(rates);
+      Collections.sort(sorted);
+      int n = sorted.size();
+      return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+    }
+
+    /** The rounds' rates, for the table's note, when there were several. */
+    String spread() {
+      if (rates.size() < 2) {
+        return "";
+      }
+      return rates.stream()
+          .map(
+              r ->
+                  r >= 10_000
+                      ? String.format(Locale.ROOT, "%.0fk", r / 1e3)
+                      : String.format(Locale.ROOT, "%,.0f", r))
+          .collect(Collectors.joining(" / ", "rounds ", "/s"));
+    }
+  }
+
+  /**
+   * Measures in {@link Settings#rounds} rounds of {@code measure / rounds} each: the counts and
+   * latencies of all rounds together, and each round's rate.
+   */
+  private Published publishRounds(
+      Progress progress, Sender sender, int threads, long window, boolean timeEach) {
+    int rounds = settings.rounds();
+    Duration each = settings.measure().dividedBy(rounds);
+    long messages = 0;
+    long pushes = 0;
+    long elapsed = 0;
+    Latencies latencies = new Latencies();
+    List<Double> rates = new ArrayList<>();
+    for (int r = 0; r < rounds; r++) {
+      Published p = publish(progress, sender, threads, window, each, timeEach);
+      messages += p.messages();
+      pushes += p.pushes();
+      elapsed += p.elapsedNanos();
+      latencies.addAll(p.latencies());
+      rates.addAll(p.rates());
+    }
+    return new Published(messages, pushes, elapsed, latencies, rates);
+  }
+
+  /**
+   * Enough queued messages for several full batches (at least 1,024), yet few enough that draining
+   * them at the end adds little to a run.
+   */
+  private static long window(int consumeK) {
+    return Math.max(1_024, 8L * consumeK);
+  }
+
+  /**
+   * Runs {@code threads} publishers for {@code duration}, then waits until everything they sent is
+   * applied. The interval runs from the publishers' start to the last message applied.
+   */
+  private static Published publish(
+      Progress progress,
+      Sender sender,
+      int threads,
+      long window,
+      Duration duration,
+      boolean timeEach) {
+    long base = progress.applied();
+    AtomicLong published = new AtomicLong();
+    AtomicLong pushes = new AtomicLong();
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    Latencies[] latencies = new Latencies[threads];
+    Thread[] workers = new Thread[threads];
+    long start = System.nanoTime();
+    long deadline = start + duration.toNanos();
+    for (int t = 0; t < threads; t++) {
+      int thread = t;
+      latencies[t] = new Latencies();
+      workers[t] =
+          new Thread(
+              () -> {
+                try {
+                  long seq = 0;
+                  while (System.nanoTime() < deadline) {
+                    if (published.get() - (progress.applied() - base) > window) {
+                      LockSupport.parkNanos(WINDOW_WAIT_NANOS);
+                      continue;
+                    }
+                    long t0 = timeEach ? System.nanoTime() : 0;
+                    int sent = sender.send(thread, seq++);
+                    if (timeEach) {
+                      latencies[thread].add(System.nanoTime() - t0);
+                    }
+                    published.addAndGet(sent);
+                    pushes.incrementAndGet();
+                  }
+                } catch (Throwable e) {
+                  failure.compareAndSet(null, e);
+                }
+              },
+              "bench-publisher-" + t);
+      workers[t].setDaemon(true);
+      workers[t].start();
+    }
+    for (Thread w : workers) {
+      try {
+        w.join();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted", e);
+      }
+    }
+    if (failure.get() != null) {
+      throw new IllegalStateException("a publisher failed", failure.get());
+    }
+    long end = progress.awaitAtLeast(base + published.get(), DRAIN_TIMEOUT);
+    Latencies all = new Latencies();
+    for (Latencies l : latencies) {
+      all.addAll(l);
+    }
+    long elapsed = end - start;
+    return new Published(
+        published.get(), pushes.get(), elapsed, all, List.of(published.get() * 1e9 / elapsed));
+  }
+
+  private static String join(String a, String b) {
+    return a.isEmpty() ? b : b.isEmpty() ? a : a + "; " + b;
+  }
+
+  private static Row row(
+      String id,
+      String label,
+      long messages,
+      long elapsedNanos,
+      double opsPerSecond,
+      Latencies.@Nullable Summary latency,
+      @Nullable Counters cost,
+      long clientTransactions,
+      long cpuNanos,
+      Map<String, Double> metrics,
+      String note) {
+    return new Row(
+        id,
+        label,
+        messages,
+        elapsedNanos / 1e9,
+        opsPerSecond,
+        latency == null ? Double.NaN : latency.p50Micros(),
+        latency == null ? Double.NaN : latency.p99Micros(),
+        cost,
+        clientTransactions,
+        cpuNanos,
+        metrics,
+        note);
+  }
+}

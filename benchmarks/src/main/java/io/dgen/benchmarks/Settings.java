@@ -1,0 +1,116 @@
+package io.dgen.benchmarks;
+
+import java.time.Duration;
+
+/**
+ * Sizes and durations of one run.
+ *
+ * @param mode what the header calls the run
+ * @param jitWarmup how long each of the JIT warm-up runs lasts (zero: none); they run the cast and
+ *     call paths once before any scenario is measured, so that the first scenarios are not measured
+ *     on code the JIT has not compiled yet
+ * @param warmup how long each timed scenario runs before it is measured
+ * @param measure how long each timed scenario is measured (publishers stop then; the time to apply
+ *     what they published is included)
+ * @param rounds throughput scenarios split {@code measure} into this many rounds and report the
+ *     median round, so that one stall on a shared machine does not decide the figure
+ * @param publishers publisher threads of the cast scenarios
+ * @param castBatch messages per {@code castAll}
+ * @param manyServers servers of the many-servers scenario
+ * @param idleServers servers of the idle-servers scenario
+ * @param wakeSamples idle servers woken one at a time to time a wake-up
+ * @param wideFields fields of the wide state
+ */
+record Settings(
+    String mode,
+    Duration jitWarmup,
+    Duration warmup,
+    Duration measure,
+    int rounds,
+    int publishers,
+    int castBatch,
+    int manyServers,
+    int idleServers,
+    int wakeSamples,
+    int wideFields) {
+
+  /** The default run: about a minute on two cores. */
+  static Settings standard() {
+    return new Settings(
+        "default",
+        Duration.ofMillis(300),
+        Duration.ofSeconds(1),
+        Duration.ofSeconds(3),
+        3,
+        4,
+        16,
+        1_000,
+        10_000,
+        300,
+        1_000);
+  }
+
+  /** The settings of one JIT warm-up run: {@link #jitWarmup} of warm-up and of measurement. */
+  Settings forJitWarmup() {
+    return new Settings(
+        mode + " (JIT warm-up)",
+        Duration.ZERO,
+        jitWarmup,
+        jitWarmup,
+        1,
+        publishers,
+        castBatch,
+        manyServers,
+        idleServers,
+        wakeSamples,
+        wideFields);
+  }
+
+  /** These settings without the JIT warm-up. */
+  Settings withoutJitWarmup() {
+    return new Settings(
+        mode,
+        Duration.ZERO,
+        warmup,
+        measure,
+        rounds,
+        publishers,
+        castBatch,
+        manyServers,
+        idleServers,
+        wakeSamples,
+        wideFields);
+  }
+
+  /** {@code --quick}: the same scenarios, shorter, for a sanity check. */
+  static Settings quick() {
+    return new Settings(
+        "quick",
+        Duration.ofMillis(200),
+        Duration.ofMillis(200),
+        Duration.ofMillis(600),
+        2,
+        4,
+        16,
+        1_000,
+        10_000,
+        100,
+        1_000);
+  }
+
+  /** Tiny sizes for the smoke test: every scenario runs, nothing is measured seriously. */
+  static Settings tiny() {
+    return new Settings(
+        "tiny",
+        Duration.ZERO,
+        Duration.ofMillis(50),
+        Duration.ofMillis(200),
+        1,
+        4,
+        16,
+        50,
+        300,
+        20,
+        1_000);
+  }
+}

@@ -1,0 +1,71 @@
+package io.dgen.benchmarks;
+
+import io.dgen.Action;
+import io.dgen.DGenServer;
+import io.dgen.From;
+import io.dgen.InitResult;
+import io.dgen.Result;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A server whose state is one object of many string fields, changed one field per cast: the case
+ * the structured encoding exists for (DESIGN §5, §8). Applied casts are reported to a {@link
+ * Progress}.
+ */
+public final class WideServer implements DGenServer<WideServer.State, WideServer.Msg> {
+
+  /** The state: {@code fields} named {@code field0000}, {@code field0001}, … */
+  public record State(Map<String, String> fields) {}
+
+  /** The messages. */
+  public sealed interface Msg permits Put, Get {}
+
+  /** Cast: set one field. */
+  public record Put(String field, String value) implements Msg {}
+
+  /** Call: reply with one field's value. */
+  public record Get(String field) implements Msg {}
+
+  private final int fieldCount;
+  private final List<Action<State>> reportApplied;
+
+  WideServer(int fieldCount, Progress progress) {
+    this.fieldCount = fieldCount;
+    this.reportApplied = List.of(committed -> progress.add(1));
+  }
+
+  /** The name of field {@code i}. */
+  static String field(int i) {
+    return String.format("field%04d", i);
+  }
+
+  @Override
+  public InitResult<State> init(@Nullable Object arg) {
+    Map<String, String> fields = new HashMap<>();
+    for (int i = 0; i < fieldCount; i++) {
+      fields.put(field(i), "value of field " + i);
+    }
+    return InitResult.ok(new State(fields));
+  }
+
+  @Override
+  public Result<State> handleCast(Msg message, State state) {
+    if (message instanceof Put p) {
+      Map<String, String> fields = new HashMap<>(state.fields());
+      fields.put(p.field(), p.value());
+      return Result.noReply(new State(fields), reportApplied);
+    }
+    throw new IllegalArgumentException("not a cast: " + message);
+  }
+
+  @Override
+  public Result<State> handleCall(Msg request, From from, State state) {
+    if (request instanceof Get g) {
+      return Result.reply(state.fields().get(g.field()), state);
+    }
+    throw new IllegalArgumentException("not a call: " + request);
+  }
+}

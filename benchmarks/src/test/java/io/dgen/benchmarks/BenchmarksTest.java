@@ -1,0 +1,125 @@
+package io.dgen.benchmarks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.util.Set;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Keeps the harness working: every scenario runs with tiny sizes and reports the counts the cost
+ * model predicts. Timings are not asserted (CI machines are shared); counts are.
+ */
+@Timeout(120)
+class BenchmarksTest {
+
+  private static Report report;
+
+  @BeforeAll
+  static void runEveryScenarioWithTinySizes() {
+    report =
+        Benchmarks.run(Settings.tiny(), null, new PrintStream(OutputStream.nullOutputStream()));
+  }
+
+  private static Row row(String id) {
+    return report.row(id).orElseThrow(() -> new AssertionError("no row " + id));
+  }
+
+  @Test
+  void report_hasOneRowPerScenario_inTableOrder() {
+    assertThat(report.rows()).extracting(Row::id).containsExactlyElementsOf(Benchmarks.ids());
+    for (Row r : report.rows()) {
+      assertThat(r.messages()).as(r.id()).isPositive();
+      assertThat(r.opsPerSecond()).as(r.id()).isPositive();
+      assertThat(r.cpuMicrosPerMessage()).as(r.id()).isPositive();
+    }
+    String out = report.render();
+    assertThat(out)
+        .contains("DGen benchmarks", "JVM: ", "cores", "| scenario", "ratios", "targets")
+        .contains("cast K=64 ≥ 250,000/s", "inline call p50 ≤ 30 µs");
+    assertThat(out.lines().filter(l -> l.startsWith("| ")).count())
+        .isEqualTo(report.rows().size() + 1);
+  }
+
+  @Test
+  void casts_costOneConsumerTransactionPerBatchOfK() {
+    assertThat(row("cast-k1").consumerTransactionsPerMessage()).isBetween(0.99, 1.01);
+    for (int k : new int[] {16, 64, 256}) {
+      double perMessage = row("cast-k" + k).consumerTransactionsPerMessage();
+      assertThat(perMessage).as("K=%d", k).isPositive().isLessThanOrEqualTo(1.2 / k + 0.01);
+    }
+    // castAll of 16: one push transaction per 16 messages
+    Row k64 = row("cast-k64");
+    assertThat(k64.commitsPerMessage() - k64.consumerTransactionsPerMessage())
+        .isCloseTo(1.0 / 16, within(1e-9));
+    assertThat(k64.cost().conflicts()).as("pushes never conflict with the consumer").isZero();
+    // a plain cast is one push transaction
+    Row plain = row("cast-plain-k64");
+    assertThat(plain.commitsPerMessage() - plain.consumerTransactionsPerMessage())
+        .isCloseTo(1.0, within(1e-9));
+    assertThat(plain.p50Micros()).isPositive();
+  }
+
+  @Test
+  void calls_costWhatTheModelSays() {
+    Row inline = row("call-inline");
+    assertThat(inline.commitsPerMessage()).isEqualTo(1.0);
+    assertThat(inline.consumerTransactionsPerMessage()).isZero();
+    assertThat(row("call-inline-read").commitsPerMessage()).isZero();
+    Row queued = row("call-queued");
+    assertThat(queued.consumerTransactionsPerMessage()).isBetween(0.9, 1.01);
+    assertThat(queued.commitsPerMessage()).isBetween(2.9, 3.01);
+    assertThat(queued.p50Micros()).isGreaterThan(0).isLessThanOrEqualTo(queued.p99Micros());
+  }
+
+  @Test
+  void aOneFieldChange_writesFarLessStructuredThanAsATerm() {
+    double structured = row("wide-structured").bytesWrittenPerMessage();
+    double term = row("wide-term").bytesWrittenPerMessage();
+    assertThat(structured).isLessThan(2_000).isLessThan(term / 10);
+    assertThat(term).isGreaterThan(15_000);
+  }
+
+  @Test
+  void manyAndIdleServers_report() {
+    assertThat(row("servers").consumerTransactionsPerMessage())
+        .isLessThanOrEqualTo(1.0 / 16 + 0.05);
+    Row idle = row("idle");
+    assertThat(idle.messages()).isEqualTo(Settings.tiny().idleServers());
+    assertThat(idle.metric("threads")).isPositive();
+    assertThat(idle.metric("heapMb")).isPositive();
+    assertThat(idle.p50Micros()).as("wake-up latency").isPositive();
+    // an idle server has committed its initial state and nothing else
+    assertThat(idle.commitsPerMessage()).isEqualTo(1.0);
+  }
+
+  @Test
+  void latencies_useNearestRankPercentiles() {
+    Latencies l = new Latencies();
+    for (int i = 1; i <= 2_000; i++) {
+      l.add(i * 1_000L);
+    }
+    Latencies.Summary s = l.summarize();
+    assertThat(s.count()).isEqualTo(2_000);
+    assertThat(s.p50Micros()).isEqualTo(1_000.0);
+    assertThat(s.p99Micros()).isEqualTo(1_980.0);
+    assertThat(s.maxMicros()).isEqualTo(2_000.0);
+    assertThat(new Latencies().summarize().p50Micros()).isNaN();
+  }
+
+  @Test
+  void unknownScenariosAndArguments_areRefused() {
+    PrintStream quiet = new PrintStream(OutputStream.nullOutputStream());
+    assertThatThrownBy(() -> Benchmarks.run(Settings.tiny(), Set.of("nope"), quiet))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("nope");
+    assertThatThrownBy(() -> Benchmarks.main(new String[] {"--fast"}))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("--fast");
+  }
+}
