@@ -3,6 +3,7 @@ package io.dgen.internal;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
+import com.google.common.base.Suppliers;
 import com.google.common.reflect.TypeToken;
 import io.dgen.Action;
 import io.dgen.CallTimeoutException;
@@ -92,9 +93,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   /** A batch stops taking items past about 1 MB of writes, far below FoundationDB's 10 MB. */
   static final long BATCH_BYTES = 1_000_000;
-
-  /** How often (in items) a batch checks its size against {@link #BATCH_BYTES}. */
-  private static final int SIZE_CHECK_EVERY = 4;
 
   /** A batch stops taking items after one second, far below FoundationDB's five. */
   static final long BATCH_NANOS = TimeUnit.SECONDS.toNanos(1);
@@ -556,7 +554,9 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     try {
       ensureAlive();
       From from = newFrom();
-      byte[] env = encodeEnvelope(Envelope.CALL, request, from);
+      types.messageTag(request); // refuse a message of a wrong type before any transaction
+      // Serialized only if the call is queued: an inline call never stores its envelope.
+      Supplier<byte[]> env = Suppliers.memoize(() -> encodeEnvelope(Envelope.CALL, request, from));
       CompletableFuture<Void> watch;
       if (options.consume() && options.consumeK() == 1) {
         Inline<S> inline = inlineCall(request, from, env);
@@ -567,7 +567,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         }
         watch = inline.watch();
       } else {
-        watch = pushCallOnce(env, from);
+        watch = pushCallOnce(env.get(), from);
       }
       return awaitReply(from, watch, replyType, timeout);
     } catch (RuntimeException e) {
@@ -616,7 +616,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     }
   }
 
-  private Inline<S> inlineCall(M request, From from, byte[] env) {
+  private Inline<S> inlineCall(M request, From from, Supplier<byte[]> env) {
     Committed<Inline<S>> c;
     try {
       c =
@@ -633,7 +633,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                 CompletableFuture<byte @Nullable []> version =
                     options.cache() ? tx.getAsync(keys.versionKey()) : null;
                 if (!Futures.join(head).isEmpty() || Futures.join(lock) != null) {
-                  return Inline.queued(pushCall(tx, env, from));
+                  return Inline.queued(pushCall(tx, env.get(), from));
                 }
                 return runOnState(
                     tx,
@@ -650,13 +650,14 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     } catch (TakesLock lock) {
       // The lock is taken by the consume loop only, so that handleLocked runs where the lock is
       // fenced and recoverable: queue the call like any other. The attempt committed nothing.
-      return Inline.queued(pushCallOnce(env, from));
+      return Inline.queued(pushCallOnce(env.get(), from));
     } catch (CallbackAbort abort) {
       // The failed attempt committed nothing; queue the call (without a reply slot: the caller
       // gets the error now) so that consumers retry it, as the seed does.
+      byte[] envelope = env.get();
       commit(
           tx -> {
-            push(tx, ServerKeys.LANE_NORMAL, env);
+            push(tx, ServerKeys.LANE_NORMAL, envelope);
             return null;
           });
       throw new CallbackException(
@@ -1176,11 +1177,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     LockTaken<M> lock = null;
     int processed = 0;
     for (KeyValue item : batch) {
-      // The size is O(writes) to compute (and a client call on FoundationDB): look every few
-      // items; a few items more cannot carry a 1 MB batch near the 10 MB limit.
       if (processed > 0
-          && ((processed % SIZE_CHECK_EVERY == 0 && tx.getApproximateSize() > BATCH_BYTES)
-              || core.nanoTime() - start > BATCH_NANOS)) {
+          && (batchBytes(tx) > BATCH_BYTES || core.nanoTime() - start > BATCH_NANOS)) {
         break; // the rest stays queued for the next batch
       }
       tx.addReadConflictKey(item.key());
@@ -1265,6 +1263,15 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         keys.markers().pack(Tuple.from(RunIds.startingAt(now - MARKER_TTL.toMillis()))));
     long oldestLiveSlot = TimeUnit.MILLISECONDS.toSeconds(now) - MAX_CALL_TIMEOUT.toSeconds() - 60;
     tx.clearRange(keys.calls().range().begin, keys.calls().pack(Tuple.from(oldestLiveSlot)));
+  }
+
+  /**
+   * The bytes a batch has written so far. The runtime's own transactions keep a running total;
+   * {@link Transaction#getApproximateSize()} is O(writes) in the memory backend and a client call
+   * on FoundationDB, so asking it per item made a batch O(K²).
+   */
+  private static long batchBytes(Transaction tx) {
+    return tx instanceof TrackingTransaction own ? own.mutationBytes() : tx.getApproximateSize();
   }
 
   private LockRecord decodeLock(byte[] bytes) {
