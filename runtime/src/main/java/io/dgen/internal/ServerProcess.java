@@ -868,38 +868,34 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   @Override
   public <R> R priorityCall(M request) {
     Objects.requireNonNull(request, "request must not be null");
-    ensureAlive();
     From from = newFrom();
     Inline<S> r =
         priority("handleCall", (ctx, state) -> server.handleCallTx(ctx, request, from, state));
-    runActions(r.actions(), r.state());
-    stopIfAsked(r.stopReason());
     return localReply(r.reply(), null);
   }
 
   @Override
   public void priorityCast(M message) {
     Objects.requireNonNull(message, "message must not be null");
-    ensureAlive();
-    Inline<S> r = priority("handleCast", (ctx, state) -> server.handleCastTx(ctx, message, state));
-    runActions(r.actions(), r.state());
-    stopIfAsked(r.stopReason());
+    priority("handleCast", (ctx, state) -> server.handleCastTx(ctx, message, state));
   }
 
   @Override
   public void info(Object info) {
     Objects.requireNonNull(info, "info must not be null");
-    ensureAlive();
-    Inline<S> r = priority("handleInfo", (ctx, state) -> server.handleInfoTx(ctx, info, state));
-    runActions(r.actions(), r.state());
-    stopIfAsked(r.stopReason());
+    priority("handleInfo", (ctx, state) -> server.handleInfoTx(ctx, info, state));
   }
 
   private interface Callback<S> {
     Result<S> apply(TxContext ctx, S state) throws Exception;
   }
 
+  /**
+   * Runs a priority message: its callback at once in a transaction of its own, then its actions;
+   * stops the process if the callback asked to.
+   */
   private Inline<S> priority(String name, Callback<S> callback) {
+    ensureAlive();
     Committed<Inline<S>> c;
     try {
       c =
@@ -925,6 +921,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     }
     Inline<S> inline = Objects.requireNonNull(c.value());
     publishCache(inline.written(), c.stamp());
+    runActions(inline.actions(), inline.state());
+    stopIfAsked(inline.stopReason());
     return inline;
   }
 
