@@ -594,6 +594,14 @@ public final class StructuredStateCodec implements StateCodec {
     if (!changed) {
       return old;
     }
+    if (matched == n && n == old.fields.size()) {
+      // The same field names: keep the old (sorted) order instead of sorting them again.
+      LinkedHashMap<String, Enc> same = new LinkedHashMap<>(old.fields);
+      for (int k = 0; k < n; k++) {
+        same.put(names[k], after[k]);
+      }
+      return Enc.assigns(same);
+    }
     return Enc.assigns(sorted(names, after));
   }
 
