@@ -12,6 +12,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -87,42 +88,30 @@ class ConcurrencyTest extends RuntimeTestBase {
     assertThat(used.transactionsRetried()).isZero();
   }
 
-  @Test
-  void warmCache_consumerDoesNotReadTheStateRange() {
+  /** Rows read while a consumer with or without a cache drains 100 casts after a first one. */
+  private MemoryBackend.Counters drainHundredCasts(boolean cache) {
     ServerRef<Msg> publisher = start(b -> b.consume(false));
-    ServerRef<Msg> consumer = start(b -> b.consumeK(1));
+    ServerRef<Msg> consumer = start(b -> b.consumeK(1).cache(cache));
     publisher.cast(new Add(1));
-    awaitTotal(publisher, 1); // the cache is warm now
-
+    awaitTotal(publisher, 1); // with a cache, it is warm now
     MemoryBackend.Counters before = memory().counters();
-    List<Add> batch = new ArrayList<>();
-    for (int i = 0; i < 100; i++) {
-      batch.add(new Add(1));
-    }
-    publisher.castAll(batch);
+    publisher.castAll(Collections.nCopies(100, new Add(1)));
     await().atMost(Duration.ofSeconds(30)).until(() -> publisher.queueLength() == 0);
     MemoryBackend.Counters used = memory().counters().minus(before);
-    // one queue peek per message plus the final empty peek, reads of two counters for
-    // queueLength polls aside: no state range read
-    assertThat(used.rangesRead()).isLessThanOrEqualTo(101 + 2);
     assertThat(total(consumer)).isEqualTo(101);
+    return used;
+  }
+
+  @Test
+  void warmCache_consumerDoesNotReadTheStateRange() {
+    // one queue peek per message plus the final empty peek (and slack for a late wake-up):
+    // no state range read
+    assertThat(drainHundredCasts(true).rangesRead()).isLessThanOrEqualTo(101 + 2);
   }
 
   @Test
   void coldCache_readsTheStateRangeEveryBatch() {
-    ServerRef<Msg> publisher = start(b -> b.consume(false));
-    start(b -> b.cache(false));
-    publisher.cast(new Add(1));
-    awaitTotal(publisher, 1);
-    MemoryBackend.Counters before = memory().counters();
-    List<Add> batch = new ArrayList<>();
-    for (int i = 0; i < 100; i++) {
-      batch.add(new Add(1));
-    }
-    publisher.castAll(batch);
-    await().atMost(Duration.ofSeconds(30)).until(() -> publisher.queueLength() == 0);
-    MemoryBackend.Counters used = memory().counters().minus(before);
-    assertThat(used.rangesRead()).isGreaterThanOrEqualTo(200);
+    assertThat(drainHundredCasts(false).rangesRead()).isGreaterThanOrEqualTo(200);
   }
 
   @Test

@@ -257,43 +257,45 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
    * returned for the cache; only the committing attempt's stamp escapes.
    */
   private <T> Committed<T> commit(Body<T> body, Replay<T> replay) {
-    Object[] previous = new Object[1];
-    boolean[] hasPrevious = new boolean[1];
-    Object[] out =
+    // The outcome of the last attempt that wrote: what a replay returns if that attempt committed.
+    List<Attempt<T>> previous = new ArrayList<>(1);
+    Attempt<T> done =
         core.backend()
             .run(
                 raw -> {
                   byte[] marker = keys.marker(raw.runId());
-                  if (hasPrevious[0] && raw.attempt() > 1 && raw.get(marker) != null) {
-                    @SuppressWarnings("unchecked")
-                    T prior = (T) previous[0];
-                    return new Object[] {replay.apply(raw, prior), null, Boolean.TRUE};
+                  if (!previous.isEmpty() && raw.attempt() > 1 && raw.get(marker) != null) {
+                    return new Attempt<>(replay.apply(raw, previous.get(0).value()), null, true);
                   }
                   TrackingTransaction tx = new TrackingTransaction(raw);
                   T value = body.apply(tx);
-                  hasPrevious[0] = tx.wrote();
-                  previous[0] = value;
-                  if (tx.wrote()) {
-                    raw.set(marker, EMPTY);
-                  }
+                  previous.clear();
                   StoredState written =
                       value instanceof StoredState s
                           ? s
                           : value instanceof Stateful st ? st.written() : null;
-                  return new Object[] {
-                    value, written == null ? null : raw.getVersionstamp(), Boolean.FALSE
-                  };
+                  Attempt<T> attempt =
+                      new Attempt<>(value, written == null ? null : raw.getVersionstamp(), false);
+                  if (tx.wrote()) {
+                    raw.set(marker, EMPTY);
+                    previous.add(attempt);
+                  }
+                  return attempt;
                 });
-    @SuppressWarnings("unchecked")
-    T value = (T) out[0];
-    if (out[2] == Boolean.TRUE) {
+    if (done.replayed()) {
       cache = null; // the committed state's stamp is not known here
-      return new Committed<>(value, null);
+      return new Committed<>(done.value(), null);
     }
-    @SuppressWarnings("unchecked")
-    CompletableFuture<byte[]> stamp = (CompletableFuture<byte[]>) out[1];
-    return new Committed<>(value, stamp == null ? null : Futures.join(stamp));
+    CompletableFuture<byte[]> stamp = done.stamp();
+    return new Committed<>(done.value(), stamp == null ? null : Futures.join(stamp));
   }
+
+  /**
+   * One attempt's outcome: the body's value, its stamp future if it wrote the state, and whether it
+   * replayed an earlier attempt that committed.
+   */
+  private record Attempt<T>(
+      @Nullable T value, @Nullable CompletableFuture<byte[]> stamp, boolean replayed) {}
 
   /** A body result that may carry a written state. */
   private interface Stateful {
@@ -406,8 +408,9 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   }
 
   private From newFrom() {
+    // The same clock as the sweep of abandoned slots, which compares these seconds with it.
     return new From(
-        TimeUnit.MILLISECONDS.toSeconds(System.currentTimeMillis()), UUID.randomUUID().toString());
+        TimeUnit.MILLISECONDS.toSeconds(core.wallMillis()), UUID.randomUUID().toString());
   }
 
   private Subspace slotOf(From from) {
@@ -734,6 +737,9 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         });
   }
 
+  /** A reply slot as read (and cleared, unless {@code again} waits for a reply still to come). */
+  private record SlotRead(List<KeyValue> rows, @Nullable CompletableFuture<Void> again) {}
+
   private RuntimeException watchFailure(Throwable err) {
     Throwable c = Futures.unwrap(err);
     if (c instanceof BackendException be && be.code() == BackendException.TOO_MANY_WATCHES) {
@@ -763,27 +769,25 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       // attempt read the reply and its clear applied before commit_unknown_result, the rows it
       // read are the reply.
       List<KeyValue> earlier = new ArrayList<>();
-      Object[] read =
+      SlotRead read =
           core.backend()
               .run(
                   tx -> {
                     List<KeyValue> rows = tx.getRange(slot.range().begin, slot.range().end);
                     if (rows.isEmpty() && !earlier.isEmpty()) {
-                      return new Object[] {List.copyOf(earlier), null};
+                      return new SlotRead(List.copyOf(earlier), null);
                     }
                     earlier.clear();
                     earlier.addAll(rows);
                     boolean empty = !rows.isEmpty() && rows.get(0).value().length == 0;
                     if (empty && !timedOut) {
-                      return new Object[] {rows, tx.watch(chunk0)}; // no reply yet: wait again
+                      return new SlotRead(rows, tx.watch(chunk0)); // no reply yet: wait again
                     }
                     tx.clearRange(slot.range().begin, slot.range().end);
-                    return new Object[] {rows, null};
+                    return new SlotRead(rows, null);
                   });
-      @SuppressWarnings("unchecked")
-      List<KeyValue> rows = (List<KeyValue>) read[0];
-      @SuppressWarnings("unchecked")
-      CompletableFuture<Void> again = (CompletableFuture<Void>) read[1];
+      List<KeyValue> rows = read.rows();
+      CompletableFuture<Void> again = read.again();
       if (again != null) {
         awaitInto(from, again, replyType, deadline, timeout, result);
       } else if (rows.isEmpty()) {
