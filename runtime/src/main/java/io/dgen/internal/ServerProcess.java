@@ -116,6 +116,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private final JavaType stateType;
   private final TypeRegistry types;
   private final String context;
+  private final CommitRunner commits;
   private final AtomicBoolean alive = new AtomicBoolean(true);
   private final AtomicBoolean scheduled = new AtomicBoolean();
   private final Outbox<M> outbox = new ProcessOutbox();
@@ -147,6 +148,21 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     this.stateType = stateType;
     this.types = new TypeRegistry(core.serde(), messageType, stateType, options.allowedTypes());
     this.context = "tenant=" + tenant.path() + " tuid=" + tuid;
+    this.commits =
+        new CommitRunner(
+            core.backend(),
+            keys,
+            new CommitRunner.Observer() {
+              @Override
+              public void stateCommitted(StoredState written, byte[] stamp) {
+                publishCache(written, stamp);
+              }
+
+              @Override
+              public void replayed() {
+                cache = null; // the committed state's stamp is not known here
+              }
+            });
   }
 
   /**
@@ -209,101 +225,22 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   private void initialize(S initial) {
     JsonNode tree = core.serde().toTree(initial);
-    Committed<StoredState> c =
-        commit(
-            tx -> {
-              byte[] version = tx.get(keys.versionKey());
-              if (version != null && !options.reset()) {
-                return null;
-              }
-              StoredState stored = core.codec().write(tx, keys.state(), null, tree, stateType);
-              tx.setVersionstampedValue(keys.versionKey(), EMPTY);
-              return stored;
-            });
-    if (c.value() != null && c.stamp() != null) {
-      cache = new Cached(c.stamp(), c.value());
-    }
+    commits.commit(
+        tx -> {
+          byte[] version = tx.get(keys.versionKey());
+          if (version != null && !options.reset()) {
+            return null;
+          }
+          StoredState stored = core.codec().write(tx, keys.state(), null, tree, stateType);
+          tx.setVersionstampedValue(keys.versionKey(), EMPTY);
+          return new InitialWrite(stored);
+        });
   }
 
-  // ---------------------------------------------------------------- transactions
+  private record InitialWrite(StoredState written) implements CommitRunner.WritesState {}
 
-  /** A body's result and, if it wrote the state, the commit's versionstamp. */
-  private record Committed<T>(@Nullable T value, byte @Nullable [] stamp) {}
-
-  private interface Body<T> {
-    @Nullable T apply(Transaction tx);
-  }
-
-  /** What a retried attempt returns when an earlier attempt of its run turned out to commit. */
-  private interface Replay<T> {
-    @Nullable T apply(Transaction tx, @Nullable T previous);
-  }
-
-  /** Runs a writing body exactly once in effect; see {@link #commit(Body, Replay)}. */
-  private <T> Committed<T> commit(Body<T> body) {
-    return commit(body, (tx, previous) -> previous);
-  }
-
-  /**
-   * Runs {@code body} in a transaction, the one way the runtime writes.
-   *
-   * <p>Exactly-once across {@code commit_unknown_result (1021)}: an attempt that writes also writes
-   * a commit marker keyed by its run's id. {@code run} re-executes the body after 1021 even when
-   * the commit applied; a later attempt first looks for the marker and, if its earlier attempt
-   * committed, returns {@code replay(previousOutcome)} instead of running callbacks, pushing or
-   * popping again. So replies, actions and pushes happen once. Markers are swept by age.
-   *
-   * <p>If the body wrote the state (version key), the commit's versionstamp is waited for and
-   * returned for the cache; only the committing attempt's stamp escapes.
-   */
-  private <T> Committed<T> commit(Body<T> body, Replay<T> replay) {
-    // The outcome of the last attempt that wrote: what a replay returns if that attempt committed.
-    List<Attempt<T>> previous = new ArrayList<>(1);
-    Attempt<T> done =
-        core.backend()
-            .run(
-                raw -> {
-                  byte[] marker = keys.marker(raw.runId());
-                  if (!previous.isEmpty() && raw.attempt() > 1 && raw.get(marker) != null) {
-                    return new Attempt<>(replay.apply(raw, previous.get(0).value()), null, true);
-                  }
-                  TrackingTransaction tx = new TrackingTransaction(raw);
-                  T value = body.apply(tx);
-                  previous.clear();
-                  StoredState written =
-                      value instanceof StoredState s
-                          ? s
-                          : value instanceof Stateful st ? st.written() : null;
-                  Attempt<T> attempt =
-                      new Attempt<>(value, written == null ? null : raw.getVersionstamp(), false);
-                  if (tx.wrote()) {
-                    raw.set(marker, EMPTY);
-                    previous.add(attempt);
-                  }
-                  return attempt;
-                });
-    if (done.replayed()) {
-      cache = null; // the committed state's stamp is not known here
-      return new Committed<>(done.value(), null);
-    }
-    CompletableFuture<byte[]> stamp = done.stamp();
-    return new Committed<>(done.value(), stamp == null ? null : Futures.join(stamp));
-  }
-
-  /**
-   * One attempt's outcome: the body's value, its stamp future if it wrote the state, and whether it
-   * replayed an earlier attempt that committed.
-   */
-  private record Attempt<T>(
-      @Nullable T value, @Nullable CompletableFuture<byte[]> stamp, boolean replayed) {}
-
-  /** A body result that may carry a written state. */
-  private interface Stateful {
-    @Nullable StoredState written();
-  }
-
-  private void publishCache(@Nullable StoredState written, byte @Nullable [] stamp) {
-    if (options.cache() && written != null && stamp != null) {
+  private void publishCache(StoredState written, byte[] stamp) {
+    if (options.cache()) {
       cache = new Cached(stamp, written);
     }
   }
@@ -428,7 +365,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   /** Pushes a call exactly once; after a replayed commit, waits on the slot as it is now. */
   private CompletableFuture<Void> pushCallOnce(byte[] envelope, From from) {
     return Objects.requireNonNull(
-        commit(tx -> pushCall(tx, envelope, from), (tx, prior) -> awaitSlot(tx, from)).value());
+        commits.commit(tx -> pushCall(tx, envelope, from), (tx, prior) -> awaitSlot(tx, from)));
   }
 
   /**
@@ -451,7 +388,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   public void cast(M message) {
     ensureAlive();
     byte[] env = encodeEnvelope(Envelope.CAST, message, null);
-    commit(
+    commits.commit(
         tx -> {
           push(tx, ServerKeys.LANE_NORMAL, env);
           return null;
@@ -469,7 +406,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     if (envs.isEmpty()) {
       return;
     }
-    commit(
+    commits.commit(
         tx -> {
           for (byte[] env : envs) {
             push(tx, ServerKeys.LANE_NORMAL, env);
@@ -602,7 +539,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       @Nullable Object stopReason,
       @Nullable CompletableFuture<Void> watch,
       @Nullable StoredState written)
-      implements Stateful {
+      implements CommitRunner.WritesState {
 
     /** A call that was queued instead: its caller waits on {@code watch}. */
     static <S> Inline<S> queued(CompletableFuture<Void> watch) {
@@ -620,10 +557,10 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   }
 
   private Inline<S> inlineCall(M request, From from, Supplier<byte[]> env) {
-    Committed<Inline<S>> c;
+    Inline<S> inline;
     try {
-      c =
-          commit(
+      inline =
+          commits.commit(
               tx -> {
                 long start = core.nanoTime();
                 // A snapshot read: a concurrent push must not abort the inline call; the call then
@@ -658,7 +595,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       // The failed attempt committed nothing; queue the call (without a reply slot: the caller
       // gets the error now) so that consumers retry it, as the seed does.
       byte[] envelope = env.get();
-      commit(
+      commits.commit(
           tx -> {
             push(tx, ServerKeys.LANE_NORMAL, envelope);
             return null;
@@ -667,9 +604,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
           "inline handleCall failed; the call was queued for retry: " + context,
           Objects.requireNonNull(abort.getCause()));
     }
-    Inline<S> inline = Objects.requireNonNull(c.value());
-    publishCache(inline.written(), c.stamp());
-    return inline;
+    return Objects.requireNonNull(inline);
   }
 
   /** An inline callback returned {@code Result.lock}: abort, and queue the call instead. */
@@ -900,10 +835,10 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
    */
   private Inline<S> priority(String name, Callback<S> callback) {
     ensureAlive();
-    Committed<Inline<S>> c;
+    Inline<S> inline;
     try {
-      c =
-          commit(
+      inline =
+          commits.commit(
               tx -> {
                 long start = core.nanoTime();
                 return runOnState(
@@ -923,8 +858,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
           "priority " + name + " failed; nothing was committed: " + context,
           Objects.requireNonNull(abort.getCause()));
     }
-    Inline<S> inline = Objects.requireNonNull(c.value());
-    publishCache(inline.written(), c.stamp());
+    Objects.requireNonNull(inline);
     runActions(inline.actions(), inline.state());
     stopIfAsked(inline.stopReason());
     return inline;
@@ -1007,7 +941,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       @Nullable Object stopReason,
       @Nullable LockTaken<M> lock,
       @Nullable StoredState written)
-      implements Stateful {
+      implements CommitRunner.WritesState {
 
     static <S, M> Batch<S, M> idle(CompletableFuture<Void> watch) {
       return new Batch<>(watch, -1, false, 0, null, List.of(), null, null, null);
@@ -1042,9 +976,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         int limit = limitOverride > 0 ? limitOverride : options.consumeK();
         Batch<S, M> batch;
         try {
-          Committed<Batch<S, M>> c = commit(tx -> consumeOnce(tx, limit));
-          batch = Objects.requireNonNull(c.value());
-          publishCache(batch.written(), c.stamp());
+          batch = Objects.requireNonNull(commits.commit(tx -> consumeOnce(tx, limit)));
         } catch (ItemFailure failure) {
           onItemFailure(failure);
           return;
@@ -1325,20 +1257,18 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       releaseAfterFailure(lock, e);
       return;
     }
-    Committed<Inline<S>> c;
     try {
-      c =
-          commit(
-              tx -> {
-                ensureLockHeld(tx, lock);
-                Loaded<S> loaded = load(tx, null, false);
-                StoredState written = writeState(tx, loaded, r.state());
-                tx.clear(keys.lockKey());
-                if (lock.event().from() != null) {
-                  writeReply(tx, lock.event().from(), okReply(r.reply()));
-                }
-                return new Inline<>(r.reply(), r.state(), r.actions(), null, null, written);
-              });
+      commits.commit(
+          tx -> {
+            ensureLockHeld(tx, lock);
+            Loaded<S> loaded = load(tx, null, false);
+            StoredState written = writeState(tx, loaded, r.state());
+            tx.clear(keys.lockKey());
+            if (lock.event().from() != null) {
+              writeReply(tx, lock.event().from(), okReply(r.reply()));
+            }
+            return new Inline<>(r.reply(), r.state(), r.actions(), null, null, written);
+          });
     } catch (LockFencedException fenced) {
       log.error("{}; stopping this process", fenced.getMessage());
       terminate(fenced);
@@ -1347,7 +1277,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       releaseAfterFailure(lock, e);
       return;
     }
-    publishCache(Objects.requireNonNull(c.value()).written(), c.stamp());
     runActions(r.actions(), r.state());
     if (r.kind() == Result.Kind.STOP) {
       stopIfAsked(r.reason());
@@ -1372,7 +1301,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   /** handleLocked failed: release the lock and re-queue its message at the head, if still ours. */
   private void releaseAfterFailure(LockTaken<M> lock, Exception cause) {
     try {
-      commit(
+      commits.commit(
           tx -> {
             ensureLockHeld(tx, lock);
             tx.clear(keys.lockKey());
@@ -1575,18 +1504,17 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     ensureAlive();
     Versionstamp stamp = parseDeadLetterId(id);
     Boolean moved =
-        commit(
-                tx -> {
-                  byte[] dead = tx.get(deadKey(stamp));
-                  if (dead == null) {
-                    return false;
-                  }
-                  DeadRecord d = core.serde().read(dead, DeadRecord.class);
-                  tx.clear(deadKey(stamp));
-                  push(tx, head ? ServerKeys.LANE_HEAD : ServerKeys.LANE_NORMAL, d.envelope());
-                  return true;
-                })
-            .value();
+        commits.commit(
+            tx -> {
+              byte[] dead = tx.get(deadKey(stamp));
+              if (dead == null) {
+                return false;
+              }
+              DeadRecord d = core.serde().read(dead, DeadRecord.class);
+              tx.clear(deadKey(stamp));
+              push(tx, head ? ServerKeys.LANE_HEAD : ServerKeys.LANE_NORMAL, d.envelope());
+              return true;
+            });
     if (Boolean.TRUE.equals(moved)) {
       log.info("dead letter re-queued at the {}: {} id={}", head ? "head" : "tail", context, id);
     }
@@ -1598,13 +1526,12 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     ensureAlive();
     byte[] key = deadKey(parseDeadLetterId(id));
     return Boolean.TRUE.equals(
-        commit(
-                tx -> {
-                  boolean existed = tx.get(key) != null;
-                  tx.clear(key);
-                  return existed;
-                })
-            .value());
+        commits.commit(
+            tx -> {
+              boolean existed = tx.get(key) != null;
+              tx.clear(key);
+              return existed;
+            }));
   }
 
   @Override
@@ -1612,13 +1539,12 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     ensureAlive();
     Subspace dead = keys.dead();
     Integer purged =
-        commit(
-                tx -> {
-                  int n = tx.getRange(dead.range().begin, dead.range().end).size();
-                  tx.clearRange(dead.range().begin, dead.range().end);
-                  return n;
-                })
-            .value();
+        commits.commit(
+            tx -> {
+              int n = tx.getRange(dead.range().begin, dead.range().end).size();
+              tx.clearRange(dead.range().begin, dead.range().end);
+              return n;
+            });
     return purged == null ? 0 : purged;
   }
 
