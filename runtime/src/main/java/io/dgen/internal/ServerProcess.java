@@ -45,7 +45,6 @@ import java.lang.reflect.TypeVariable;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
@@ -70,8 +69,7 @@ import tools.jackson.databind.JsonNode;
  *
  * <p>Threading: the consume loop runs on the shared worker pool, at most one batch at a time per
  * process ({@link #scheduled} is the guard). Calls, casts and priority messages run in the caller's
- * thread. The state cache is an immutable snapshot in a volatile field: whoever commits last
- * publishes it, and a stale cache is merely a miss.
+ * thread.
  *
  * @param <S> the state type
  * @param <M> the message type
@@ -113,24 +111,20 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private final Tuple tuid;
   private final StartOptions options;
   private final ServerKeys keys;
-  private final JavaType stateType;
   private final TypeRegistry types;
   private final String context;
+  private final StateStore<S> states;
   private final CommitRunner commits;
   private final AtomicBoolean alive = new AtomicBoolean(true);
   private final AtomicBoolean scheduled = new AtomicBoolean();
   private final Outbox<M> outbox = new ProcessOutbox();
   private final CompletableFuture<Void> termination = new CompletableFuture<>();
 
-  private volatile @Nullable Cached cache;
   private volatile @Nullable CompletableFuture<Void> idleWatch;
   // Touched only by the consume loop, which never runs concurrently with itself.
   private int consecutiveFailures;
   private int limitOverride;
   private long lastSweep;
-  private int cacheMisses;
-
-  private record Cached(byte[] stamp, StoredState stored) {}
 
   private ServerProcess(
       RuntimeCore core,
@@ -145,24 +139,11 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     this.tuid = tuid;
     this.options = options;
     this.keys = new ServerKeys(tenant.subspace(), tuid);
-    this.stateType = stateType;
     this.types = new TypeRegistry(core.serde(), messageType, stateType, options.allowedTypes());
     this.context = "tenant=" + tenant.path() + " tuid=" + tuid;
-    this.commits =
-        new CommitRunner(
-            core.backend(),
-            keys,
-            new CommitRunner.Observer() {
-              @Override
-              public void stateCommitted(StoredState written, byte[] stamp) {
-                publishCache(written, stamp);
-              }
-
-              @Override
-              public void replayed() {
-                cache = null; // the committed state's stamp is not known here
-              }
-            });
+    this.states =
+        new StateStore<>(keys, core.codec(), core.serde(), stateType, options.cache(), context);
+    this.commits = new CommitRunner(core.backend(), keys, states);
   }
 
   /**
@@ -225,77 +206,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   private void initialize(S initial) {
     JsonNode tree = core.serde().toTree(initial);
-    commits.commit(
-        tx -> {
-          byte[] version = tx.get(keys.versionKey());
-          if (version != null && !options.reset()) {
-            return null;
-          }
-          StoredState stored = core.codec().write(tx, keys.state(), null, tree, stateType);
-          tx.setVersionstampedValue(keys.versionKey(), EMPTY);
-          return new InitialWrite(stored);
-        });
-  }
-
-  private record InitialWrite(StoredState written) implements CommitRunner.WritesState {}
-
-  private void publishCache(StoredState written, byte[] stamp) {
-    if (options.cache()) {
-      cache = new Cached(stamp, written);
-    }
-  }
-
-  /** The state as read in {@code tx}: from the cache when the version key still matches. */
-  private record Loaded<S>(StoredState stored, S state) {}
-
-  private Loaded<S> load(
-      Transaction tx,
-      @Nullable CompletableFuture<byte @Nullable []> prefetchedVersion,
-      boolean consumer) {
-    Cached c = options.cache() ? cache : null;
-    if (c != null) {
-      byte[] version =
-          prefetchedVersion != null ? Futures.join(prefetchedVersion) : tx.get(keys.versionKey());
-      if (version != null && Arrays.equals(version, c.stamp())) {
-        if (consumer) {
-          cacheMisses = 0;
-        }
-        return new Loaded<>(c.stored(), decodeState(c.stored()));
-      }
-      if (consumer) {
-        cacheMisses++;
-      }
-    }
-    Subspace space = keys.state();
-    List<KeyValue> rows = new ArrayList<>(tx.getRange(space.range().begin, space.range().end));
-    rows.removeIf(kv -> Arrays.equals(kv.key(), keys.versionKey()));
-    StoredState stored = core.codec().decode(space, rows);
-    if (stored == null) {
-      throw new ServerStoppedException(
-          "server has no durable state (it was killed or never started): " + context);
-    }
-    return new Loaded<>(stored, decodeState(stored));
-  }
-
-  private S decodeState(StoredState stored) {
-    try {
-      return core.serde().fromTree(stored.tree(), stateType);
-    } catch (RuntimeException e) {
-      throw new UndecodableDataException(
-          "stored state does not decode as " + stateType + ": " + context, e);
-    }
-  }
-
-  /** Writes {@code state} as a diff; returns what is stored now, or null if nothing changed. */
-  private @Nullable StoredState writeState(Transaction tx, Loaded<S> loaded, S state) {
-    StoredState written =
-        core.codec()
-            .write(tx, keys.state(), loaded.stored(), core.serde().toTree(state), stateType);
-    if (written == loaded.stored()) {
-      return null;
-    }
-    tx.setVersionstampedValue(keys.versionKey(), EMPTY);
-    return written;
+    commits.commit(tx -> states.initialize(tx, tree, options.reset()));
   }
 
   private void checkAge(long startNanos, String what) {
@@ -570,14 +481,13 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                         .getRangeAsync(
                             keys.items().range().begin, keys.items().range().end, 1, false);
                 CompletableFuture<byte @Nullable []> lock = tx.getAsync(keys.lockKey());
-                CompletableFuture<byte @Nullable []> version =
-                    options.cache() ? tx.getAsync(keys.versionKey()) : null;
+                CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, false);
                 if (!Futures.join(head).isEmpty() || Futures.join(lock) != null) {
                   return Inline.queued(pushCall(tx, env.get(), from));
                 }
                 return runOnState(
                     tx,
-                    load(tx, version, false),
+                    states.load(tx, version, false),
                     start,
                     "handleCall",
                     (ctx, state) -> server.handleCallTx(ctx, request, from, state),
@@ -843,7 +753,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                 long start = core.nanoTime();
                 return runOnState(
                     tx,
-                    load(tx, null, false),
+                    states.load(tx, null, false),
                     start,
                     name,
                     callback,
@@ -871,7 +781,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
    */
   private Inline<S> runOnState(
       Transaction tx,
-      Loaded<S> loaded,
+      StateStore.Loaded<S> loaded,
       long start,
       String name,
       Callback<S> callback,
@@ -886,7 +796,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     if (r.kind() == Result.Kind.LOCK) {
       throw onLock.get();
     }
-    StoredState written = writeState(tx, loaded, r.state());
+    StoredState written = states.write(tx, loaded, r.state());
     return new Inline<>(
         r.reply(),
         r.state(),
@@ -1003,11 +913,12 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
           core.lockedWork().execute(() -> runLocked(lock, locked)); // keeps `scheduled` set
           return;
         }
-        if (cacheMisses >= 3) {
+        int misses = states.missStreak();
+        if (misses >= 3) {
           scheduled.set(false);
           scheduleAfter(
               TimeUnit.MILLISECONDS.toNanos(
-                  Math.min(CACHE_MISS_BACKOFF_CAP_MS, 1L << Math.min(cacheMisses - 3, 6))));
+                  Math.min(CACHE_MISS_BACKOFF_CAP_MS, 1L << Math.min(misses - 3, 6))));
           return;
         }
         if (core.nanoTime() - sliceEnd > 0) {
@@ -1040,7 +951,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         context,
         consecutiveFailures,
         cause);
-    cache = null;
+    states.invalidate();
     scheduled.set(false);
     scheduleAfter(delay);
   }
@@ -1094,8 +1005,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     CompletableFuture<List<KeyValue>> peek =
         tx.snapshot().getRangeAsync(items.range().begin, items.range().end, limit, false);
     CompletableFuture<byte @Nullable []> lockRead = tx.getAsync(keys.lockKey());
-    CompletableFuture<byte @Nullable []> version =
-        options.cache() && cache != null ? tx.getAsync(keys.versionKey()) : null;
+    CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, true);
     byte[] lockBytes = Futures.join(lockRead);
     if (lockBytes != null) {
       return meetLock(tx, decodeLock(lockBytes));
@@ -1104,7 +1014,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     if (batch.isEmpty()) {
       return Batch.idle(tx.watch(keys.pushCounter()));
     }
-    Loaded<S> loaded = load(tx, version, true);
+    StateStore.Loaded<S> loaded = states.load(tx, version, true);
     S state = loaded.state();
     List<List<Action<S>>> actions = new ArrayList<>();
     Object stopReason = null;
@@ -1170,7 +1080,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     }
     StoredState written;
     try {
-      written = writeState(tx, loaded, state);
+      written = states.write(tx, loaded, state);
     } catch (StateTooLargeException e) {
       // Blame the last item: the batch is then retried up to it, so the item that made the
       // state too large ends up alone, failing, and (with a threshold) dead-lettered.
@@ -1261,8 +1171,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       commits.commit(
           tx -> {
             ensureLockHeld(tx, lock);
-            Loaded<S> loaded = load(tx, null, false);
-            StoredState written = writeState(tx, loaded, r.state());
+            StateStore.Loaded<S> loaded = states.load(tx, null, false);
+            StoredState written = states.write(tx, loaded, r.state());
             tx.clear(keys.lockKey());
             if (lock.event().from() != null) {
               writeReply(tx, lock.event().from(), okReply(r.reply()));

@@ -1,0 +1,177 @@
+package io.dgen.internal;
+
+import com.apple.foundationdb.subspace.Subspace;
+import io.dgen.ServerStoppedException;
+import io.dgen.UndecodableDataException;
+import io.dgen.backend.Futures;
+import io.dgen.backend.KeyValue;
+import io.dgen.backend.Transaction;
+import io.dgen.internal.codec.Serde;
+import io.dgen.internal.codec.StateCodec;
+import io.dgen.internal.codec.StoredState;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.JavaType;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * One server's durable state as this process sees it: loading it (from the cache while the version
+ * key still matches), decoding it to the state type, writing it as a diff, the version key, and the
+ * cache itself.
+ *
+ * <p>Never commits (callers hand it their transaction) and never runs callbacks.
+ *
+ * <p>Threading: the cache is an immutable snapshot in a volatile field; whoever commits last
+ * publishes it, and a stale cache is merely a miss. The miss streak is touched only by the consume
+ * loop, which never runs concurrently with itself.
+ *
+ * @param <S> the state type
+ */
+final class StateStore<S> implements CommitRunner.Observer {
+
+  private static final byte[] EMPTY = new byte[0];
+
+  /** The state as read in a transaction, and what is stored (the base of the next diff). */
+  record Loaded<S>(StoredState stored, S state) {}
+
+  /** A state write as a commit body's value, so that the commit publishes it. */
+  record Written(StoredState written) implements CommitRunner.WritesState {}
+
+  private record Cached(byte[] stamp, StoredState stored) {}
+
+  private final ServerKeys keys;
+  private final StateCodec codec;
+  private final Serde serde;
+  private final JavaType stateType;
+  private final boolean caching;
+  private final String context;
+
+  private volatile @Nullable Cached cache;
+  private int missStreak;
+
+  StateStore(
+      ServerKeys keys,
+      StateCodec codec,
+      Serde serde,
+      JavaType stateType,
+      boolean caching,
+      String context) {
+    this.keys = keys;
+    this.codec = codec;
+    this.serde = serde;
+    this.stateType = stateType;
+    this.caching = caching;
+    this.context = context;
+  }
+
+  /**
+   * Writes the initial state unless a state exists and {@code reset} is false.
+   *
+   * @return the write, or null if the stored state wins
+   */
+  @Nullable Written initialize(Transaction tx, JsonNode initial, boolean reset) {
+    byte[] version = tx.get(keys.versionKey());
+    if (version != null && !reset) {
+      return null;
+    }
+    StoredState stored = codec.write(tx, keys.state(), null, initial, stateType);
+    tx.setVersionstampedValue(keys.versionKey(), EMPTY);
+    return new Written(stored);
+  }
+
+  /**
+   * Starts reading the version key, which validates the cached state, if the cache is on (and, with
+   * {@code onlyWhenWarm}, holds a state): the read then overlaps the caller's other reads.
+   */
+  @Nullable CompletableFuture<byte @Nullable []> prefetchVersion(
+      Transaction tx, boolean onlyWhenWarm) {
+    return caching && (!onlyWhenWarm || cache != null) ? tx.getAsync(keys.versionKey()) : null;
+  }
+
+  /**
+   * The state as read in {@code tx}: from the cache when the version key still matches.
+   *
+   * @param prefetchedVersion the version key's read, if started already
+   * @param consumer whether the consume loop asks (it counts the misses)
+   * @throws ServerStoppedException if there is no state (the server was killed)
+   * @throws UndecodableDataException if the stored state does not decode as the state type
+   */
+  Loaded<S> load(
+      Transaction tx,
+      @Nullable CompletableFuture<byte @Nullable []> prefetchedVersion,
+      boolean consumer) {
+    Cached c = caching ? cache : null;
+    if (c != null) {
+      byte[] version =
+          prefetchedVersion != null ? Futures.join(prefetchedVersion) : tx.get(keys.versionKey());
+      if (version != null && Arrays.equals(version, c.stamp())) {
+        if (consumer) {
+          missStreak = 0;
+        }
+        return new Loaded<>(c.stored(), decode(c.stored()));
+      }
+      if (consumer) {
+        missStreak++;
+      }
+    }
+    Subspace space = keys.state();
+    List<KeyValue> rows = new ArrayList<>(tx.getRange(space.range().begin, space.range().end));
+    rows.removeIf(kv -> Arrays.equals(kv.key(), keys.versionKey()));
+    StoredState stored = codec.decode(space, rows);
+    if (stored == null) {
+      throw new ServerStoppedException(
+          "server has no durable state (it was killed or never started): " + context);
+    }
+    return new Loaded<>(stored, decode(stored));
+  }
+
+  private S decode(StoredState stored) {
+    try {
+      return serde.fromTree(stored.tree(), stateType);
+    } catch (RuntimeException e) {
+      throw new UndecodableDataException(
+          "stored state does not decode as " + stateType + ": " + context, e);
+    }
+  }
+
+  /**
+   * Writes {@code state} as a diff against what {@code loaded} read.
+   *
+   * @return what is stored now, or null if nothing changed
+   * @throws io.dgen.StateTooLargeException if the write would not fit in the transaction
+   */
+  @Nullable StoredState write(Transaction tx, Loaded<S> loaded, S state) {
+    StoredState written =
+        codec.write(tx, keys.state(), loaded.stored(), serde.toTree(state), stateType);
+    if (written == loaded.stored()) {
+      return null;
+    }
+    tx.setVersionstampedValue(keys.versionKey(), EMPTY);
+    return written;
+  }
+
+  /** Consecutive consumer loads that found the cache stale: another consumer is active. */
+  int missStreak() {
+    return missStreak;
+  }
+
+  /** Forgets the cached state: the next load reads it. */
+  void invalidate() {
+    cache = null;
+  }
+
+  @Override
+  public void stateCommitted(StoredState written, byte[] stamp) {
+    if (caching) {
+      cache = new Cached(stamp, written);
+    }
+  }
+
+  @Override
+  public void replayed() {
+    invalidate(); // the committed state's stamp is not known here
+  }
+}
