@@ -115,9 +115,9 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private final String context;
   private final StateStore<S> states;
   private final CommitRunner commits;
+  private final ServerQueue<M> queue;
   private final AtomicBoolean alive = new AtomicBoolean(true);
   private final AtomicBoolean scheduled = new AtomicBoolean();
-  private final Outbox<M> outbox = new ProcessOutbox();
   private final CompletableFuture<Void> termination = new CompletableFuture<>();
 
   private volatile @Nullable CompletableFuture<Void> idleWatch;
@@ -144,6 +144,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     this.states =
         new StateStore<>(keys, core.codec(), core.serde(), stateType, options.cache(), context);
     this.commits = new CommitRunner(core.backend(), keys, states);
+    this.queue = new ServerQueue<>(keys, core.serde(), types, context);
   }
 
   /**
@@ -226,35 +227,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   // ---------------------------------------------------------------- pushes
 
-  private byte[] encodeEnvelope(int kind, M message, @Nullable From from) {
-    Objects.requireNonNull(message, "message must not be null");
-    String tag = types.messageTag(message);
-    Envelope env =
-        Envelope.of(
-            kind,
-            tag,
-            core.serde().toTree(message),
-            from == null ? 0 : from.slotSeconds(),
-            from == null ? null : from.slotId());
-    byte[] bytes = core.serde().toBytes(env);
-    if (bytes.length > MAX_ENVELOPE) {
-      throw new IllegalArgumentException(
-          "message encodes to "
-              + bytes.length
-              + " bytes; a queued message must fit in one value of "
-              + MAX_ENVELOPE
-              + " bytes (store large data under your own keys and send a reference): "
-              + context);
-    }
-    return bytes;
-  }
-
-  private void push(Transaction tx, long lane, byte[] envelope) {
-    tx.setVersionstampedKey(
-        keys.itemPrefix(), keys.newItemKey(lane, UserVersions.next(tx)), envelope);
-    tx.add(keys.pushCounter(), 1);
-  }
-
   private From newFrom() {
     // The same clock as the sweep of abandoned slots, which compares these seconds with it.
     return new From(
@@ -269,7 +241,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private CompletableFuture<Void> pushCall(Transaction tx, byte[] envelope, From from) {
     byte[] chunk0 = ServerKeys.slotChunk(slotOf(from), 0);
     tx.set(chunk0, EMPTY);
-    push(tx, ServerKeys.LANE_NORMAL, envelope);
+    queue.push(tx, ServerKeys.LANE_NORMAL, envelope);
     return tx.watch(chunk0);
   }
 
@@ -298,10 +270,10 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   @Override
   public void cast(M message) {
     ensureAlive();
-    byte[] env = encodeEnvelope(Envelope.CAST, message, null);
+    byte[] env = queue.encode(Envelope.CAST, message, null);
     commits.commit(
         tx -> {
-          push(tx, ServerKeys.LANE_NORMAL, env);
+          queue.push(tx, ServerKeys.LANE_NORMAL, env);
           return null;
         });
   }
@@ -312,7 +284,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     Objects.requireNonNull(messages, "messages must not be null");
     List<byte[]> envs = new ArrayList<>(messages.size());
     for (M m : messages) {
-      envs.add(encodeEnvelope(Envelope.CAST, m, null));
+      envs.add(queue.encode(Envelope.CAST, m, null));
     }
     if (envs.isEmpty()) {
       return;
@@ -320,7 +292,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     commits.commit(
         tx -> {
           for (byte[] env : envs) {
-            push(tx, ServerKeys.LANE_NORMAL, env);
+            queue.push(tx, ServerKeys.LANE_NORMAL, env);
           }
           return null;
         });
@@ -329,41 +301,13 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   @Override
   public Outbox<M> outbox() {
     ensureAlive();
-    return outbox;
-  }
-
-  private final class ProcessOutbox implements Outbox<M> {
-    @Override
-    public void cast(Transaction tx, M message) {
-      Objects.requireNonNull(tx, "transaction must not be null");
-      byte[] env = encodeEnvelope(Envelope.CAST, message, null);
-      // The user's run re-executes its body after commit_unknown_result even if it applied: a
-      // marker keyed by the run's id keeps the pushes of a committed attempt from repeating.
-      if (!UserVersions.alreadyCommitted(tx, keys)) {
-        push(tx, ServerKeys.LANE_NORMAL, env);
-      }
-    }
-
-    @Override
-    public void castAll(Transaction tx, List<? extends M> messages) {
-      for (M m : messages) {
-        cast(tx, m);
-      }
-    }
+    return queue.outbox();
   }
 
   @Override
   public long queueLength() {
     ensureAlive();
-    return core.backend()
-        .run(
-            tx -> {
-              var snap = tx.snapshot();
-              var n = snap.getAsync(keys.pushCounter());
-              var p = snap.getAsync(keys.popCounter());
-              return ServerKeys.decodeCounter(Futures.join(n))
-                  - ServerKeys.decodeCounter(Futures.join(p));
-            });
+    return core.backend().run(queue::length);
   }
 
   // ---------------------------------------------------------------- calls
@@ -407,7 +351,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       From from = newFrom();
       types.messageTag(request); // refuse a message of a wrong type before any transaction
       // Serialized only if the call is queued: an inline call never stores its envelope.
-      Supplier<byte[]> env = Suppliers.memoize(() -> encodeEnvelope(Envelope.CALL, request, from));
+      Supplier<byte[]> env = Suppliers.memoize(() -> queue.encode(Envelope.CALL, request, from));
       CompletableFuture<Void> watch;
       if (options.consume() && options.consumeK() == 1) {
         Inline<S> inline = inlineCall(request, from, env);
@@ -476,10 +420,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                 long start = core.nanoTime();
                 // A snapshot read: a concurrent push must not abort the inline call; the call then
                 // serializes before that push, which is a legal order for concurrent operations.
-                CompletableFuture<List<KeyValue>> head =
-                    tx.snapshot()
-                        .getRangeAsync(
-                            keys.items().range().begin, keys.items().range().end, 1, false);
+                CompletableFuture<List<KeyValue>> head = queue.peek(tx, 1);
                 CompletableFuture<byte @Nullable []> lock = tx.getAsync(keys.lockKey());
                 CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, false);
                 if (!Futures.join(head).isEmpty() || Futures.join(lock) != null) {
@@ -507,7 +448,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       byte[] envelope = env.get();
       commits.commit(
           tx -> {
-            push(tx, ServerKeys.LANE_NORMAL, envelope);
+            queue.push(tx, ServerKeys.LANE_NORMAL, envelope);
             return null;
           });
       throw new CallbackException(
@@ -998,12 +939,10 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
    */
   private Batch<S, M> consumeOnce(Transaction tx, int limit) {
     long start = core.nanoTime();
-    Subspace items = keys.items();
     // Snapshot read of the queue: concurrent pushes must not abort this batch (DESIGN §8). Read
     // conflicts are added below for exactly the items popped. The lock key is read serializably,
     // so a lock taken concurrently aborts this batch.
-    CompletableFuture<List<KeyValue>> peek =
-        tx.snapshot().getRangeAsync(items.range().begin, items.range().end, limit, false);
+    CompletableFuture<List<KeyValue>> peek = queue.peek(tx, limit);
     CompletableFuture<byte @Nullable []> lockRead = tx.getAsync(keys.lockKey());
     CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, true);
     byte[] lockBytes = Futures.join(lockRead);
@@ -1012,7 +951,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     }
     List<KeyValue> batch = Futures.join(peek);
     if (batch.isEmpty()) {
-      return Batch.idle(tx.watch(keys.pushCounter()));
+      return Batch.idle(queue.watchPushes(tx));
     }
     StateStore.Loaded<S> loaded = states.load(tx, version, true);
     S state = loaded.state();
@@ -1025,20 +964,17 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
           && (batchBytes(tx) > BATCH_BYTES || core.nanoTime() - start > BATCH_NANOS)) {
         break; // the rest stays queued for the next batch
       }
-      tx.addReadConflictKey(item.key());
-      tx.clear(item.key());
+      queue.pop(tx, item);
       processed++;
       Envelope env;
-      Object message;
+      M msg;
       try {
-        env = core.serde().read(item.value(), Envelope.class);
-        message = types.decodeMessage(env.t(), env.m());
+        env = queue.envelope(item.value());
+        msg = queue.message(env);
       } catch (RuntimeException e) {
         deadLetterUndecodable(tx, item, e);
         continue;
       }
-      @SuppressWarnings("unchecked")
-      M msg = (M) message;
       From from = env.isCall() ? new From(env.s(), Objects.requireNonNull(env.i())) : null;
       String name = from != null ? "handleCall" : "handleCast";
       Result<S> r;
@@ -1086,7 +1022,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       // state too large ends up alone, failing, and (with a threshold) dead-lettered.
       throw new ItemFailure(e, batch.get(processed - 1), processed - 1);
     }
-    tx.add(keys.popCounter(), processed);
+    queue.popped(tx, processed);
     sweep(tx);
     return new Batch<>(null, -1, false, processed, state, actions, stopReason, lock, written);
   }
@@ -1136,7 +1072,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       long expiresAt = lock.acquiredAt() + timeout.get().toMillis();
       if (core.wallMillis() >= expiresAt) {
         tx.clear(keys.lockKey());
-        push(tx, ServerKeys.LANE_HEAD, lock.envelope());
+        queue.push(tx, ServerKeys.LANE_HEAD, lock.envelope());
         log.warn(
             "busting a lock held since {} (lockTimeout {} ms); its message is re-queued at the"
                 + " head: {} token={}",
@@ -1215,7 +1151,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
           tx -> {
             ensureLockHeld(tx, lock);
             tx.clear(keys.lockKey());
-            push(tx, ServerKeys.LANE_HEAD, lock.envelope());
+            queue.push(tx, ServerKeys.LANE_HEAD, lock.envelope());
             return null;
           });
     } catch (LockFencedException fenced) {
@@ -1238,10 +1174,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   private byte[] deadKey(Versionstamp stamp) {
     return keys.dead().pack(Tuple.from(stamp));
-  }
-
-  private Versionstamp itemStamp(KeyValue item) {
-    return keys.items().unpack(item.key()).getVersionstamp(1);
   }
 
   /**
@@ -1278,7 +1210,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
    */
   private int recordFailure(KeyValue item, Throwable cause, int threshold) {
     String failureId = UUID.randomUUID().toString();
-    Versionstamp stamp = itemStamp(item);
+    Versionstamp stamp = queue.stampOf(item);
     String error = cause.getClass().getName() + ": " + cause.getMessage();
     return core.backend()
         .run(
@@ -1292,7 +1224,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
               if (current == null) {
                 return 0; // processed meanwhile by another consumer
               }
-              Envelope env = core.serde().read(current, Envelope.class);
+              Envelope env = queue.envelope(current);
               if (failureId.equals(env.x())) {
                 return env.f(); // a retry of a commit that applied
               }
@@ -1303,7 +1235,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                 return count;
               }
               tx.clear(item.key());
-              tx.add(keys.popCounter(), 1);
+              queue.popped(tx, 1);
               tx.set(
                   deadKey(stamp),
                   core.serde()
@@ -1329,12 +1261,9 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         "message dead-lettered after {} attempts: {} deadLetterId={}",
         attempts,
         context,
-        deadLetterId(itemStamp(item)));
+        deadLetterId(queue.stampOf(item)));
     try {
-      Envelope env = core.serde().read(item.value(), Envelope.class);
-      @SuppressWarnings("unchecked")
-      M msg = (M) types.decodeMessage(env.t(), env.m());
-      server.handleDeadLetter(msg, attempts);
+      server.handleDeadLetter(queue.message(queue.envelope(item.value())), attempts);
     } catch (RuntimeException e) {
       log.error("handleDeadLetter failed: {}", context, e);
     }
@@ -1345,10 +1274,10 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     log.error(
         "queue item cannot be decoded; moved to the dead letters: {} deadLetterId={}",
         context,
-        deadLetterId(itemStamp(item)),
+        deadLetterId(queue.stampOf(item)),
         e);
     tx.set(
-        deadKey(itemStamp(item)),
+        deadKey(queue.stampOf(item)),
         core.serde()
             .toBytes(
                 new DeadRecord(
@@ -1372,11 +1301,9 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       M message = null;
       Event.Type type = Event.Type.CAST;
       try {
-        Envelope env = core.serde().read(d.envelope(), Envelope.class);
+        Envelope env = queue.envelope(d.envelope());
         type = env.isCall() ? Event.Type.CALL : Event.Type.CAST;
-        @SuppressWarnings("unchecked")
-        M m = (M) types.decodeMessage(env.t(), env.m());
-        message = m;
+        message = queue.message(env);
       } catch (RuntimeException e) {
         // listed without its message
       }
@@ -1422,7 +1349,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
               }
               DeadRecord d = core.serde().read(dead, DeadRecord.class);
               tx.clear(deadKey(stamp));
-              push(tx, head ? ServerKeys.LANE_HEAD : ServerKeys.LANE_NORMAL, d.envelope());
+              queue.push(tx, head ? ServerKeys.LANE_HEAD : ServerKeys.LANE_NORMAL, d.envelope());
               return true;
             });
     if (Boolean.TRUE.equals(moved)) {

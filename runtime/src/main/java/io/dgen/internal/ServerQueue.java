@@ -1,0 +1,160 @@
+package io.dgen.internal;
+
+import com.apple.foundationdb.tuple.Versionstamp;
+import io.dgen.From;
+import io.dgen.Outbox;
+import io.dgen.backend.Futures;
+import io.dgen.backend.KeyValue;
+import io.dgen.backend.Transaction;
+import io.dgen.internal.codec.Chunks;
+import io.dgen.internal.codec.Envelope;
+import io.dgen.internal.codec.Serde;
+import io.dgen.internal.codec.TypeRegistry;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One server's durable queue: encoding messages into envelopes (and back), pushing them (blind
+ * writes: a versionstamped item key and an atomic add, so producers never conflict), peeking and
+ * popping items, the push and pop counters, and the outbox that pushes inside a user's transaction.
+ *
+ * <p>Never commits (callers hand it their transaction, except the outbox, whose transaction is the
+ * user's) and never runs callbacks.
+ *
+ * @param <M> the message type
+ */
+final class ServerQueue<M> {
+
+  /** Leaves room in the value for the failure count and id written into a failing item. */
+  private static final int MAX_ENVELOPE = Chunks.MAX_VALUE - 256;
+
+  private final ServerKeys keys;
+  private final Serde serde;
+  private final TypeRegistry types;
+  private final String context;
+  private final Outbox<M> outbox = new QueueOutbox();
+
+  ServerQueue(ServerKeys keys, Serde serde, TypeRegistry types, String context) {
+    this.keys = keys;
+    this.serde = serde;
+    this.types = types;
+    this.context = context;
+  }
+
+  /**
+   * Encodes a message as a queue item.
+   *
+   * @param kind {@link Envelope#CALL} or {@link Envelope#CAST}
+   * @param from the caller's reply slot (calls), or null
+   * @throws IllegalArgumentException if the message's type is not allowed or it is too large
+   */
+  byte[] encode(int kind, M message, @Nullable From from) {
+    Objects.requireNonNull(message, "message must not be null");
+    String tag = types.messageTag(message);
+    Envelope env =
+        Envelope.of(
+            kind,
+            tag,
+            serde.toTree(message),
+            from == null ? 0 : from.slotSeconds(),
+            from == null ? null : from.slotId());
+    byte[] bytes = serde.toBytes(env);
+    if (bytes.length > MAX_ENVELOPE) {
+      throw new IllegalArgumentException(
+          "message encodes to "
+              + bytes.length
+              + " bytes; a queued message must fit in one value of "
+              + MAX_ENVELOPE
+              + " bytes (store large data under your own keys and send a reference): "
+              + context);
+    }
+    return bytes;
+  }
+
+  /** Reads a queue item's envelope. */
+  Envelope envelope(byte[] item) {
+    return serde.read(item, Envelope.class);
+  }
+
+  /**
+   * The message an envelope carries, decoded as one of the declared message types.
+   *
+   * @throws io.dgen.UndecodableDataException if it is not one of them
+   */
+  @SuppressWarnings("unchecked")
+  M message(Envelope env) {
+    return (M) types.decodeMessage(env.t(), env.m());
+  }
+
+  /** Pushes {@code envelope} at the tail of {@code lane}: blind writes only. */
+  void push(Transaction tx, long lane, byte[] envelope) {
+    tx.setVersionstampedKey(
+        keys.itemPrefix(), keys.newItemKey(lane, UserVersions.next(tx)), envelope);
+    tx.add(keys.pushCounter(), 1);
+  }
+
+  /**
+   * Starts a snapshot read of the first {@code limit} items: concurrent pushes must not abort the
+   * reader (DESIGN §8); whoever pops an item adds its read conflict with {@link #pop}.
+   */
+  CompletableFuture<List<KeyValue>> peek(Transaction tx, int limit) {
+    return tx.snapshot()
+        .getRangeAsync(keys.items().range().begin, keys.items().range().end, limit, false);
+  }
+
+  /** Removes a peeked item, conflicting with whoever else pops it. */
+  void pop(Transaction tx, KeyValue item) {
+    tx.addReadConflictKey(item.key());
+    tx.clear(item.key());
+  }
+
+  /** Counts {@code n} items as popped (by a batch, or moved out of the queue). */
+  void popped(Transaction tx, long n) {
+    tx.add(keys.popCounter(), n);
+  }
+
+  /** A watch that fires at the next push. */
+  CompletableFuture<Void> watchPushes(Transaction tx) {
+    return tx.watch(keys.pushCounter());
+  }
+
+  /** Pushes minus pops, read as snapshots: never conflicts. */
+  long length(Transaction tx) {
+    var snap = tx.snapshot();
+    var n = snap.getAsync(keys.pushCounter());
+    var p = snap.getAsync(keys.popCounter());
+    return ServerKeys.decodeCounter(Futures.join(n)) - ServerKeys.decodeCounter(Futures.join(p));
+  }
+
+  /** The versionstamp of a queue item, which names it (e.g. as a dead letter). */
+  Versionstamp stampOf(KeyValue item) {
+    return keys.items().unpack(item.key()).getVersionstamp(1);
+  }
+
+  /** Casts inside transactions the user owns. */
+  Outbox<M> outbox() {
+    return outbox;
+  }
+
+  private final class QueueOutbox implements Outbox<M> {
+    @Override
+    public void cast(Transaction tx, M message) {
+      Objects.requireNonNull(tx, "transaction must not be null");
+      byte[] env = encode(Envelope.CAST, message, null);
+      // The user's run re-executes its body after commit_unknown_result even if it applied: a
+      // marker keyed by the run's id keeps the pushes of a committed attempt from repeating.
+      if (!UserVersions.alreadyCommitted(tx, keys)) {
+        push(tx, ServerKeys.LANE_NORMAL, env);
+      }
+    }
+
+    @Override
+    public void castAll(Transaction tx, List<? extends M> messages) {
+      for (M m : messages) {
+        cast(tx, m);
+      }
+    }
+  }
+}
