@@ -6,13 +6,11 @@ import com.apple.foundationdb.tuple.Versionstamp;
 import com.google.common.base.Suppliers;
 import com.google.common.reflect.TypeToken;
 import io.dgen.Action;
-import io.dgen.CallTimeoutException;
 import io.dgen.CallbackException;
 import io.dgen.DGenException;
 import io.dgen.DGenServer;
 import io.dgen.DbContext;
 import io.dgen.DeadLetter;
-import io.dgen.DeadLetterException;
 import io.dgen.Event;
 import io.dgen.From;
 import io.dgen.InitResult;
@@ -37,7 +35,6 @@ import io.dgen.internal.codec.Chunks;
 import io.dgen.internal.codec.DeadRecord;
 import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.LockRecord;
-import io.dgen.internal.codec.Reply;
 import io.dgen.internal.codec.StoredState;
 import io.dgen.internal.codec.TypeRegistry;
 import java.lang.reflect.Type;
@@ -53,7 +50,6 @@ import java.util.UUID;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
@@ -95,11 +91,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   /** A batch stops taking items after one second, far below FoundationDB's five. */
   static final long BATCH_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-  private static final String DEAD_LETTER = "dead_letter";
-
-  /** The longest a call may wait; older reply slots are swept as abandoned. */
-  static final Duration MAX_CALL_TIMEOUT = Duration.ofHours(1);
-
   /** How long a commit marker is kept: far longer than any retry loop after 1021 lasts. */
   static final Duration MARKER_TTL = Duration.ofMinutes(10);
 
@@ -116,6 +107,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private final StateStore<S> states;
   private final CommitRunner commits;
   private final ServerQueue<M> queue;
+  private final ReplySlots slots;
+  private final CallProtocol calls;
   private final AtomicBoolean alive = new AtomicBoolean(true);
   private final AtomicBoolean scheduled = new AtomicBoolean();
   private final CompletableFuture<Void> termination = new CompletableFuture<>();
@@ -145,6 +138,9 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         new StateStore<>(keys, core.codec(), core.serde(), stateType, options.cache(), context);
     this.commits = new CommitRunner(core.backend(), keys, states);
     this.queue = new ServerQueue<>(keys, core.serde(), types, context);
+    this.slots =
+        new ReplySlots(core.backend(), keys, core.serde(), types, core::wallMillis, context);
+    this.calls = new CallProtocol(core, commits, queue, slots, context);
   }
 
   /**
@@ -227,40 +223,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   // ---------------------------------------------------------------- pushes
 
-  private From newFrom() {
-    // The same clock as the sweep of abandoned slots, which compares these seconds with it.
-    return new From(
-        TimeUnit.MILLISECONDS.toSeconds(core.wallMillis()), UUID.randomUUID().toString());
-  }
-
-  private Subspace slotOf(From from) {
-    return keys.slot(from.slotSeconds(), from.slotId());
-  }
-
-  /** Writes an empty reply slot, pushes the call, and returns the watch on the slot. */
-  private CompletableFuture<Void> pushCall(Transaction tx, byte[] envelope, From from) {
-    byte[] chunk0 = ServerKeys.slotChunk(slotOf(from), 0);
-    tx.set(chunk0, EMPTY);
-    queue.push(tx, ServerKeys.LANE_NORMAL, envelope);
-    return tx.watch(chunk0);
-  }
-
-  /** Pushes a call exactly once; after a replayed commit, waits on the slot as it is now. */
-  private CompletableFuture<Void> pushCallOnce(byte[] envelope, From from) {
-    return Objects.requireNonNull(
-        commits.commit(tx -> pushCall(tx, envelope, from), (tx, prior) -> awaitSlot(tx, from)));
-  }
-
-  /**
-   * A watch on a slot whose push committed in an earlier attempt (its watch died with that
-   * attempt): a slot that is no longer empty (replied, or removed by a kill) is ready at once.
-   */
-  private CompletableFuture<Void> awaitSlot(Transaction tx, From from) {
-    byte[] chunk0 = ServerKeys.slotChunk(slotOf(from), 0);
-    byte[] v = tx.get(chunk0);
-    return v != null && v.length == 0 ? tx.watch(chunk0) : CompletableFuture.completedFuture(null);
-  }
-
   private void ensureAlive() {
     if (!alive.get()) {
       throw new ServerStoppedException("process was stopped: " + context);
@@ -342,13 +304,18 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       M request, @Nullable Class<R> replyType, Duration timeout) {
     Objects.requireNonNull(request, "request must not be null");
     Objects.requireNonNull(timeout, "timeout must not be null");
-    if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(MAX_CALL_TIMEOUT) > 0) {
+    if (timeout.isNegative()
+        || timeout.isZero()
+        || timeout.compareTo(ReplySlots.MAX_CALL_TIMEOUT) > 0) {
       throw new IllegalArgumentException(
-          "timeout must be positive and at most " + MAX_CALL_TIMEOUT + ", was " + timeout);
+          "timeout must be positive and at most "
+              + ReplySlots.MAX_CALL_TIMEOUT
+              + ", was "
+              + timeout);
     }
     try {
       ensureAlive();
-      From from = newFrom();
+      From from = slots.newFrom();
       types.messageTag(request); // refuse a message of a wrong type before any transaction
       // Serialized only if the call is queued: an inline call never stores its envelope.
       Supplier<byte[]> env = Suppliers.memoize(() -> queue.encode(Envelope.CALL, request, from));
@@ -358,32 +325,16 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         if (inline.watch() == null) {
           runActions(inline.actions(), inline.state());
           stopIfAsked(inline.stopReason());
-          return CompletableFuture.completedFuture(localReply(inline.reply(), replyType));
+          return CompletableFuture.completedFuture(slots.local(inline.reply(), replyType));
         }
         watch = inline.watch();
       } else {
-        watch = pushCallOnce(env.get(), from);
+        watch = calls.pushOnce(env.get(), from);
       }
-      return awaitReply(from, watch, replyType, timeout);
+      return calls.await(from, watch, replyType, timeout);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
-  }
-
-  /** An inline or priority reply, checked as a queued reply would be decoded. */
-  private <R> R localReply(@Nullable Object reply, @Nullable Class<R> replyType) {
-    if (replyType == null) {
-      types.checkReply(reply);
-    }
-    return cast(reply, replyType);
-  }
-
-  @SuppressWarnings("unchecked")
-  private <R> R cast(@Nullable Object reply, @Nullable Class<R> replyType) {
-    if (replyType == null || reply == null || replyType.isInstance(reply)) {
-      return (R) reply;
-    }
-    return core.serde().fromTree(core.serde().toTree(reply), core.serde().type(replyType));
   }
 
   /** The outcome of an inline attempt: a reply, or the watch of a call that was queued. */
@@ -424,7 +375,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                 CompletableFuture<byte @Nullable []> lock = tx.getAsync(keys.lockKey());
                 CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, false);
                 if (!Futures.join(head).isEmpty() || Futures.join(lock) != null) {
-                  return Inline.queued(pushCall(tx, env.get(), from));
+                  return Inline.queued(calls.push(tx, env.get(), from));
                 }
                 return runOnState(
                     tx,
@@ -436,12 +387,12 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
               },
               (tx, prior) ->
                   prior != null && prior.watch() != null
-                      ? Inline.<S>queued(awaitSlot(tx, from))
+                      ? Inline.<S>queued(slots.reopen(tx, from))
                       : prior);
     } catch (TakesLock lock) {
       // The lock is taken by the consume loop only, so that handleLocked runs where the lock is
       // fenced and recoverable: queue the call like any other. The attempt committed nothing.
-      return Inline.queued(pushCallOnce(env.get(), from));
+      return Inline.queued(calls.pushOnce(env.get(), from));
     } catch (CallbackAbort abort) {
       // The failed attempt committed nothing; queue the call (without a reply slot: the caller
       // gets the error now) so that consumers retry it, as the seed does.
@@ -467,201 +418,15 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     }
   }
 
-  private <R> CompletableFuture<R> awaitReply(
-      From from, CompletableFuture<Void> watch, @Nullable Class<R> replyType, Duration timeout) {
-    CompletableFuture<R> result = new CompletableFuture<>();
-    awaitInto(from, watch, replyType, core.nanoTime() + timeout.toNanos(), timeout, result);
-    return result;
-  }
-
-  /**
-   * Completes {@code result} from the reply slot when the watch fires, or at the deadline. Both
-   * paths read and clear the slot in one transaction; whichever claims the call first does it, so a
-   * reply that lands just before the deadline is still delivered.
-   */
-  private <R> void awaitInto(
-      From from,
-      CompletableFuture<Void> watch,
-      @Nullable Class<R> replyType,
-      long deadline,
-      Duration timeout,
-      CompletableFuture<R> result) {
-    AtomicBoolean claimed = new AtomicBoolean();
-    ScheduledFuture<?> timer =
-        core.scheduler()
-            .schedule(
-                () ->
-                    core.workers()
-                        .execute(
-                            () -> {
-                              if (claimed.compareAndSet(false, true)) {
-                                watch.cancel(false);
-                                finishCall(from, replyType, deadline, timeout, true, result);
-                              }
-                            }),
-                Math.max(0, deadline - core.nanoTime()),
-                TimeUnit.NANOSECONDS);
-    watch.whenComplete(
-        (v, err) -> {
-          if (err instanceof CancellationException) {
-            return;
-          }
-          core.workers()
-              .execute(
-                  () -> {
-                    if (!claimed.compareAndSet(false, true)) {
-                      return;
-                    }
-                    timer.cancel(false);
-                    if (err != null) {
-                      clearSlotQuietly(from);
-                      result.completeExceptionally(watchFailure(err));
-                    } else {
-                      finishCall(from, replyType, deadline, timeout, false, result);
-                    }
-                  });
-        });
-  }
-
-  /** A reply slot as read (and cleared, unless {@code again} waits for a reply still to come). */
-  private record SlotRead(List<KeyValue> rows, @Nullable CompletableFuture<Void> again) {}
-
-  private RuntimeException watchFailure(Throwable err) {
-    Throwable c = Futures.unwrap(err);
-    if (c instanceof BackendException be && be.code() == BackendException.TOO_MANY_WATCHES) {
-      return new DGenException(
-          "cannot wait for the reply: the backend's limit of outstanding watches is reached (each"
-              + " call in flight and each idle consumer holds one); raise the backend's max-watches"
-              + " knob or send fewer calls at once. The call stays queued: "
-              + context,
-          c);
-    }
-    return c instanceof RuntimeException re
-        ? re
-        : new DGenException("waiting for a reply failed: " + context, c);
-  }
-
-  private <R> void finishCall(
-      From from,
-      @Nullable Class<R> replyType,
-      long deadline,
-      Duration timeout,
-      boolean timedOut,
-      CompletableFuture<R> result) {
-    try {
-      Subspace slot = slotOf(from);
-      byte[] chunk0 = ServerKeys.slotChunk(slot, 0);
-      // Idempotent without a commit marker (a marker would outlive the slot): if an earlier
-      // attempt read the reply and its clear applied before commit_unknown_result, the rows it
-      // read are the reply.
-      List<KeyValue> earlier = new ArrayList<>();
-      SlotRead read =
-          core.backend()
-              .run(
-                  tx -> {
-                    List<KeyValue> rows = tx.getRange(slot.range().begin, slot.range().end);
-                    if (rows.isEmpty() && !earlier.isEmpty()) {
-                      return new SlotRead(List.copyOf(earlier), null);
-                    }
-                    earlier.clear();
-                    earlier.addAll(rows);
-                    boolean empty = !rows.isEmpty() && rows.get(0).value().length == 0;
-                    if (empty && !timedOut) {
-                      return new SlotRead(rows, tx.watch(chunk0)); // no reply yet: wait again
-                    }
-                    tx.clearRange(slot.range().begin, slot.range().end);
-                    return new SlotRead(rows, null);
-                  });
-      List<KeyValue> rows = read.rows();
-      CompletableFuture<Void> again = read.again();
-      if (again != null) {
-        awaitInto(from, again, replyType, deadline, timeout, result);
-      } else if (rows.isEmpty()) {
-        result.completeExceptionally(
-            new ServerStoppedException(
-                "the reply slot was removed before a reply arrived (the server was killed): "
-                    + context));
-      } else if (rows.get(0).value().length == 0) {
-        result.completeExceptionally(
-            new CallTimeoutException(
-                "no reply within "
-                    + timeout.toMillis()
-                    + " ms; the call stays queued and will still execute: "
-                    + context
-                    + " from="
-                    + from));
-      } else {
-        result.complete(cast(decodeReply(rows, replyType), replyType));
-      }
-    } catch (RuntimeException e) {
-      result.completeExceptionally(e);
-    }
-  }
-
-  private @Nullable Object decodeReply(List<KeyValue> rows, @Nullable Class<?> replyType) {
-    List<byte[]> parts = new ArrayList<>(rows.size());
-    for (KeyValue kv : rows) {
-      parts.add(kv.value());
-    }
-    Reply reply;
-    try {
-      reply = core.serde().read(Chunks.join(parts), Reply.class);
-    } catch (RuntimeException e) {
-      throw new UndecodableDataException("stored reply is not valid: " + context, e);
-    }
-    if (reply.e() != null) {
-      if (DEAD_LETTER.equals(reply.e())) {
-        throw new DeadLetterException(String.valueOf(reply.msg()), reply.n());
-      }
-      throw new DGenException("call failed: " + reply.e() + ": " + reply.msg() + " " + context);
-    }
-    return types.decodeReply(
-        Objects.requireNonNull(reply.t(), "reply tag"),
-        Objects.requireNonNull(reply.v(), "reply value"),
-        replyType);
-  }
-
-  private void clearSlotQuietly(From from) {
-    try {
-      Subspace slot = slotOf(from);
-      core.backend()
-          .run(
-              tx -> {
-                tx.clearRange(slot.range().begin, slot.range().end);
-                return null;
-              });
-    } catch (RuntimeException e) {
-      log.warn(
-          "could not clear a reply slot (it will be swept by age): {} from={}", context, from, e);
-    }
-  }
-
-  /** Writes {@code reply} into the caller's slot if the caller is still waiting. */
-  private void writeReply(Transaction tx, From from, Reply reply) {
-    Subspace slot = slotOf(from);
-    byte[] chunk0 = ServerKeys.slotChunk(slot, 0);
-    if (tx.get(chunk0) == null) {
-      return; // the caller gave up (timeout) or the call was inline-failed: drop the reply
-    }
-    List<byte[]> parts = Chunks.split(core.serde().toBytes(reply), Chunks.MAX_VALUE);
-    for (int i = 0; i < parts.size(); i++) {
-      tx.set(ServerKeys.slotChunk(slot, i), parts.get(i));
-    }
-  }
-
-  private Reply okReply(@Nullable Object value) {
-    return new Reply(types.replyTag(value), core.serde().toTree(value), null, null, 0);
-  }
-
   // ---------------------------------------------------------------- priority messages
 
   @Override
   public <R> R priorityCall(M request) {
     Objects.requireNonNull(request, "request must not be null");
-    From from = newFrom();
+    From from = slots.newFrom();
     Inline<S> r =
         priority("handleCall", (ctx, state) -> server.handleCallTx(ctx, request, from, state));
-    return localReply(r.reply(), null);
+    return slots.local(r.reply(), null);
   }
 
   @Override
@@ -1004,7 +769,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         break;
       }
       if (from != null) {
-        writeReply(tx, from, okReply(r.reply()));
+        slots.write(tx, from, slots.ok(r.reply()));
       }
       if (!r.actions().isEmpty()) {
         actions.add(r.actions());
@@ -1029,8 +794,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   /**
    * Now and then, a batch also clears commit markers older than {@link #MARKER_TTL} and reply slots
-   * older than {@link #MAX_CALL_TIMEOUT} (their callers have given up or died): blind range clears
-   * that cost only their bounds.
+   * older than {@link ReplySlots#MAX_CALL_TIMEOUT} (their callers have given up or died): blind
+   * range clears that cost only their bounds.
    */
   private void sweep(Transaction tx) {
     long now = core.wallMillis();
@@ -1041,7 +806,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     tx.clearRange(
         keys.markers().range().begin,
         keys.markers().pack(Tuple.from(RunIds.startingAt(now - MARKER_TTL.toMillis()))));
-    long oldestLiveSlot = TimeUnit.MILLISECONDS.toSeconds(now) - MAX_CALL_TIMEOUT.toSeconds() - 60;
+    long oldestLiveSlot =
+        TimeUnit.MILLISECONDS.toSeconds(now) - ReplySlots.MAX_CALL_TIMEOUT.toSeconds() - 60;
     tx.clearRange(keys.calls().range().begin, keys.calls().pack(Tuple.from(oldestLiveSlot)));
   }
 
@@ -1111,7 +877,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             StoredState written = states.write(tx, loaded, r.state());
             tx.clear(keys.lockKey());
             if (lock.event().from() != null) {
-              writeReply(tx, lock.event().from(), okReply(r.reply()));
+              slots.write(tx, lock.event().from(), slots.ok(r.reply()));
             }
             return new Inline<>(r.reply(), r.state(), r.actions(), null, null, written);
           });
@@ -1242,15 +1008,10 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                       .toBytes(
                           new DeadRecord(current, count, error, core.wallMillis(), failureId)));
               if (env.isCall()) {
-                writeReply(
+                slots.write(
                     tx,
                     new From(env.s(), Objects.requireNonNull(env.i())),
-                    new Reply(
-                        null,
-                        null,
-                        DEAD_LETTER,
-                        "call was dead-lettered after " + count + " attempts: " + error,
-                        count));
+                    ReplySlots.deadLettered(count, error));
               }
               return count;
             });
