@@ -9,7 +9,6 @@ import io.dgen.Action;
 import io.dgen.CallbackException;
 import io.dgen.DGenException;
 import io.dgen.DGenServer;
-import io.dgen.DbContext;
 import io.dgen.DeadLetter;
 import io.dgen.Event;
 import io.dgen.From;
@@ -22,10 +21,7 @@ import io.dgen.ServerStoppedException;
 import io.dgen.StartOptions;
 import io.dgen.StateTooLargeException;
 import io.dgen.Tenant;
-import io.dgen.TransactionTooLongException;
-import io.dgen.TxContext;
 import io.dgen.UndecodableDataException;
-import io.dgen.backend.Backend;
 import io.dgen.backend.BackendException;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
@@ -74,9 +70,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   private static final Logger log = LoggerFactory.getLogger(ServerProcess.class);
 
-  /** FoundationDB's transaction lifetime; callbacks that reach it fail instead of retrying. */
-  static final long TRANSACTION_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(5);
-
   private static final byte[] EMPTY = new byte[0];
 
   /** Leaves room in the value for the failure count and id written into a failing item. */
@@ -109,6 +102,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private final ServerQueue<M> queue;
   private final ReplySlots slots;
   private final CallProtocol calls;
+  private final CallbackInvoker<S, M> invoker;
   private final AtomicBoolean alive = new AtomicBoolean(true);
   private final AtomicBoolean scheduled = new AtomicBoolean();
   private final CompletableFuture<Void> termination = new CompletableFuture<>();
@@ -141,6 +135,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     this.slots =
         new ReplySlots(core.backend(), keys, core.serde(), types, core::wallMillis, context);
     this.calls = new CallProtocol(core, commits, queue, slots, context);
+    this.invoker =
+        new CallbackInvoker<>(server, core.backend(), tenant, tuid, core::nanoTime, context);
   }
 
   /**
@@ -205,21 +201,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     JsonNode tree = core.serde().toTree(initial);
     commits.commit(tx -> states.initialize(tx, tree, options.reset()));
   }
-
-  private void checkAge(long startNanos, String what) {
-    long elapsed = core.nanoTime() - startNanos;
-    if (elapsed >= TRANSACTION_LIMIT_NANOS) {
-      throw new TransactionTooLongException(
-          what
-              + " ran "
-              + TimeUnit.NANOSECONDS.toMillis(elapsed)
-              + " ms, past FoundationDB's 5000 ms transaction limit: callbacks run inside a"
-              + " transaction and must be fast; move slow work to actions or lock mode. "
-              + context);
-    }
-  }
-
-  private record Ctx(Transaction transaction, Tenant tenant, Tuple tuid) implements TxContext {}
 
   // ---------------------------------------------------------------- pushes
 
@@ -323,7 +304,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       if (options.consume() && options.consumeK() == 1) {
         Inline<S> inline = inlineCall(request, from, env);
         if (inline.watch() == null) {
-          runActions(inline.actions(), inline.state());
+          invoker.runActions(inline.actions(), inline.state());
           stopIfAsked(inline.stopReason());
           return CompletableFuture.completedFuture(slots.local(inline.reply(), replyType));
         }
@@ -353,15 +334,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     }
   }
 
-  /** Thrown out of a transaction body to abort it when a callback failed. */
-  private static final class CallbackAbort extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    CallbackAbort(Throwable cause) {
-      super(cause.getMessage(), cause, false, false);
-    }
-  }
-
   private Inline<S> inlineCall(M request, From from, Supplier<byte[]> env) {
     Inline<S> inline;
     try {
@@ -381,8 +353,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                     tx,
                     states.load(tx, version, false),
                     start,
-                    "handleCall",
-                    (ctx, state) -> server.handleCallTx(ctx, request, from, state),
+                    (t, state, st) -> invoker.handleCall(t, request, from, state, st),
                     TakesLock::new);
               },
               (tx, prior) ->
@@ -393,7 +364,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       // The lock is taken by the consume loop only, so that handleLocked runs where the lock is
       // fenced and recoverable: queue the call like any other. The attempt committed nothing.
       return Inline.queued(calls.pushOnce(env.get(), from));
-    } catch (CallbackAbort abort) {
+    } catch (CallbackInvoker.CallbackFailure failure) {
       // The failed attempt committed nothing; queue the call (without a reply slot: the caller
       // gets the error now) so that consumers retry it, as the seed does.
       byte[] envelope = env.get();
@@ -403,8 +374,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             return null;
           });
       throw new CallbackException(
-          "inline handleCall failed; the call was queued for retry: " + context,
-          Objects.requireNonNull(abort.getCause()));
+          "inline handleCall failed; the call was queued for retry: " + context, failure.reason());
     }
     return Objects.requireNonNull(inline);
   }
@@ -425,31 +395,34 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     Objects.requireNonNull(request, "request must not be null");
     From from = slots.newFrom();
     Inline<S> r =
-        priority("handleCall", (ctx, state) -> server.handleCallTx(ctx, request, from, state));
+        priority(
+            "handleCall",
+            (tx, state, start) -> invoker.handleCall(tx, request, from, state, start));
     return slots.local(r.reply(), null);
   }
 
   @Override
   public void priorityCast(M message) {
     Objects.requireNonNull(message, "message must not be null");
-    priority("handleCast", (ctx, state) -> server.handleCastTx(ctx, message, state));
+    priority("handleCast", (tx, state, start) -> invoker.handleCast(tx, message, state, start));
   }
 
   @Override
   public void info(Object info) {
     Objects.requireNonNull(info, "info must not be null");
-    priority("handleInfo", (ctx, state) -> server.handleInfoTx(ctx, info, state));
+    priority("handleInfo", (tx, state, start) -> invoker.handleInfo(tx, info, state, start));
   }
 
-  private interface Callback<S> {
-    Result<S> apply(TxContext ctx, S state) throws Exception;
+  /** A callback through the invoker, given its transaction and when its work began. */
+  private interface Invocation<S> {
+    Result<S> run(Transaction tx, S state, long startNanos);
   }
 
   /**
    * Runs a priority message: its callback at once in a transaction of its own, then its actions;
    * stops the process if the callback asked to.
    */
-  private Inline<S> priority(String name, Callback<S> callback) {
+  private Inline<S> priority(String name, Invocation<S> callback) {
     ensureAlive();
     Inline<S> inline;
     try {
@@ -461,44 +434,36 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                     tx,
                     states.load(tx, null, false),
                     start,
-                    name,
                     callback,
                     () ->
-                        new CallbackAbort(
+                        new CallbackInvoker.CallbackFailure(
                             new IllegalStateException(
                                 "a priority message cannot take the lock (Result.lock): priority"
                                     + " messages bypass the lock; send it with call or cast")));
               });
-    } catch (CallbackAbort abort) {
+    } catch (CallbackInvoker.CallbackFailure failure) {
       throw new CallbackException(
-          "priority " + name + " failed; nothing was committed: " + context,
-          Objects.requireNonNull(abort.getCause()));
+          "priority " + name + " failed; nothing was committed: " + context, failure.reason());
     }
     Objects.requireNonNull(inline);
-    runActions(inline.actions(), inline.state());
+    invoker.runActions(inline.actions(), inline.state());
     stopIfAsked(inline.stopReason());
     return inline;
   }
 
   /**
    * Runs one callback on {@code loaded} in {@code tx} (an inline call or a priority message) and
-   * writes the state it returns. A throw aborts the attempt with {@link CallbackAbort}; a {@code
-   * Result.lock} aborts it with {@code onLock}'s exception.
+   * writes the state it returns. A failing callback aborts the attempt with its {@link
+   * CallbackInvoker.CallbackFailure}; a {@code Result.lock} aborts it with {@code onLock}'s
+   * exception.
    */
   private Inline<S> runOnState(
       Transaction tx,
       StateStore.Loaded<S> loaded,
       long start,
-      String name,
-      Callback<S> callback,
+      Invocation<S> callback,
       Supplier<RuntimeException> onLock) {
-    Result<S> r;
-    try {
-      r = checked(callback.apply(new Ctx(tx, tenant, tuid), loaded.state()), name);
-      checkAge(start, name);
-    } catch (Exception e) {
-      throw new CallbackAbort(e);
-    }
+    Result<S> r = callback.run(tx, loaded.state(), start);
     if (r.kind() == Result.Kind.LOCK) {
       throw onLock.get();
     }
@@ -510,17 +475,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         r.kind() == Result.Kind.STOP ? r.reason() : null,
         null,
         written);
-  }
-
-  private Result<S> checked(@Nullable Result<S> r, String callback) {
-    if (r == null) {
-      throw new IllegalStateException(
-          callback
-              + " of "
-              + server.getClass().getName()
-              + " returned null; return a Result such as Result.noReply(state)");
-    }
-    return r;
   }
 
   // ---------------------------------------------------------------- the consume loop
@@ -607,7 +561,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         limitOverride = 0;
         consecutiveFailures = 0;
         for (List<Action<S>> actions : batch.actions()) {
-          runActions(actions, Objects.requireNonNull(batch.state()));
+          invoker.runActions(actions, Objects.requireNonNull(batch.state()));
         }
         if (batch.stopReason() != null) {
           stopIfAsked(batch.stopReason());
@@ -741,19 +695,14 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         continue;
       }
       From from = env.isCall() ? new From(env.s(), Objects.requireNonNull(env.i())) : null;
-      String name = from != null ? "handleCall" : "handleCast";
       Result<S> r;
       try {
-        Ctx ctx = new Ctx(tx, tenant, tuid);
         r =
-            checked(
-                from != null
-                    ? server.handleCallTx(ctx, msg, from, state)
-                    : server.handleCastTx(ctx, msg, state),
-                name);
-        checkAge(start, name);
-      } catch (Exception e) {
-        throw new ItemFailure(e, item, processed - 1);
+            from != null
+                ? invoker.handleCall(tx, msg, from, state, start)
+                : invoker.handleCast(tx, msg, state, start);
+      } catch (CallbackInvoker.CallbackFailure failure) {
+        throw new ItemFailure(failure.reason(), item, processed - 1);
       }
       state = r.state();
       if (r.kind() == Result.Kind.LOCK) {
@@ -860,13 +809,9 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private void runLocked(LockTaken<M> lock, S state) {
     Result<S> r;
     try {
-      r = checked(server.handleLocked(dbContext(), lock.event(), state), "handleLocked");
-      if (r.kind() == Result.Kind.LOCK) {
-        throw new IllegalStateException(
-            "handleLocked returned Result.lock; the lock is held already");
-      }
-    } catch (Exception e) {
-      releaseAfterFailure(lock, e);
+      r = invoker.handleLocked(lock.event(), state);
+    } catch (CallbackInvoker.CallbackFailure failure) {
+      releaseAfterFailure(lock, failure.reason());
       return;
     }
     try {
@@ -889,7 +834,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       releaseAfterFailure(lock, e);
       return;
     }
-    runActions(r.actions(), r.state());
+    invoker.runActions(r.actions(), r.state());
     if (r.kind() == Result.Kind.STOP) {
       stopIfAsked(r.reason());
       return;
@@ -911,7 +856,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   }
 
   /** handleLocked failed: release the lock and re-queue its message at the head, if still ours. */
-  private void releaseAfterFailure(LockTaken<M> lock, Exception cause) {
+  private void releaseAfterFailure(LockTaken<M> lock, Throwable cause) {
     try {
       commits.commit(
           tx -> {
@@ -929,12 +874,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     }
     retryLater("handleLocked failed; the lock is released and its message re-queued", cause);
   }
-
-  private DbContext dbContext() {
-    return new Db(core.backend(), tenant, tuid);
-  }
-
-  private record Db(Backend backend, Tenant tenant, Tuple tuid) implements DbContext {}
 
   // ---------------------------------------------------------------- failures and dead letters
 
@@ -1024,7 +963,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         context,
         deadLetterId(queue.stampOf(item)));
     try {
-      server.handleDeadLetter(queue.message(queue.envelope(item.value())), attempts);
+      invoker.handleDeadLetter(queue.message(queue.envelope(item.value())), attempts);
     } catch (RuntimeException e) {
       log.error("handleDeadLetter failed: {}", context, e);
     }
@@ -1144,22 +1083,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
               return n;
             });
     return purged == null ? 0 : purged;
-  }
-
-  private void runActions(List<Action<S>> actions, @Nullable S state) {
-    if (actions.isEmpty() || state == null) {
-      return;
-    }
-    for (Action<S> action : actions) {
-      try {
-        action.run(state);
-      } catch (Action.HaltActions halt) {
-        return;
-      } catch (Exception e) {
-        log.error("post-commit action failed; skipping the remaining ones: {}", context, e);
-        return;
-      }
-    }
   }
 
   private void stopIfAsked(@Nullable Object reason) {

@@ -1,0 +1,189 @@
+package io.dgen.internal;
+
+import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.Action;
+import io.dgen.DGenServer;
+import io.dgen.DbContext;
+import io.dgen.Event;
+import io.dgen.From;
+import io.dgen.Result;
+import io.dgen.Tenant;
+import io.dgen.TransactionTooLongException;
+import io.dgen.TxContext;
+import io.dgen.backend.Backend;
+import io.dgen.backend.Transaction;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Every call into one server's user code: the {@code handle*} callbacks with their contexts, {@code
+ * handleLocked}, {@code handleDeadLetter} and post-commit actions. It checks a callback's result
+ * and age and classifies its failures: a callback that throws, returns null or outlives the
+ * transaction limit fails with {@link CallbackFailure}, whether it ran inline, as a priority
+ * message or in a batch.
+ *
+ * <p>Never commits, reads or writes keys itself, and never decides what a failure leads to (retry,
+ * dead letter, error to the caller): its callers do.
+ *
+ * @param <S> the state type
+ * @param <M> the message type
+ */
+final class CallbackInvoker<S, M> {
+
+  private static final Logger log = LoggerFactory.getLogger(CallbackInvoker.class);
+
+  /** FoundationDB's transaction lifetime; callbacks that reach it fail instead of retrying. */
+  static final long TRANSACTION_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(5);
+
+  /** A callback failed; thrown out of a transaction body so that the attempt commits nothing. */
+  static final class CallbackFailure extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    CallbackFailure(Throwable cause) {
+      super(cause.getMessage(), cause, false, false);
+    }
+
+    /** What the callback threw (or why its result was refused). */
+    Throwable reason() {
+      return Objects.requireNonNull(getCause());
+    }
+  }
+
+  /** One callback on the state, given its transaction context. */
+  interface Callback<S> {
+    Result<S> apply(TxContext ctx, S state) throws Exception;
+  }
+
+  private record Ctx(Transaction transaction, Tenant tenant, Tuple tuid) implements TxContext {}
+
+  private record Db(Backend backend, Tenant tenant, Tuple tuid) implements DbContext {}
+
+  private final DGenServer<S, M> server;
+  private final Backend backend;
+  private final Tenant tenant;
+  private final Tuple tuid;
+  private final LongSupplier nanoTime;
+  private final String context;
+
+  CallbackInvoker(
+      DGenServer<S, M> server,
+      Backend backend,
+      Tenant tenant,
+      Tuple tuid,
+      LongSupplier nanoTime,
+      String context) {
+    this.server = server;
+    this.backend = backend;
+    this.tenant = tenant;
+    this.tuid = tuid;
+    this.nanoTime = nanoTime;
+    this.context = context;
+  }
+
+  /** {@code handleCallTx} in {@code tx}, whose work began at {@code startNanos}. */
+  Result<S> handleCall(Transaction tx, M request, From from, S state, long startNanos) {
+    return invoke(
+        tx, state, startNanos, "handleCall", (c, s) -> server.handleCallTx(c, request, from, s));
+  }
+
+  /** {@code handleCastTx} in {@code tx}, whose work began at {@code startNanos}. */
+  Result<S> handleCast(Transaction tx, M message, S state, long startNanos) {
+    return invoke(
+        tx, state, startNanos, "handleCast", (c, s) -> server.handleCastTx(c, message, s));
+  }
+
+  /** {@code handleInfoTx} in {@code tx}, whose work began at {@code startNanos}. */
+  Result<S> handleInfo(Transaction tx, Object info, S state, long startNanos) {
+    return invoke(tx, state, startNanos, "handleInfo", (c, s) -> server.handleInfoTx(c, info, s));
+  }
+
+  /**
+   * Runs {@code callback} in {@code tx}.
+   *
+   * @throws CallbackFailure if it throws, returns null, or the transaction's work has run past
+   *     FoundationDB's limit
+   */
+  private Result<S> invoke(
+      Transaction tx, S state, long startNanos, String name, Callback<S> callback) {
+    try {
+      Result<S> r = checked(callback.apply(new Ctx(tx, tenant, tuid), state), name);
+      checkAge(startNanos, name);
+      return r;
+    } catch (Exception e) {
+      throw new CallbackFailure(e);
+    }
+  }
+
+  /**
+   * {@code handleLocked}, outside any transaction.
+   *
+   * @throws CallbackFailure if it throws, returns null or asks for the lock again
+   */
+  Result<S> handleLocked(Event<M> event, S state) {
+    try {
+      Result<S> r =
+          checked(server.handleLocked(new Db(backend, tenant, tuid), event, state), "handleLocked");
+      if (r.kind() == Result.Kind.LOCK) {
+        throw new IllegalStateException(
+            "handleLocked returned Result.lock; the lock is held already");
+      }
+      return r;
+    } catch (Exception e) {
+      throw new CallbackFailure(e);
+    }
+  }
+
+  /** {@code handleDeadLetter}; it may throw, and its caller logs that. */
+  void handleDeadLetter(M message, int attempts) {
+    server.handleDeadLetter(message, attempts);
+  }
+
+  /**
+   * Runs post-commit actions in order with the committed state. A failing action stops the
+   * remaining ones and is logged; an action may halt the rest.
+   */
+  void runActions(List<Action<S>> actions, @Nullable S state) {
+    if (actions.isEmpty() || state == null) {
+      return;
+    }
+    for (Action<S> action : actions) {
+      try {
+        action.run(state);
+      } catch (Action.HaltActions halt) {
+        return;
+      } catch (Exception e) {
+        log.error("post-commit action failed; skipping the remaining ones: {}", context, e);
+        return;
+      }
+    }
+  }
+
+  private Result<S> checked(@Nullable Result<S> r, String callback) {
+    if (r == null) {
+      throw new IllegalStateException(
+          callback
+              + " of "
+              + server.getClass().getName()
+              + " returned null; return a Result such as Result.noReply(state)");
+    }
+    return r;
+  }
+
+  private void checkAge(long startNanos, String what) {
+    long elapsed = nanoTime.getAsLong() - startNanos;
+    if (elapsed >= TRANSACTION_LIMIT_NANOS) {
+      throw new TransactionTooLongException(
+          what
+              + " ran "
+              + TimeUnit.NANOSECONDS.toMillis(elapsed)
+              + " ms, past FoundationDB's 5000 ms transaction limit: callbacks run inside a"
+              + " transaction and must be fast; move slow work to actions or lock mode. "
+              + context);
+    }
+  }
+}
