@@ -6,7 +6,6 @@ import com.apple.foundationdb.tuple.Versionstamp;
 import com.google.common.base.Suppliers;
 import com.google.common.reflect.TypeToken;
 import io.dgen.Action;
-import io.dgen.CallbackException;
 import io.dgen.DGenException;
 import io.dgen.DGenServer;
 import io.dgen.DeadLetter;
@@ -103,9 +102,9 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private final ReplySlots slots;
   private final CallProtocol calls;
   private final CallbackInvoker<S, M> invoker;
-  private final AtomicBoolean alive = new AtomicBoolean(true);
+  private final InlineRunner<S, M> inline;
+  private final Lifecycle lifecycle;
   private final AtomicBoolean scheduled = new AtomicBoolean();
-  private final CompletableFuture<Void> termination = new CompletableFuture<>();
 
   private volatile @Nullable CompletableFuture<Void> idleWatch;
   // Touched only by the consume loop, which never runs concurrently with itself.
@@ -137,6 +136,27 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     this.calls = new CallProtocol(core, commits, queue, slots, context);
     this.invoker =
         new CallbackInvoker<>(server, core.backend(), tenant, tuid, core::nanoTime, context);
+    this.lifecycle = new Lifecycle(context);
+    this.inline =
+        new InlineRunner<>(
+            keys,
+            commits,
+            states,
+            queue,
+            calls,
+            slots,
+            invoker,
+            lifecycle,
+            core::nanoTime,
+            context);
+    lifecycle.onStop(
+        () -> {
+          CompletableFuture<Void> w = idleWatch;
+          if (w != null) {
+            w.cancel(false);
+          }
+        });
+    lifecycle.onStop(() -> core.unregister(this));
   }
 
   /**
@@ -205,9 +225,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   // ---------------------------------------------------------------- pushes
 
   private void ensureAlive() {
-    if (!alive.get()) {
-      throw new ServerStoppedException("process was stopped: " + context);
-    }
+    lifecycle.ensureAlive();
   }
 
   @Override
@@ -302,13 +320,11 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       Supplier<byte[]> env = Suppliers.memoize(() -> queue.encode(Envelope.CALL, request, from));
       CompletableFuture<Void> watch;
       if (options.consume() && options.consumeK() == 1) {
-        Inline<S> inline = inlineCall(request, from, env);
-        if (inline.watch() == null) {
-          invoker.runActions(inline.actions(), inline.state());
-          stopIfAsked(inline.stopReason());
-          return CompletableFuture.completedFuture(slots.local(inline.reply(), replyType));
+        InlineRunner.Outcome<S> outcome = inline.call(request, from, env);
+        if (outcome.watch() == null) {
+          return CompletableFuture.completedFuture(slots.local(outcome.reply(), replyType));
         }
-        watch = inline.watch();
+        watch = outcome.watch();
       } else {
         watch = calls.pushOnce(env.get(), from);
       }
@@ -318,169 +334,30 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     }
   }
 
-  /** The outcome of an inline attempt: a reply, or the watch of a call that was queued. */
-  private record Inline<S>(
-      @Nullable Object reply,
-      @Nullable S state,
-      List<Action<S>> actions,
-      @Nullable Object stopReason,
-      @Nullable CompletableFuture<Void> watch,
-      @Nullable StoredState written)
-      implements CommitRunner.WritesState {
-
-    /** A call that was queued instead: its caller waits on {@code watch}. */
-    static <S> Inline<S> queued(CompletableFuture<Void> watch) {
-      return new Inline<>(null, null, List.of(), null, watch, null);
-    }
-  }
-
-  private Inline<S> inlineCall(M request, From from, Supplier<byte[]> env) {
-    Inline<S> inline;
-    try {
-      inline =
-          commits.commit(
-              tx -> {
-                long start = core.nanoTime();
-                // A snapshot read: a concurrent push must not abort the inline call; the call then
-                // serializes before that push, which is a legal order for concurrent operations.
-                CompletableFuture<List<KeyValue>> head = queue.peek(tx, 1);
-                CompletableFuture<byte @Nullable []> lock = tx.getAsync(keys.lockKey());
-                CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, false);
-                if (!Futures.join(head).isEmpty() || Futures.join(lock) != null) {
-                  return Inline.queued(calls.push(tx, env.get(), from));
-                }
-                return runOnState(
-                    tx,
-                    states.load(tx, version, false),
-                    start,
-                    (t, state, st) -> invoker.handleCall(t, request, from, state, st),
-                    TakesLock::new);
-              },
-              (tx, prior) ->
-                  prior != null && prior.watch() != null
-                      ? Inline.<S>queued(slots.reopen(tx, from))
-                      : prior);
-    } catch (TakesLock lock) {
-      // The lock is taken by the consume loop only, so that handleLocked runs where the lock is
-      // fenced and recoverable: queue the call like any other. The attempt committed nothing.
-      return Inline.queued(calls.pushOnce(env.get(), from));
-    } catch (CallbackInvoker.CallbackFailure failure) {
-      // The failed attempt committed nothing; queue the call (without a reply slot: the caller
-      // gets the error now) so that consumers retry it, as the seed does.
-      byte[] envelope = env.get();
-      commits.commit(
-          tx -> {
-            queue.push(tx, ServerKeys.LANE_NORMAL, envelope);
-            return null;
-          });
-      throw new CallbackException(
-          "inline handleCall failed; the call was queued for retry: " + context, failure.reason());
-    }
-    return Objects.requireNonNull(inline);
-  }
-
-  /** An inline callback returned {@code Result.lock}: abort, and queue the call instead. */
-  private static final class TakesLock extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    TakesLock() {
-      super("inline call takes the lock", null, false, false);
-    }
-  }
-
   // ---------------------------------------------------------------- priority messages
 
   @Override
   public <R> R priorityCall(M request) {
     Objects.requireNonNull(request, "request must not be null");
-    From from = slots.newFrom();
-    Inline<S> r =
-        priority(
-            "handleCall",
-            (tx, state, start) -> invoker.handleCall(tx, request, from, state, start));
-    return slots.local(r.reply(), null);
+    return slots.local(inline.priorityCall(request, slots.newFrom()), null);
   }
 
   @Override
   public void priorityCast(M message) {
     Objects.requireNonNull(message, "message must not be null");
-    priority("handleCast", (tx, state, start) -> invoker.handleCast(tx, message, state, start));
+    inline.priorityCast(message);
   }
 
   @Override
   public void info(Object info) {
     Objects.requireNonNull(info, "info must not be null");
-    priority("handleInfo", (tx, state, start) -> invoker.handleInfo(tx, info, state, start));
-  }
-
-  /** A callback through the invoker, given its transaction and when its work began. */
-  private interface Invocation<S> {
-    Result<S> run(Transaction tx, S state, long startNanos);
-  }
-
-  /**
-   * Runs a priority message: its callback at once in a transaction of its own, then its actions;
-   * stops the process if the callback asked to.
-   */
-  private Inline<S> priority(String name, Invocation<S> callback) {
-    ensureAlive();
-    Inline<S> inline;
-    try {
-      inline =
-          commits.commit(
-              tx -> {
-                long start = core.nanoTime();
-                return runOnState(
-                    tx,
-                    states.load(tx, null, false),
-                    start,
-                    callback,
-                    () ->
-                        new CallbackInvoker.CallbackFailure(
-                            new IllegalStateException(
-                                "a priority message cannot take the lock (Result.lock): priority"
-                                    + " messages bypass the lock; send it with call or cast")));
-              });
-    } catch (CallbackInvoker.CallbackFailure failure) {
-      throw new CallbackException(
-          "priority " + name + " failed; nothing was committed: " + context, failure.reason());
-    }
-    Objects.requireNonNull(inline);
-    invoker.runActions(inline.actions(), inline.state());
-    stopIfAsked(inline.stopReason());
-    return inline;
-  }
-
-  /**
-   * Runs one callback on {@code loaded} in {@code tx} (an inline call or a priority message) and
-   * writes the state it returns. A failing callback aborts the attempt with its {@link
-   * CallbackInvoker.CallbackFailure}; a {@code Result.lock} aborts it with {@code onLock}'s
-   * exception.
-   */
-  private Inline<S> runOnState(
-      Transaction tx,
-      StateStore.Loaded<S> loaded,
-      long start,
-      Invocation<S> callback,
-      Supplier<RuntimeException> onLock) {
-    Result<S> r = callback.run(tx, loaded.state(), start);
-    if (r.kind() == Result.Kind.LOCK) {
-      throw onLock.get();
-    }
-    StoredState written = states.write(tx, loaded, r.state());
-    return new Inline<>(
-        r.reply(),
-        r.state(),
-        r.actions(),
-        r.kind() == Result.Kind.STOP ? r.reason() : null,
-        null,
-        written);
+    inline.info(info);
   }
 
   // ---------------------------------------------------------------- the consume loop
 
   private void schedule() {
-    if (alive.get() && scheduled.compareAndSet(false, true)) {
+    if (lifecycle.isAlive() && scheduled.compareAndSet(false, true)) {
       try {
         core.workers().execute(this::drain);
       } catch (RejectedExecutionException e) {
@@ -542,7 +419,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private void drain() {
     long sliceEnd = core.nanoTime() + BATCH_SLICE_NANOS;
     try {
-      while (alive.get()) {
+      while (lifecycle.isAlive()) {
         int limit = limitOverride > 0 ? limitOverride : options.consumeK();
         Batch<S, M> batch;
         try {
@@ -564,7 +441,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
           invoker.runActions(actions, Objects.requireNonNull(batch.state()));
         }
         if (batch.stopReason() != null) {
-          stopIfAsked(batch.stopReason());
+          lifecycle.stopIfAsked(batch.stopReason());
           return;
         }
         if (batch.lock() != null) {
@@ -625,13 +502,13 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       long delayMs = Math.max(0, lockExpiresAt - core.wallMillis()) + 1;
       scheduleAfter(TimeUnit.MILLISECONDS.toNanos(delayMs));
     }
-    if (!alive.get()) {
+    if (!lifecycle.isAlive()) {
       watch.cancel(false);
     }
   }
 
   private void onIdleWatch(@Nullable Throwable err) {
-    if (!alive.get()) {
+    if (!lifecycle.isAlive()) {
       return;
     }
     if (err == null) {
@@ -824,11 +701,11 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             if (lock.event().from() != null) {
               slots.write(tx, lock.event().from(), slots.ok(r.reply()));
             }
-            return new Inline<>(r.reply(), r.state(), r.actions(), null, null, written);
+            return new StateStore.Written(written);
           });
     } catch (LockFencedException fenced) {
       log.error("{}; stopping this process", fenced.getMessage());
-      terminate(fenced);
+      lifecycle.terminate(fenced);
       return;
     } catch (RuntimeException e) {
       releaseAfterFailure(lock, e);
@@ -836,7 +713,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     }
     invoker.runActions(r.actions(), r.state());
     if (r.kind() == Result.Kind.STOP) {
-      stopIfAsked(r.reason());
+      lifecycle.stopIfAsked(r.reason());
       return;
     }
     consecutiveFailures = 0;
@@ -867,7 +744,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
           });
     } catch (LockFencedException fenced) {
       log.error("{}; stopping this process", fenced.getMessage());
-      terminate(fenced);
+      lifecycle.terminate(fenced);
       return;
     } catch (RuntimeException e) {
       cause.addSuppressed(e);
@@ -1085,13 +962,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     return purged == null ? 0 : purged;
   }
 
-  private void stopIfAsked(@Nullable Object reason) {
-    if (reason != null) {
-      log.info("server stopped itself: {} reason={}", context, reason);
-      stop();
-    }
-  }
-
   // ---------------------------------------------------------------- lifecycle
 
   @Override
@@ -1115,32 +985,17 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   @Override
   public boolean isAlive() {
-    return alive.get();
+    return lifecycle.isAlive();
   }
 
   @Override
   public void stop() {
-    terminate(null);
-  }
-
-  private void terminate(@Nullable Throwable reason) {
-    if (alive.compareAndSet(true, false)) {
-      CompletableFuture<Void> w = idleWatch;
-      if (w != null) {
-        w.cancel(false);
-      }
-      core.unregister(this);
-      if (reason == null) {
-        termination.complete(null);
-      } else {
-        termination.completeExceptionally(reason);
-      }
-    }
+    lifecycle.terminate(null);
   }
 
   @Override
   public CompletableFuture<Void> termination() {
-    return termination.copy();
+    return lifecycle.termination();
   }
 
   @Override
@@ -1158,6 +1013,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   @Override
   public String toString() {
-    return "ServerRef{" + context + (alive.get() ? "" : " stopped") + "}";
+    return "ServerRef{" + context + (lifecycle.isAlive() ? "" : " stopped") + "}";
   }
 }

@@ -38,7 +38,7 @@ final class StateStore<S> implements CommitRunner.Observer {
   record Loaded<S>(StoredState stored, S state) {}
 
   /** A state write as a commit body's value, so that the commit publishes it. */
-  record Written(StoredState written) implements CommitRunner.WritesState {}
+  record Written(@Nullable StoredState written) implements CommitRunner.WritesState {}
 
   private record Cached(byte[] stamp, StoredState stored) {}
 

@@ -1,0 +1,80 @@
+package io.dgen.internal;
+
+import io.dgen.ServerStoppedException;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Whether one process is alive, and its end: stopping it exactly once, running the stop hooks the
+ * other components registered, and completing its termination future.
+ *
+ * <p>Never touches the backend: stopping a process leaves its durable state as it is.
+ */
+final class Lifecycle {
+
+  private static final Logger log = LoggerFactory.getLogger(Lifecycle.class);
+
+  private final AtomicBoolean alive = new AtomicBoolean(true);
+  private final CompletableFuture<Void> termination = new CompletableFuture<>();
+  private final List<Runnable> onStop = new CopyOnWriteArrayList<>();
+  private final String context;
+
+  Lifecycle(String context) {
+    this.context = context;
+  }
+
+  /** Runs {@code hook} when the process stops, after the hooks registered before it. */
+  void onStop(Runnable hook) {
+    onStop.add(hook);
+  }
+
+  boolean isAlive() {
+    return alive.get();
+  }
+
+  /**
+   * Fails fast on a stopped process.
+   *
+   * @throws ServerStoppedException if it was stopped
+   */
+  void ensureAlive() {
+    if (!alive.get()) {
+      throw new ServerStoppedException("process was stopped: " + context);
+    }
+  }
+
+  /** Stops the process if a callback's result asked to ({@code reason} is not null). */
+  void stopIfAsked(@Nullable Object reason) {
+    if (reason != null) {
+      log.info("server stopped itself: {} reason={}", context, reason);
+      terminate(null);
+    }
+  }
+
+  /**
+   * Stops the process once: runs the stop hooks, then completes the termination future, normally
+   * or, with a {@code reason}, exceptionally. Later calls do nothing.
+   */
+  void terminate(@Nullable Throwable reason) {
+    if (alive.compareAndSet(true, false)) {
+      for (Runnable hook : onStop) {
+        hook.run();
+      }
+      if (reason == null) {
+        termination.complete(null);
+      } else {
+        termination.completeExceptionally(reason);
+      }
+    }
+  }
+
+  /** A copy of the termination future, so that callers cannot complete it. */
+  CompletableFuture<Void> termination() {
+    return termination.copy();
+  }
+}
