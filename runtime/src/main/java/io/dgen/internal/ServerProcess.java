@@ -1,8 +1,6 @@
 package io.dgen.internal;
 
-import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
-import com.apple.foundationdb.tuple.Versionstamp;
 import com.google.common.base.Suppliers;
 import com.google.common.reflect.TypeToken;
 import io.dgen.Action;
@@ -27,7 +25,6 @@ import io.dgen.backend.KeyValue;
 import io.dgen.backend.RunIds;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Chunks;
-import io.dgen.internal.codec.DeadRecord;
 import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.LockRecord;
 import io.dgen.internal.codec.StoredState;
@@ -35,9 +32,7 @@ import io.dgen.internal.codec.TypeRegistry;
 import java.lang.reflect.Type;
 import java.lang.reflect.TypeVariable;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -103,6 +98,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private final CallProtocol calls;
   private final CallbackInvoker<S, M> invoker;
   private final InlineRunner<S, M> inline;
+  private final DeadLetters<M> deadLetters;
   private final Lifecycle lifecycle;
   private final AtomicBoolean scheduled = new AtomicBoolean();
 
@@ -148,6 +144,17 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             invoker,
             lifecycle,
             core::nanoTime,
+            context);
+    this.deadLetters =
+        new DeadLetters<>(
+            core.backend(),
+            keys,
+            core.serde(),
+            commits,
+            queue,
+            slots,
+            invoker,
+            core::wallMillis,
             context);
     lifecycle.onStop(
         () -> {
@@ -568,7 +575,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         env = queue.envelope(item.value());
         msg = queue.message(env);
       } catch (RuntimeException e) {
-        deadLetterUndecodable(tx, item, e);
+        deadLetters.moveUndecodable(tx, item, e);
         continue;
       }
       From from = env.isCall() ? new From(env.s(), Objects.requireNonNull(env.i())) : null;
@@ -754,10 +761,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   // ---------------------------------------------------------------- failures and dead letters
 
-  private byte[] deadKey(Versionstamp stamp) {
-    return keys.dead().pack(Tuple.from(stamp));
-  }
-
   /**
    * A callback failed: count the failure against that item in its own transaction (the batch's was
    * aborted), dead-letter it at the threshold, and retry the batch up to the failing item so that
@@ -769,7 +772,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     int threshold = options.deadLetterThreshold().orElse(Integer.MAX_VALUE);
     int attempts;
     try {
-      attempts = recordFailure(failure.item, cause, threshold);
+      attempts = deadLetters.recordFailure(failure.item, cause, threshold);
     } catch (RuntimeException e) {
       cause.addSuppressed(e);
       retryLater("callback failed and its failure could not be recorded", cause);
@@ -778,7 +781,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     if (attempts >= threshold) {
       limitOverride = 0;
       consecutiveFailures = 0;
-      afterDeadLetter(failure.item, attempts);
+      deadLetters.afterDeadLetter(failure.item, attempts);
       scheduled.set(false);
       schedule();
       return;
@@ -786,180 +789,28 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     retryLater("callback failed, transaction aborted (attempt " + attempts + ")", cause);
   }
 
-  /**
-   * Returns the item's consecutive failures including this one; moves it to the dead letters at
-   * {@code threshold}. Exactly once per failure, even if the commit is retried after 1021.
-   */
-  private int recordFailure(KeyValue item, Throwable cause, int threshold) {
-    String failureId = UUID.randomUUID().toString();
-    Versionstamp stamp = queue.stampOf(item);
-    String error = cause.getClass().getName() + ": " + cause.getMessage();
-    return core.backend()
-        .run(
-            tx -> {
-              byte[] dead = tx.get(deadKey(stamp));
-              if (dead != null) {
-                DeadRecord d = core.serde().read(dead, DeadRecord.class);
-                return d.by().equals(failureId) ? d.attempts() : 0;
-              }
-              byte[] current = tx.get(item.key());
-              if (current == null) {
-                return 0; // processed meanwhile by another consumer
-              }
-              Envelope env = queue.envelope(current);
-              if (failureId.equals(env.x())) {
-                return env.f(); // a retry of a commit that applied
-              }
-              int count = env.f() + 1;
-              if (count < threshold) {
-                // The count lives in the item itself: a success pops it, leaving nothing to clear.
-                tx.set(item.key(), core.serde().toBytes(env.withFailure(count, failureId)));
-                return count;
-              }
-              tx.clear(item.key());
-              queue.popped(tx, 1);
-              tx.set(
-                  deadKey(stamp),
-                  core.serde()
-                      .toBytes(
-                          new DeadRecord(current, count, error, core.wallMillis(), failureId)));
-              if (env.isCall()) {
-                slots.write(
-                    tx,
-                    new From(env.s(), Objects.requireNonNull(env.i())),
-                    ReplySlots.deadLettered(count, error));
-              }
-              return count;
-            });
-  }
-
-  private void afterDeadLetter(KeyValue item, int attempts) {
-    log.error(
-        "message dead-lettered after {} attempts: {} deadLetterId={}",
-        attempts,
-        context,
-        deadLetterId(queue.stampOf(item)));
-    try {
-      invoker.handleDeadLetter(queue.message(queue.envelope(item.value())), attempts);
-    } catch (RuntimeException e) {
-      log.error("handleDeadLetter failed: {}", context, e);
-    }
-  }
-
-  private void deadLetterUndecodable(Transaction tx, KeyValue item, RuntimeException e) {
-    // Undecodable data can never succeed: keep it, out of the queue, for inspection.
-    log.error(
-        "queue item cannot be decoded; moved to the dead letters: {} deadLetterId={}",
-        context,
-        deadLetterId(queue.stampOf(item)),
-        e);
-    tx.set(
-        deadKey(queue.stampOf(item)),
-        core.serde()
-            .toBytes(
-                new DeadRecord(
-                    item.value(),
-                    0,
-                    e.getClass().getName() + ": " + e.getMessage(),
-                    core.wallMillis(),
-                    "undecodable")));
-  }
-
   @Override
   public List<DeadLetter<M>> deadLetters() {
     ensureAlive();
-    Subspace dead = keys.dead();
-    List<KeyValue> rows =
-        core.backend().run(tx -> tx.snapshot().getRange(dead.range().begin, dead.range().end));
-    List<DeadLetter<M>> out = new ArrayList<>(rows.size());
-    for (KeyValue kv : rows) {
-      Versionstamp stamp = dead.unpack(kv.key()).getVersionstamp(0);
-      DeadRecord d = core.serde().read(kv.value(), DeadRecord.class);
-      M message = null;
-      Event.Type type = Event.Type.CAST;
-      try {
-        Envelope env = queue.envelope(d.envelope());
-        type = env.isCall() ? Event.Type.CALL : Event.Type.CAST;
-        message = queue.message(env);
-      } catch (RuntimeException e) {
-        // listed without its message
-      }
-      out.add(
-          new DeadLetter<>(
-              deadLetterId(stamp),
-              type,
-              message,
-              d.attempts(),
-              d.error(),
-              Instant.ofEpochMilli(d.at())));
-    }
-    return out;
-  }
-
-  private static String deadLetterId(Versionstamp stamp) {
-    return HexFormat.of().formatHex(stamp.getBytes());
-  }
-
-  private Versionstamp parseDeadLetterId(String id) {
-    Objects.requireNonNull(id, "id must not be null");
-    try {
-      byte[] bytes = HexFormat.of().parseHex(id);
-      if (bytes.length != 12) {
-        throw new IllegalArgumentException("a dead letter id has 24 hex digits: " + id);
-      }
-      return Versionstamp.fromBytes(bytes);
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("not a dead letter id: " + id, e);
-    }
+    return deadLetters.list();
   }
 
   @Override
   public boolean requeueDeadLetter(String id, boolean head) {
     ensureAlive();
-    Versionstamp stamp = parseDeadLetterId(id);
-    Boolean moved =
-        commits.commit(
-            tx -> {
-              byte[] dead = tx.get(deadKey(stamp));
-              if (dead == null) {
-                return false;
-              }
-              DeadRecord d = core.serde().read(dead, DeadRecord.class);
-              tx.clear(deadKey(stamp));
-              queue.push(tx, head ? ServerKeys.LANE_HEAD : ServerKeys.LANE_NORMAL, d.envelope());
-              return true;
-            });
-    if (Boolean.TRUE.equals(moved)) {
-      log.info("dead letter re-queued at the {}: {} id={}", head ? "head" : "tail", context, id);
-    }
-    return Boolean.TRUE.equals(moved);
+    return deadLetters.requeue(id, head);
   }
 
   @Override
   public boolean purgeDeadLetter(String id) {
     ensureAlive();
-    byte[] key = deadKey(parseDeadLetterId(id));
-    return Boolean.TRUE.equals(
-        commits.commit(
-            tx -> {
-              boolean existed = tx.get(key) != null;
-              tx.clear(key);
-              return existed;
-            }));
+    return deadLetters.purge(id);
   }
 
   @Override
   public int purgeDeadLetters() {
     ensureAlive();
-    Subspace dead = keys.dead();
-    Integer purged =
-        commits.commit(
-            tx -> {
-              int n = tx.getRange(dead.range().begin, dead.range().end).size();
-              tx.clearRange(dead.range().begin, dead.range().end);
-              return n;
-            });
-    return purged == null ? 0 : purged;
+    return deadLetters.purgeAll();
   }
 
   // ---------------------------------------------------------------- lifecycle

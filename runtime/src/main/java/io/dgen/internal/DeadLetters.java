@@ -1,0 +1,244 @@
+package io.dgen.internal;
+
+import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.Tuple;
+import com.apple.foundationdb.tuple.Versionstamp;
+import io.dgen.DeadLetter;
+import io.dgen.Event;
+import io.dgen.From;
+import io.dgen.backend.Backend;
+import io.dgen.backend.KeyValue;
+import io.dgen.backend.Transaction;
+import io.dgen.internal.codec.DeadRecord;
+import io.dgen.internal.codec.Envelope;
+import io.dgen.internal.codec.Serde;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One server's dead letters: counting a queue item's consecutive failures (in the item itself),
+ * moving it out of the queue at the threshold (with a dead-letter reply to a waiting caller),
+ * moving undecodable items, and the admin operations: list, re-queue, purge.
+ *
+ * <p>Never runs {@code handle*} callbacks and never decides when to retry: the consume loop does;
+ * it only tells the server's {@code handleDeadLetter} after a move.
+ *
+ * @param <M> the message type
+ */
+final class DeadLetters<M> {
+
+  private static final Logger log = LoggerFactory.getLogger(DeadLetters.class);
+
+  private final Backend backend;
+  private final ServerKeys keys;
+  private final Serde serde;
+  private final CommitRunner commits;
+  private final ServerQueue<M> queue;
+  private final ReplySlots slots;
+  private final CallbackInvoker<?, M> invoker;
+  private final LongSupplier wallMillis;
+  private final String context;
+
+  DeadLetters(
+      Backend backend,
+      ServerKeys keys,
+      Serde serde,
+      CommitRunner commits,
+      ServerQueue<M> queue,
+      ReplySlots slots,
+      CallbackInvoker<?, M> invoker,
+      LongSupplier wallMillis,
+      String context) {
+    this.backend = backend;
+    this.keys = keys;
+    this.serde = serde;
+    this.commits = commits;
+    this.queue = queue;
+    this.slots = slots;
+    this.invoker = invoker;
+    this.wallMillis = wallMillis;
+    this.context = context;
+  }
+
+  private byte[] deadKey(Versionstamp stamp) {
+    return keys.dead().pack(Tuple.from(stamp));
+  }
+
+  /**
+   * Returns the item's consecutive failures including this one; moves it to the dead letters at
+   * {@code threshold}. Exactly once per failure, even if the commit is retried after 1021.
+   */
+  int recordFailure(KeyValue item, Throwable cause, int threshold) {
+    String failureId = UUID.randomUUID().toString();
+    Versionstamp stamp = queue.stampOf(item);
+    String error = cause.getClass().getName() + ": " + cause.getMessage();
+    return backend.run(
+        tx -> {
+          byte[] dead = tx.get(deadKey(stamp));
+          if (dead != null) {
+            DeadRecord d = serde.read(dead, DeadRecord.class);
+            return d.by().equals(failureId) ? d.attempts() : 0;
+          }
+          byte[] current = tx.get(item.key());
+          if (current == null) {
+            return 0; // processed meanwhile by another consumer
+          }
+          Envelope env = queue.envelope(current);
+          if (failureId.equals(env.x())) {
+            return env.f(); // a retry of a commit that applied
+          }
+          int count = env.f() + 1;
+          if (count < threshold) {
+            // The count lives in the item itself: a success pops it, leaving nothing to clear.
+            tx.set(item.key(), serde.toBytes(env.withFailure(count, failureId)));
+            return count;
+          }
+          tx.clear(item.key());
+          queue.popped(tx, 1);
+          tx.set(
+              deadKey(stamp),
+              serde.toBytes(
+                  new DeadRecord(current, count, error, wallMillis.getAsLong(), failureId)));
+          if (env.isCall()) {
+            slots.write(
+                tx,
+                new From(env.s(), Objects.requireNonNull(env.i())),
+                ReplySlots.deadLettered(count, error));
+          }
+          return count;
+        });
+  }
+
+  /** Logs a dead letter and lets the server's {@code handleDeadLetter} know. */
+  void afterDeadLetter(KeyValue item, int attempts) {
+    log.error(
+        "message dead-lettered after {} attempts: {} deadLetterId={}",
+        attempts,
+        context,
+        deadLetterId(queue.stampOf(item)));
+    try {
+      invoker.handleDeadLetter(queue.message(queue.envelope(item.value())), attempts);
+    } catch (RuntimeException e) {
+      log.error("handleDeadLetter failed: {}", context, e);
+    }
+  }
+
+  /** Moves a queue item that cannot be decoded to the dead letters, in the batch's transaction. */
+  void moveUndecodable(Transaction tx, KeyValue item, RuntimeException e) {
+    // Undecodable data can never succeed: keep it, out of the queue, for inspection.
+    log.error(
+        "queue item cannot be decoded; moved to the dead letters: {} deadLetterId={}",
+        context,
+        deadLetterId(queue.stampOf(item)),
+        e);
+    tx.set(
+        deadKey(queue.stampOf(item)),
+        serde.toBytes(
+            new DeadRecord(
+                item.value(),
+                0,
+                e.getClass().getName() + ": " + e.getMessage(),
+                wallMillis.getAsLong(),
+                "undecodable")));
+  }
+
+  /** Every dead letter, oldest first; one whose message no longer decodes is listed without it. */
+  List<DeadLetter<M>> list() {
+    Subspace dead = keys.dead();
+    List<KeyValue> rows =
+        backend.run(tx -> tx.snapshot().getRange(dead.range().begin, dead.range().end));
+    List<DeadLetter<M>> out = new ArrayList<>(rows.size());
+    for (KeyValue kv : rows) {
+      Versionstamp stamp = dead.unpack(kv.key()).getVersionstamp(0);
+      DeadRecord d = serde.read(kv.value(), DeadRecord.class);
+      M message = null;
+      Event.Type type = Event.Type.CAST;
+      try {
+        Envelope env = queue.envelope(d.envelope());
+        type = env.isCall() ? Event.Type.CALL : Event.Type.CAST;
+        message = queue.message(env);
+      } catch (RuntimeException e) {
+        // listed without its message
+      }
+      out.add(
+          new DeadLetter<>(
+              deadLetterId(stamp),
+              type,
+              message,
+              d.attempts(),
+              d.error(),
+              Instant.ofEpochMilli(d.at())));
+    }
+    return out;
+  }
+
+  private static String deadLetterId(Versionstamp stamp) {
+    return HexFormat.of().formatHex(stamp.getBytes());
+  }
+
+  private Versionstamp parseDeadLetterId(String id) {
+    Objects.requireNonNull(id, "id must not be null");
+    try {
+      byte[] bytes = HexFormat.of().parseHex(id);
+      if (bytes.length != 12) {
+        throw new IllegalArgumentException("a dead letter id has 24 hex digits: " + id);
+      }
+      return Versionstamp.fromBytes(bytes);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("not a dead letter id: " + id, e);
+    }
+  }
+
+  /** Moves a dead letter back into the queue; false if there is no such dead letter. */
+  boolean requeue(String id, boolean head) {
+    Versionstamp stamp = parseDeadLetterId(id);
+    Boolean moved =
+        commits.commit(
+            tx -> {
+              byte[] dead = tx.get(deadKey(stamp));
+              if (dead == null) {
+                return false;
+              }
+              DeadRecord d = serde.read(dead, DeadRecord.class);
+              tx.clear(deadKey(stamp));
+              queue.push(tx, head ? ServerKeys.LANE_HEAD : ServerKeys.LANE_NORMAL, d.envelope());
+              return true;
+            });
+    if (Boolean.TRUE.equals(moved)) {
+      log.info("dead letter re-queued at the {}: {} id={}", head ? "head" : "tail", context, id);
+    }
+    return Boolean.TRUE.equals(moved);
+  }
+
+  /** Deletes a dead letter; false if there was none. */
+  boolean purge(String id) {
+    byte[] key = deadKey(parseDeadLetterId(id));
+    return Boolean.TRUE.equals(
+        commits.commit(
+            tx -> {
+              boolean existed = tx.get(key) != null;
+              tx.clear(key);
+              return existed;
+            }));
+  }
+
+  /** Deletes every dead letter; returns how many there were. */
+  int purgeAll() {
+    Subspace dead = keys.dead();
+    Integer purged =
+        commits.commit(
+            tx -> {
+              int n = tx.getRange(dead.range().begin, dead.range().end).size();
+              tx.clearRange(dead.range().begin, dead.range().end);
+              return n;
+            });
+    return purged == null ? 0 : purged;
+  }
+}
