@@ -22,7 +22,6 @@ import io.dgen.UndecodableDataException;
 import io.dgen.backend.BackendException;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
-import io.dgen.backend.RunIds;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Chunks;
 import io.dgen.internal.codec.Envelope;
@@ -78,11 +77,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   /** A batch stops taking items after one second, far below FoundationDB's five. */
   static final long BATCH_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-  /** How long a commit marker is kept: far longer than any retry loop after 1021 lasts. */
-  static final Duration MARKER_TTL = Duration.ofMinutes(10);
-
-  private static final Duration SWEEP_INTERVAL = Duration.ofMinutes(1);
-
   private final RuntimeCore core;
   private final DGenServer<S, M> server;
   private final Tenant tenant;
@@ -99,6 +93,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private final CallbackInvoker<S, M> invoker;
   private final InlineRunner<S, M> inline;
   private final DeadLetters<M> deadLetters;
+  private final Sweeper sweeper;
   private final Lifecycle lifecycle;
   private final AtomicBoolean scheduled = new AtomicBoolean();
 
@@ -106,7 +101,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   // Touched only by the consume loop, which never runs concurrently with itself.
   private int consecutiveFailures;
   private int limitOverride;
-  private long lastSweep;
 
   private ServerProcess(
       RuntimeCore core,
@@ -156,6 +150,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             invoker,
             core::wallMillis,
             context);
+    this.sweeper = new Sweeper(keys, core::wallMillis);
     lifecycle.onStop(
         () -> {
           CompletableFuture<Void> w = idleWatch;
@@ -621,27 +616,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       throw new ItemFailure(e, batch.get(processed - 1), processed - 1);
     }
     queue.popped(tx, processed);
-    sweep(tx);
+    sweeper.sweep(tx);
     return new Batch<>(null, -1, false, processed, state, actions, stopReason, lock, written);
-  }
-
-  /**
-   * Now and then, a batch also clears commit markers older than {@link #MARKER_TTL} and reply slots
-   * older than {@link ReplySlots#MAX_CALL_TIMEOUT} (their callers have given up or died): blind
-   * range clears that cost only their bounds.
-   */
-  private void sweep(Transaction tx) {
-    long now = core.wallMillis();
-    if (now - lastSweep < SWEEP_INTERVAL.toMillis()) {
-      return;
-    }
-    lastSweep = now;
-    tx.clearRange(
-        keys.markers().range().begin,
-        keys.markers().pack(Tuple.from(RunIds.startingAt(now - MARKER_TTL.toMillis()))));
-    long oldestLiveSlot =
-        TimeUnit.MILLISECONDS.toSeconds(now) - ReplySlots.MAX_CALL_TIMEOUT.toSeconds() - 60;
-    tx.clearRange(keys.calls().range().begin, keys.calls().pack(Tuple.from(oldestLiveSlot)));
   }
 
   /**
