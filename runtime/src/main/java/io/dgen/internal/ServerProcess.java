@@ -10,7 +10,6 @@ import io.dgen.DeadLetter;
 import io.dgen.Event;
 import io.dgen.From;
 import io.dgen.InitResult;
-import io.dgen.LockFencedException;
 import io.dgen.Outbox;
 import io.dgen.Result;
 import io.dgen.ServerRef;
@@ -18,14 +17,12 @@ import io.dgen.ServerStoppedException;
 import io.dgen.StartOptions;
 import io.dgen.StateTooLargeException;
 import io.dgen.Tenant;
-import io.dgen.UndecodableDataException;
 import io.dgen.backend.BackendException;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Chunks;
 import io.dgen.internal.codec.Envelope;
-import io.dgen.internal.codec.LockRecord;
 import io.dgen.internal.codec.StoredState;
 import io.dgen.internal.codec.TypeRegistry;
 import java.lang.reflect.Type;
@@ -35,7 +32,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
@@ -94,6 +90,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private final InlineRunner<S, M> inline;
   private final DeadLetters<M> deadLetters;
   private final Sweeper sweeper;
+  private final LockCoordinator<S, M> locks;
   private final Lifecycle lifecycle;
   private final AtomicBoolean scheduled = new AtomicBoolean();
 
@@ -151,6 +148,19 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             core::wallMillis,
             context);
     this.sweeper = new Sweeper(keys, core::wallMillis);
+    this.locks =
+        new LockCoordinator<>(
+            keys,
+            core.serde(),
+            commits,
+            states,
+            queue,
+            slots,
+            invoker,
+            lifecycle,
+            options.lockTimeout(),
+            core::wallMillis,
+            context);
     lifecycle.onStop(
         () -> {
           CompletableFuture<Void> w = idleWatch;
@@ -376,9 +386,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     }
   }
 
-  /** The message that took the lock in a batch, handed to {@code handleLocked} after the commit. */
-  private record LockTaken<M>(String token, byte[] envelope, Event<M> event) {}
-
   /** What one consumer transaction found or did. */
   private record Batch<S, M>(
       @Nullable CompletableFuture<Void> watch,
@@ -388,7 +395,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       @Nullable S state,
       List<List<Action<S>>> actions,
       @Nullable Object stopReason,
-      @Nullable LockTaken<M> lock,
+      LockCoordinator.@Nullable Held<M> lock,
       @Nullable StoredState written)
       implements CommitRunner.WritesState {
 
@@ -396,12 +403,17 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       return new Batch<>(watch, -1, false, 0, null, List.of(), null, null, null);
     }
 
-    static <S, M> Batch<S, M> locked(CompletableFuture<Void> watch, long expiresAt) {
-      return new Batch<>(watch, expiresAt, false, 0, null, List.of(), null, null, null);
-    }
-
-    static <S, M> Batch<S, M> bust() {
-      return new Batch<>(null, -1, true, 0, null, List.of(), null, null, null);
+    static <S, M> Batch<S, M> locked(LockCoordinator.Meeting meeting) {
+      return new Batch<>(
+          meeting.watch(),
+          meeting.expiresAt(),
+          meeting.busted(),
+          0,
+          null,
+          List.of(),
+          null,
+          null,
+          null);
     }
   }
 
@@ -447,9 +459,10 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
           return;
         }
         if (batch.lock() != null) {
-          LockTaken<M> lock = batch.lock();
+          LockCoordinator.Held<M> lock = batch.lock();
           S locked = Objects.requireNonNull(batch.state());
-          core.lockedWork().execute(() -> runLocked(lock, locked)); // keeps `scheduled` set
+          // keeps `scheduled` set until handleLocked's run has ended
+          core.lockedWork().execute(() -> afterLocked(locks.runLocked(lock, locked)));
           return;
         }
         int misses = states.missStreak();
@@ -477,6 +490,28 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       scheduled.set(false);
       log.error("consumer died: {}", context, e);
       throw e;
+    }
+  }
+
+  private void afterLocked(LockCoordinator.Run run) {
+    switch (run.ending()) {
+      case RELEASED -> {
+        consecutiveFailures = 0;
+        scheduled.set(false);
+        schedule();
+      }
+      case FAILED ->
+          retryLater(
+              "handleLocked failed; the lock is released and its message re-queued",
+              Objects.requireNonNull(run.cause()));
+      case FENCED -> {
+        Throwable fenced = Objects.requireNonNull(run.cause());
+        log.error("{}; stopping this process", fenced.getMessage());
+        lifecycle.terminate(fenced);
+      }
+      case STOPPED -> {
+        // the process stopped itself; `scheduled` stays set, as nothing is to run any more
+      }
     }
   }
 
@@ -541,11 +576,11 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     // conflicts are added below for exactly the items popped. The lock key is read serializably,
     // so a lock taken concurrently aborts this batch.
     CompletableFuture<List<KeyValue>> peek = queue.peek(tx, limit);
-    CompletableFuture<byte @Nullable []> lockRead = tx.getAsync(keys.lockKey());
+    CompletableFuture<byte @Nullable []> lockRead = locks.read(tx);
     CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, true);
     byte[] lockBytes = Futures.join(lockRead);
     if (lockBytes != null) {
-      return meetLock(tx, decodeLock(lockBytes));
+      return Batch.locked(locks.meet(tx, lockBytes));
     }
     List<KeyValue> batch = Futures.join(peek);
     if (batch.isEmpty()) {
@@ -555,7 +590,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     S state = loaded.state();
     List<List<Action<S>>> actions = new ArrayList<>();
     Object stopReason = null;
-    LockTaken<M> lock = null;
+    LockCoordinator.Held<M> lock = null;
     int processed = 0;
     for (KeyValue item : batch) {
       if (processed > 0
@@ -585,13 +620,9 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       }
       state = r.state();
       if (r.kind() == Result.Kind.LOCK) {
-        String token = UUID.randomUUID().toString();
-        tx.set(
-            keys.lockKey(),
-            core.serde().toBytes(new LockRecord(token, core.wallMillis(), item.value())));
         lock =
-            new LockTaken<>(
-                token,
+            locks.take(
+                tx,
                 item.value(),
                 new Event<>(from != null ? Event.Type.CALL : Event.Type.CAST, msg, from));
         break;
@@ -627,112 +658,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
    */
   private static long batchBytes(Transaction tx) {
     return tx instanceof TrackingTransaction own ? own.mutationBytes() : tx.getApproximateSize();
-  }
-
-  private LockRecord decodeLock(byte[] bytes) {
-    try {
-      return core.serde().read(bytes, LockRecord.class);
-    } catch (RuntimeException e) {
-      throw new UndecodableDataException("lock record is not valid: " + context, e);
-    }
-  }
-
-  /**
-   * The server is locked: bust the lock if it is older than {@code lockTimeout} (re-queueing the
-   * message that took it at the head of the queue), else wait for its release or expiry.
-   */
-  private Batch<S, M> meetLock(Transaction tx, LockRecord lock) {
-    Optional<Duration> timeout = options.lockTimeout();
-    if (timeout.isPresent()) {
-      long expiresAt = lock.acquiredAt() + timeout.get().toMillis();
-      if (core.wallMillis() >= expiresAt) {
-        tx.clear(keys.lockKey());
-        queue.push(tx, ServerKeys.LANE_HEAD, lock.envelope());
-        log.warn(
-            "busting a lock held since {} (lockTimeout {} ms); its message is re-queued at the"
-                + " head: {} token={}",
-            lock.acquiredAt(),
-            timeout.get().toMillis(),
-            context,
-            lock.token());
-        return Batch.bust();
-      }
-      return Batch.locked(tx.watch(keys.lockKey()), expiresAt);
-    }
-    return Batch.locked(tx.watch(keys.lockKey()), -1);
-  }
-
-  /**
-   * Runs {@code handleLocked} outside any transaction, then commits its result only while the lock
-   * still carries this holder's token (fencing). The consume loop stays suspended meanwhile.
-   */
-  private void runLocked(LockTaken<M> lock, S state) {
-    Result<S> r;
-    try {
-      r = invoker.handleLocked(lock.event(), state);
-    } catch (CallbackInvoker.CallbackFailure failure) {
-      releaseAfterFailure(lock, failure.reason());
-      return;
-    }
-    try {
-      commits.commit(
-          tx -> {
-            ensureLockHeld(tx, lock);
-            StateStore.Loaded<S> loaded = states.load(tx, null, false);
-            StoredState written = states.write(tx, loaded, r.state());
-            tx.clear(keys.lockKey());
-            if (lock.event().from() != null) {
-              slots.write(tx, lock.event().from(), slots.ok(r.reply()));
-            }
-            return new StateStore.Written(written);
-          });
-    } catch (LockFencedException fenced) {
-      log.error("{}; stopping this process", fenced.getMessage());
-      lifecycle.terminate(fenced);
-      return;
-    } catch (RuntimeException e) {
-      releaseAfterFailure(lock, e);
-      return;
-    }
-    invoker.runActions(r.actions(), r.state());
-    if (r.kind() == Result.Kind.STOP) {
-      lifecycle.stopIfAsked(r.reason());
-      return;
-    }
-    consecutiveFailures = 0;
-    scheduled.set(false);
-    schedule();
-  }
-
-  private void ensureLockHeld(Transaction tx, LockTaken<M> lock) {
-    byte[] current = tx.get(keys.lockKey());
-    if (current == null || !decodeLock(current).token().equals(lock.token())) {
-      throw new LockFencedException(
-          "lock was busted and taken over while handleLocked ran; its result is refused: "
-              + context
-              + " token="
-              + lock.token());
-    }
-  }
-
-  /** handleLocked failed: release the lock and re-queue its message at the head, if still ours. */
-  private void releaseAfterFailure(LockTaken<M> lock, Throwable cause) {
-    try {
-      commits.commit(
-          tx -> {
-            ensureLockHeld(tx, lock);
-            tx.clear(keys.lockKey());
-            queue.push(tx, ServerKeys.LANE_HEAD, lock.envelope());
-            return null;
-          });
-    } catch (LockFencedException fenced) {
-      log.error("{}; stopping this process", fenced.getMessage());
-      lifecycle.terminate(fenced);
-      return;
-    } catch (RuntimeException e) {
-      cause.addSuppressed(e);
-    }
-    retryLater("handleLocked failed; the lock is released and its message re-queued", cause);
   }
 
   // ---------------------------------------------------------------- failures and dead letters

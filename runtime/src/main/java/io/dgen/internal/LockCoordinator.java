@@ -1,0 +1,211 @@
+package io.dgen.internal;
+
+import io.dgen.Event;
+import io.dgen.LockFencedException;
+import io.dgen.Result;
+import io.dgen.UndecodableDataException;
+import io.dgen.backend.Transaction;
+import io.dgen.internal.codec.LockRecord;
+import io.dgen.internal.codec.Serde;
+import io.dgen.internal.codec.StoredState;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One server's lock mode: taking the lock in a batch, meeting it (waiting for its release or
+ * expiry, or busting it after {@code lockTimeout} and re-queueing the message that took it at the
+ * head), running {@code handleLocked} outside any transaction, and committing or releasing its
+ * outcome only while the lock still carries the holder's token (fencing).
+ *
+ * <p>Never schedules the consume loop and never decides what a fence or a failure means for the
+ * process: {@link #runLocked} reports how it ended, and the loop acts on it.
+ *
+ * @param <S> the state type
+ * @param <M> the message type
+ */
+final class LockCoordinator<S, M> {
+
+  private static final Logger log = LoggerFactory.getLogger(LockCoordinator.class);
+
+  /** The message that took the lock in a batch, handed to {@code handleLocked} after the commit. */
+  record Held<M>(String token, byte[] envelope, Event<M> event) {}
+
+  /**
+   * What a batch found on a locked server: the lock was busted (the batch goes on), or a watch on
+   * the lock and, with a {@code lockTimeout}, when it expires (-1 without one).
+   */
+  record Meeting(boolean busted, @Nullable CompletableFuture<Void> watch, long expiresAt) {}
+
+  /** How a run of {@code handleLocked} ended. */
+  enum Ending {
+    /** Committed and released: consume on. */
+    RELEASED,
+    /** The callback or its commit failed; the lock was released and its message re-queued. */
+    FAILED,
+    /** The lock was busted and taken over meanwhile: the outcome was refused. */
+    FENCED,
+    /** The result asked the process to stop, and it stopped. */
+    STOPPED
+  }
+
+  /** An {@link Ending} and, for {@code FAILED} and {@code FENCED}, why. */
+  record Run(Ending ending, @Nullable Throwable cause) {}
+
+  private final ServerKeys keys;
+  private final Serde serde;
+  private final CommitRunner commits;
+  private final StateStore<S> states;
+  private final ServerQueue<M> queue;
+  private final ReplySlots slots;
+  private final CallbackInvoker<S, M> invoker;
+  private final Lifecycle lifecycle;
+  private final Optional<Duration> lockTimeout;
+  private final LongSupplier wallMillis;
+  private final String context;
+
+  LockCoordinator(
+      ServerKeys keys,
+      Serde serde,
+      CommitRunner commits,
+      StateStore<S> states,
+      ServerQueue<M> queue,
+      ReplySlots slots,
+      CallbackInvoker<S, M> invoker,
+      Lifecycle lifecycle,
+      Optional<Duration> lockTimeout,
+      LongSupplier wallMillis,
+      String context) {
+    this.keys = keys;
+    this.serde = serde;
+    this.commits = commits;
+    this.states = states;
+    this.queue = queue;
+    this.slots = slots;
+    this.invoker = invoker;
+    this.lifecycle = lifecycle;
+    this.lockTimeout = lockTimeout;
+    this.wallMillis = wallMillis;
+    this.context = context;
+  }
+
+  /**
+   * Starts reading the lock record. The read is serializable, so a lock taken concurrently aborts
+   * the reader.
+   */
+  CompletableFuture<byte @Nullable []> read(Transaction tx) {
+    return tx.getAsync(keys.lockKey());
+  }
+
+  /**
+   * Takes the lock for the message {@code envelope} whose callback returned {@code Result.lock}.
+   */
+  Held<M> take(Transaction tx, byte[] envelope, Event<M> event) {
+    String token = UUID.randomUUID().toString();
+    tx.set(keys.lockKey(), serde.toBytes(new LockRecord(token, wallMillis.getAsLong(), envelope)));
+    return new Held<>(token, envelope, event);
+  }
+
+  /**
+   * The server is locked: bust the lock if it is older than {@code lockTimeout} (re-queueing the
+   * message that took it at the head of the queue), else wait for its release or expiry.
+   */
+  Meeting meet(Transaction tx, byte[] record) {
+    LockRecord lock = decode(record);
+    if (lockTimeout.isPresent()) {
+      long expiresAt = lock.acquiredAt() + lockTimeout.get().toMillis();
+      if (wallMillis.getAsLong() >= expiresAt) {
+        tx.clear(keys.lockKey());
+        queue.push(tx, ServerKeys.LANE_HEAD, lock.envelope());
+        log.warn(
+            "busting a lock held since {} (lockTimeout {} ms); its message is re-queued at the"
+                + " head: {} token={}",
+            lock.acquiredAt(),
+            lockTimeout.get().toMillis(),
+            context,
+            lock.token());
+        return new Meeting(true, null, -1);
+      }
+      return new Meeting(false, tx.watch(keys.lockKey()), expiresAt);
+    }
+    return new Meeting(false, tx.watch(keys.lockKey()), -1);
+  }
+
+  /**
+   * Runs {@code handleLocked} outside any transaction, then commits its result only while the lock
+   * still carries this holder's token (fencing), then runs its actions and honours a stop.
+   */
+  Run runLocked(Held<M> lock, S state) {
+    Result<S> r;
+    try {
+      r = invoker.handleLocked(lock.event(), state);
+    } catch (CallbackInvoker.CallbackFailure failure) {
+      return releaseAfterFailure(lock, failure.reason());
+    }
+    try {
+      commits.commit(
+          tx -> {
+            ensureHeld(tx, lock);
+            StateStore.Loaded<S> loaded = states.load(tx, null, false);
+            StoredState written = states.write(tx, loaded, r.state());
+            tx.clear(keys.lockKey());
+            if (lock.event().from() != null) {
+              slots.write(tx, lock.event().from(), slots.ok(r.reply()));
+            }
+            return new StateStore.Written(written);
+          });
+    } catch (LockFencedException fenced) {
+      return new Run(Ending.FENCED, fenced);
+    } catch (RuntimeException e) {
+      return releaseAfterFailure(lock, e);
+    }
+    invoker.runActions(r.actions(), r.state());
+    if (r.kind() == Result.Kind.STOP) {
+      lifecycle.stopIfAsked(r.reason());
+      return new Run(Ending.STOPPED, null);
+    }
+    return new Run(Ending.RELEASED, null);
+  }
+
+  private void ensureHeld(Transaction tx, Held<M> lock) {
+    byte[] current = tx.get(keys.lockKey());
+    if (current == null || !decode(current).token().equals(lock.token())) {
+      throw new LockFencedException(
+          "lock was busted and taken over while handleLocked ran; its result is refused: "
+              + context
+              + " token="
+              + lock.token());
+    }
+  }
+
+  /** handleLocked failed: release the lock and re-queue its message at the head, if still ours. */
+  private Run releaseAfterFailure(Held<M> lock, Throwable cause) {
+    try {
+      commits.commit(
+          tx -> {
+            ensureHeld(tx, lock);
+            tx.clear(keys.lockKey());
+            queue.push(tx, ServerKeys.LANE_HEAD, lock.envelope());
+            return null;
+          });
+    } catch (LockFencedException fenced) {
+      return new Run(Ending.FENCED, fenced);
+    } catch (RuntimeException e) {
+      cause.addSuppressed(e);
+    }
+    return new Run(Ending.FAILED, cause);
+  }
+
+  private LockRecord decode(byte[] bytes) {
+    try {
+      return serde.read(bytes, LockRecord.class);
+    } catch (RuntimeException e) {
+      throw new UndecodableDataException("lock record is not valid: " + context, e);
+    }
+  }
+}
