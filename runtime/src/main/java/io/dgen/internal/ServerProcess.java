@@ -35,8 +35,9 @@ import tools.jackson.databind.JsonNode;
  * wires the process's components and delegates to them. It owns only the choice of a call's route
  * (inline or queued), argument checks and liveness checks.
  *
- * <p>Never reads or writes keys itself beyond delegating: each component owns its part of the key
- * layout. See {@code docs/architecture.md} for the components and who calls whom.
+ * <p>Never reads or writes keys itself, except {@code kill}'s clear of the server's whole subspace:
+ * each component owns its part of the key layout. See {@code docs/architecture.md} for the
+ * components and who calls whom.
  *
  * <p>Threading: thread-safe. The consume loop runs on the shared worker pool, at most one batch at
  * a time per process; calls, casts and priority messages run in the caller's thread.
