@@ -24,8 +24,9 @@ import org.slf4j.LoggerFactory;
  * <p>Never touches keys itself: batches, dead letters and the lock coordinator do, through the
  * commit runner. Never runs two batches of its process at once.
  *
- * <p>Threading: {@link #scheduled} guards the loop; the fields below it are touched only by the
- * loop, which never runs concurrently with itself.
+ * <p>Threading: {@link #scheduled} guards the loop, so that it never runs concurrently with itself;
+ * the failure count and the batch limit are touched only by the loop. The idle watch is volatile:
+ * stopping the process cancels it from any thread.
  *
  * @param <S> the state type
  * @param <M> the message type
