@@ -43,6 +43,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The contract of the backend SPI ({@link Backend}, {@link Transaction}, {@link ReadTransaction})
@@ -1001,27 +1002,160 @@ public abstract class BackendConformanceTest {
   }
 
   @Test
-  void versionstampedValueAndKey_readInSameTransaction_raise1036() {
+  void versionstampedValueAndKey_readInSameTransaction_raise1036_andTheCommitFails() {
+    put("v", "old");
+    AtomicInteger attempts = new AtomicInteger();
+    Throwable thrown =
+        catchThrowable(
+            () ->
+                backend.run(
+                    tx -> {
+                      attempts.incrementAndGet();
+                      tx.set(key("plain"), bytes("p"));
+                      tx.setVersionstampedValue(key("v"), bytes("pre"));
+                      assertCode(() -> tx.get(key("v")), BackendException.ACCESSED_UNREADABLE);
+                      assertCode(
+                          () -> tx.snapshot().get(key("v")), BackendException.ACCESSED_UNREADABLE);
+                      assertCode(
+                          () -> tx.getRange(key("u"), key("w")),
+                          BackendException.ACCESSED_UNREADABLE);
+                      tx.setVersionstampedKey(
+                          prefix, Tuple.from("log", Versionstamp.incomplete(0)), bytes("x"));
+                      byte[] logPrefix = ByteKeys.concat(prefix, Tuple.from("log").pack());
+                      assertCode(
+                          () -> tx.getRange(logPrefix, ByteKeys.strinc(logPrefix)),
+                          BackendException.ACCESSED_UNREADABLE);
+                      assertThat(str(tx.get(key("plain")))).isEqualTo("p");
+                      return null;
+                    }));
+    // FoundationDB: a transaction that read an unreadable key cannot commit, and is not retried.
+    assertThat(thrown).isInstanceOf(BackendException.class);
+    assertThat(((BackendException) thrown).code()).isEqualTo(BackendException.ACCESSED_UNREADABLE);
+    assertThat(attempts).hasValue(1);
+    assertThat(read("v")).isEqualTo("old");
+    assertThat(read("plain")).isNull();
+  }
+
+  /** The reads of an unreadable key: each alone makes the commit fail with 1036. */
+  enum UnreadableRead {
+    GET,
+    SNAPSHOT_GET,
+    RANGE,
+    SNAPSHOT_RANGE,
+    REVERSE_RANGE,
+    STAMPED_KEY_RANGE,
+    SNAPSHOT_STAMPED_KEY_RANGE
+  }
+
+  @ParameterizedTest
+  @EnumSource(UnreadableRead.class)
+  void readOfUnreadableKey_caughtByTheBody_stillFailsTheCommitWith1036(UnreadableRead read) {
+    put("v", "old");
+    byte[] logPrefix = ByteKeys.concat(prefix, Tuple.from("log").pack());
+    AtomicInteger attempts = new AtomicInteger();
+    BackendException e =
+        backendError(
+            () ->
+                backend.run(
+                    tx -> {
+                      attempts.incrementAndGet();
+                      tx.set(key("plain"), bytes("p"));
+                      tx.setVersionstampedValue(key("v"), bytes("pre"));
+                      tx.setVersionstampedKey(
+                          prefix, Tuple.from("log", Versionstamp.incomplete(0)), bytes("x"));
+                      byte[] logEnd = ByteKeys.strinc(logPrefix);
+                      ThrowingCallable call =
+                          switch (read) {
+                            case GET -> () -> tx.get(key("v"));
+                            case SNAPSHOT_GET -> () -> tx.snapshot().get(key("v"));
+                            case RANGE -> () -> tx.getRange(key("u"), key("w"));
+                            case SNAPSHOT_RANGE ->
+                                () -> tx.snapshot().getRange(key("u"), key("w"), 0, false);
+                            case REVERSE_RANGE -> () -> tx.getRange(key("a"), key("w"), 0, true);
+                            case STAMPED_KEY_RANGE -> () -> tx.getRange(logPrefix, logEnd);
+                            case SNAPSHOT_STAMPED_KEY_RANGE ->
+                                () -> tx.snapshot().getRange(logPrefix, logEnd, 0, false);
+                          };
+                      assertCode(call, BackendException.ACCESSED_UNREADABLE);
+                      return null;
+                    }));
+    assertThat(e.code()).isEqualTo(BackendException.ACCESSED_UNREADABLE);
+    assertThat(attempts).hasValue(1);
+    assertThat(read("plain")).isNull();
+  }
+
+  @Test
+  void readsThatStopBeforeTheUnreadableKey_letTheTransactionCommit() {
+    put("a", "a");
     CompletableFuture<byte[]> stamp =
         backend.run(
             tx -> {
-              tx.set(key("plain"), bytes("p"));
               tx.setVersionstampedValue(key("v"), bytes("pre"));
-              assertCode(() -> tx.get(key("v")), BackendException.ACCESSED_UNREADABLE);
-              assertCode(() -> tx.snapshot().get(key("v")), BackendException.ACCESSED_UNREADABLE);
-              assertCode(
-                  () -> tx.getRange(key("u"), key("w")), BackendException.ACCESSED_UNREADABLE);
-              tx.setVersionstampedKey(
-                  prefix, Tuple.from("log", Versionstamp.incomplete(0)), bytes("x"));
-              byte[] logPrefix = ByteKeys.concat(prefix, Tuple.from("log").pack());
-              assertCode(
-                  () -> tx.getRange(logPrefix, ByteKeys.strinc(logPrefix)),
-                  BackendException.ACCESSED_UNREADABLE);
-              assertThat(str(tx.get(key("plain")))).isEqualTo("p");
+              assertThat(names(tx.getRange(key("a"), key("w"), 1, false))).containsExactly("a");
+              assertThat(tx.getRange(key("v\0"), key("z"), 1, true)).isEmpty();
               return tx.getVersionstamp();
             });
-    byte[] s = stamp.join();
-    assertThat(value(key("v"))).isEqualTo(ByteKeys.concat(bytes("pre"), s));
+    assertThat(value(key("v"))).isEqualTo(ByteKeys.concat(bytes("pre"), stamp.join()));
+  }
+
+  @Test
+  void versionstampedValue_thenSetOrAdd_staysUnreadable() {
+    for (Consumer<Transaction> write :
+        List.<Consumer<Transaction>>of(
+            tx -> tx.set(key("v"), bytes("new")), tx -> tx.add(key("v"), 1))) {
+      assertThat(
+              backendError(
+                      () ->
+                          backend.run(
+                              tx -> {
+                                tx.setVersionstampedValue(key("v"), bytes("pre"));
+                                write.accept(tx);
+                                return tx.get(key("v"));
+                              }))
+                  .code())
+          .isEqualTo(BackendException.ACCESSED_UNREADABLE);
+    }
+    assertThat(read("v")).isNull();
+  }
+
+  @Test
+  void versionstampedValue_thenClearOrClearRange_isReadableAgain_andCommits() {
+    put("w", "kept");
+    String seen =
+        backend.run(
+            tx -> {
+              tx.setVersionstampedValue(key("v"), bytes("pre"));
+              tx.clear(key("v"));
+              assertThat(tx.get(key("v"))).isNull();
+              tx.set(key("v"), bytes("after clear"));
+              return str(tx.get(key("v")));
+            });
+    assertThat(seen).isEqualTo("after clear");
+    assertThat(read("v")).isEqualTo("after clear");
+
+    List<String> names =
+        backend.run(
+            tx -> {
+              tx.setVersionstampedValue(key("v"), bytes("pre"));
+              tx.clearRange(key("u"), key("w"));
+              return names(tx.getRange(key("a"), key("z")));
+            });
+    assertThat(names).containsExactly("w");
+    assertThat(read("v")).isNull();
+  }
+
+  @Test
+  void watch_ofUnreadableKey_failsWith1036_andTheCommitStands() {
+    List<CompletableFuture<Void>> watches = new CopyOnWriteArrayList<>();
+    CompletableFuture<byte[]> stamp =
+        backend.run(
+            tx -> {
+              tx.setVersionstampedValue(key("v"), bytes("pre"));
+              watches.add(tx.watch(key("v")));
+              return tx.getVersionstamp();
+            });
+    assertThat(failureOf(watches.get(0)).code()).isEqualTo(BackendException.ACCESSED_UNREADABLE);
+    assertThat(value(key("v"))).isEqualTo(ByteKeys.concat(bytes("pre"), stamp.join()));
   }
 
   @Test
