@@ -62,8 +62,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  *
  * <p>Each test works inside its own fresh directory {@code ("conformance", <random UUID>)} and
  * removes it afterwards, so the suite can run against a shared FoundationDB cluster. Tests that
- * need fault injection or a configurable watch limit are skipped, with the reason shown, when the
- * subclass does not provide them.
+ * need fault injection use the backend's own (see {@link #faults}) or else wrap it in a {@link
+ * FaultInjectingBackend}, so they run on every backend. Tests that need a configurable watch limit
+ * are skipped, with the reason shown, when the subclass does not provide them.
  *
  * <p>Conflicts are produced deterministically, without sleeping: on the first attempt of a
  * transaction T1, its body commits the interfering write in a separate, nested {@link Backend#run},
@@ -99,8 +100,9 @@ public abstract class BackendConformanceTest {
 
   /**
    * Returns fault injection for {@code backend}, a backend this test obtained from {@link
-   * #newBackend()}, if the implementation supports it. The default supports none, and the tests
-   * that need faults are skipped.
+   * #newBackend()}, if the implementation has its own. The default has none: the tests that need
+   * faults then wrap the backend in a {@link FaultInjectingBackend} (or use it directly when {@link
+   * #newBackend()} returned one).
    *
    * @param backend the backend under test
    * @return its fault injection, or empty
@@ -2019,11 +2021,34 @@ public abstract class BackendConformanceTest {
     assertThat(read("before")).isNull();
   }
 
+  /**
+   * The backend's own fault injection if the subclass offers it; otherwise the test's backend is
+   * wrapped, from here on, in a {@link FaultInjectingBackend} whose faults are returned.
+   */
   private Faults requireFaults() {
-    Optional<Faults> faults = faults(backend);
-    Assumptions.assumeTrue(
-        faults.isPresent(), "this backend offers no fault injection (forced errors, clock)");
-    return faults.orElseThrow();
+    Optional<Faults> own = faults(backend);
+    if (own.isPresent()) {
+      return own.get();
+    }
+    FaultInjectingBackend injecting =
+        backend instanceof FaultInjectingBackend f ? f : FaultInjectingBackend.wrap(backend);
+    backend = injecting;
+    return new Faults() {
+      @Override
+      public void failNextCommits(int n) {
+        injecting.failNextCommits(n);
+      }
+
+      @Override
+      public void commitUnknownResult(int n, boolean applied) {
+        injecting.commitUnknownResult(n, applied);
+      }
+
+      @Override
+      public void advanceClock(Duration d) {
+        injecting.advanceClock(d);
+      }
+    };
   }
 
   private static void inThreads(int threads, IntConsumer work) throws Exception {
