@@ -50,12 +50,12 @@ class ConcurrencyTest extends RuntimeTestBase {
       }
       go.countDown();
       for (Future<?> f : sent) {
-        f.get(60, TimeUnit.SECONDS);
+        f.get(BULK_WAIT.toSeconds(), TimeUnit.SECONDS);
       }
     } finally {
       pool.shutdownNow();
     }
-    await().atMost(Duration.ofSeconds(60)).until(() -> total(publisher) == 10_000);
+    await().atMost(BULK_WAIT).until(() -> total(publisher) == 10_000);
     TestServer.State s = state(publisher);
     assertThat(s.outOfOrder()).isZero();
     assertThat(s.lastSeq())
@@ -79,7 +79,7 @@ class ConcurrencyTest extends RuntimeTestBase {
               }
             });
     pusher.start();
-    await().atMost(Duration.ofSeconds(30)).until(() -> total(consumer) >= 3_000);
+    await().atMost(BULK_WAIT).until(() -> total(consumer) >= 3_000);
     stop.set(true);
     pusher.join();
     CountingBackend.Counters used = counters().minus(before);

@@ -20,6 +20,13 @@ import org.junit.jupiter.api.BeforeEach;
  */
 abstract class RuntimeTestBase {
 
+  /**
+   * How long a test may wait for bulk work (thousands of messages) to be applied. Generous on
+   * purpose: on FoundationDB every transaction costs milliseconds, and the machine may be shared,
+   * so this bounds a hang rather than measuring speed.
+   */
+  static final Duration BULK_WAIT = Duration.ofMinutes(5);
+
   /** The backend every runtime of the test uses: the decorated one. */
   Backend backend;
 

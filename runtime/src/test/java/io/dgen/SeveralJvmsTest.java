@@ -29,7 +29,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * middle of its work loses nothing and doubles nothing.
  */
 @ExtendWith(FdbTestEnvironment.class)
-@Timeout(value = 5, unit = TimeUnit.MINUTES)
+@Timeout(value = 15, unit = TimeUnit.MINUTES)
 class SeveralJvmsTest {
 
   private static final int CONSUMER_JVMS = 3;
@@ -80,21 +80,21 @@ class SeveralJvmsTest {
         go.countDown();
         // Mid-run: the three JVMs are racing for batches when one of them dies without warning.
         await("a fifth of the messages applied")
-            .atMost(Duration.ofSeconds(120))
+            .atMost(RuntimeTestBase.BULK_WAIT)
             .until(() -> total(publisher) >= MESSAGES / 5);
         Process victim = children.get(0);
         victim.destroyForcibly(); // SIGKILL: no shutdown hook, no clean stop
         assertThat(victim.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(total(publisher)).as("killed before the end").isLessThan(MESSAGES);
         for (Future<?> f : sent) {
-          f.get(120, TimeUnit.SECONDS);
+          f.get(RuntimeTestBase.BULK_WAIT.toSeconds(), TimeUnit.SECONDS);
         }
       } finally {
         pool.shutdownNow();
       }
 
       await("every message applied")
-          .atMost(Duration.ofSeconds(120))
+          .atMost(RuntimeTestBase.BULK_WAIT)
           .until(() -> total(publisher) >= MESSAGES);
       TestServer.State s = publisher.priorityCall(new TestServer.GetState());
       assertThat(s.total()).as("applied, each exactly once").isEqualTo(MESSAGES);

@@ -21,7 +21,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The state encodings through the runtime: what a cast to a server with a large state writes,
- * measured with the memory backend's counters, and the size limit.
+ * measured with the backend's cost counters, and the size limit.
  */
 class StateEncodingTest extends RuntimeTestBase {
 

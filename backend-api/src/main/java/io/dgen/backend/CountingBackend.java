@@ -1,9 +1,7 @@
 package io.dgen.backend;
 
-import com.apple.foundationdb.subspace.Subspace;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
@@ -35,9 +33,8 @@ import org.jspecify.annotations.Nullable;
  * Thread-safe, like the backend it wraps; the counters are striped adders, cheap to update from
  * many threads. Closing this backend closes the wrapped one.
  */
-public final class CountingBackend implements Backend {
+public final class CountingBackend extends ForwardingBackend {
 
-  private final Backend delegate;
   private final LongAdder runs = new LongAdder();
   private final LongAdder transactionsStarted = new LongAdder();
   private final LongAdder transactionsCommitted = new LongAdder();
@@ -52,7 +49,7 @@ public final class CountingBackend implements Backend {
   private final LongAdder watchesFired = new LongAdder();
 
   private CountingBackend(Backend delegate) {
-    this.delegate = Objects.requireNonNull(delegate, "delegate");
+    super(delegate);
   }
 
   /**
@@ -63,15 +60,6 @@ public final class CountingBackend implements Backend {
    */
   public static CountingBackend wrap(Backend backend) {
     return new CountingBackend(backend);
-  }
-
-  /**
-   * The wrapped backend.
-   *
-   * @return the backend passed to {@link #wrap}
-   */
-  public Backend delegate() {
-    return delegate;
   }
 
   /**
@@ -121,27 +109,6 @@ public final class CountingBackend implements Backend {
               run.committed();
               return value;
             });
-  }
-
-  @Override
-  public Subspace directory(String... path) {
-    return delegate.directory(path);
-  }
-
-  @Override
-  public Optional<Subspace> openDirectory(String... path) {
-    return delegate.openDirectory(path);
-  }
-
-  @Override
-  public boolean removeDirectory(String... path) {
-    return delegate.removeDirectory(path);
-  }
-
-  /** Closes the wrapped backend. */
-  @Override
-  public void close() {
-    delegate.close();
   }
 
   @Override

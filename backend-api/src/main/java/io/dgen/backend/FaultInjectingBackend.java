@@ -1,16 +1,14 @@
 package io.dgen.backend;
 
-import com.apple.foundationdb.subspace.Subspace;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
@@ -57,20 +55,16 @@ import org.jspecify.annotations.Nullable;
  * Thread-safe, like the backend it wraps; faults may be set while other threads run transactions.
  * Closing this backend closes the wrapped one.
  */
-public final class FaultInjectingBackend implements Backend {
+public final class FaultInjectingBackend extends ForwardingBackend {
 
   /** FoundationDB's transaction lifetime: a writing attempt older than this fails with 1007. */
   private static final long MAX_LIFE_NANOS = TimeUnit.SECONDS.toNanos(5);
 
-  private final Backend delegate;
-  private final AtomicInteger forcedConflicts = new AtomicInteger();
-  private final AtomicInteger unknownResults = new AtomicInteger();
-  private volatile boolean unknownApplied;
-  private volatile long latencyNanos;
+  private final AtomicReference<Plan> plan = new AtomicReference<>(Plan.NONE);
   private final AtomicLong clockOffsetNanos = new AtomicLong();
 
   private FaultInjectingBackend(Backend delegate) {
-    this.delegate = Objects.requireNonNull(delegate, "delegate");
+    super(delegate);
   }
 
   /**
@@ -85,15 +79,6 @@ public final class FaultInjectingBackend implements Backend {
   }
 
   /**
-   * The wrapped backend.
-   *
-   * @return the backend passed to {@link #wrap}
-   */
-  public Backend delegate() {
-    return delegate;
-  }
-
-  /**
    * Makes the next {@code n} writing commits fail with {@code not_committed (1020)} without
    * applying anything, as a conflict would.
    *
@@ -102,7 +87,8 @@ public final class FaultInjectingBackend implements Backend {
    * @throws IllegalArgumentException if {@code n} is negative
    */
   public FaultInjectingBackend failNextCommits(int n) {
-    forcedConflicts.set(requireCount(n));
+    requireCount(n);
+    plan.updateAndGet(p -> new Plan(n, p.unknownResults, p.unknownApplied, p.latencyNanos));
     return this;
   }
 
@@ -119,10 +105,7 @@ public final class FaultInjectingBackend implements Backend {
    */
   public FaultInjectingBackend commitUnknownResult(int n, boolean applied) {
     requireCount(n);
-    synchronized (this) {
-      unknownApplied = applied;
-      unknownResults.set(n);
-    }
+    plan.updateAndGet(p -> new Plan(p.conflicts, n, applied, p.latencyNanos));
     return this;
   }
 
@@ -139,7 +122,8 @@ public final class FaultInjectingBackend implements Backend {
     if (latency.isNegative()) {
       throw new IllegalArgumentException("latency must not be negative: " + latency);
     }
-    latencyNanos = latency.toNanos();
+    long nanos = latency.toNanos();
+    plan.updateAndGet(p -> new Plan(p.conflicts, p.unknownResults, p.unknownApplied, nanos));
     return this;
   }
 
@@ -168,9 +152,7 @@ public final class FaultInjectingBackend implements Backend {
    * @return this backend
    */
   public FaultInjectingBackend reset() {
-    forcedConflicts.set(0);
-    commitUnknownResult(0, false);
-    latencyNanos = 0;
+    plan.set(Plan.NONE);
     return this;
   }
 
@@ -248,39 +230,8 @@ public final class FaultInjectingBackend implements Backend {
   }
 
   @Override
-  public Subspace directory(String... path) {
-    return delegate.directory(path);
-  }
-
-  @Override
-  public Optional<Subspace> openDirectory(String... path) {
-    return delegate.openDirectory(path);
-  }
-
-  @Override
-  public boolean removeDirectory(String... path) {
-    return delegate.removeDirectory(path);
-  }
-
-  /** Closes the wrapped backend. */
-  @Override
-  public void close() {
-    delegate.close();
-  }
-
-  @Override
   public String toString() {
-    return "FaultInjectingBackend{"
-        + "failNextCommits="
-        + forcedConflicts.get()
-        + ", commitUnknownResult="
-        + unknownResults.get()
-        + (unknownApplied ? " applied" : " not applied")
-        + ", commitLatencyNanos="
-        + latencyNanos
-        + ", delegate="
-        + delegate
-        + "}";
+    return "FaultInjectingBackend{" + plan.get() + ", delegate=" + delegate + "}";
   }
 
   private static int requireCount(int n) {
@@ -290,8 +241,24 @@ public final class FaultInjectingBackend implements Backend {
     return n;
   }
 
-  private static boolean take(AtomicInteger counter) {
-    return counter.getAndUpdate(c -> c > 0 ? c - 1 : c) > 0;
+  /**
+   * The faults still to inject, replaced as a whole so that every commit sees, and takes from, one
+   * consistent plan.
+   */
+  private record Plan(
+      int conflicts, int unknownResults, boolean unknownApplied, long latencyNanos) {
+    static final Plan NONE = new Plan(0, 0, false, 0);
+
+    /** This plan with the fault the next writing commit takes (a conflict first) used up. */
+    Plan next() {
+      if (conflicts > 0) {
+        return new Plan(conflicts - 1, unknownResults, unknownApplied, latencyNanos);
+      }
+      if (unknownResults > 0) {
+        return new Plan(conflicts, unknownResults - 1, unknownApplied, latencyNanos);
+      }
+      return this;
+    }
   }
 
   /** One call of {@link #run} or {@link #runAsync}: its id and the numbering of its attempts. */
@@ -306,7 +273,8 @@ public final class FaultInjectingBackend implements Backend {
       if (previous != null && previous.appliedUnknownResult) {
         // the wrapped commit failed after all: the fault was not used, so it stays armed
         previous.appliedUnknownResult = false;
-        unknownResults.incrementAndGet();
+        plan.updateAndGet(
+            p -> new Plan(p.conflicts, p.unknownResults + 1, p.unknownApplied, p.latencyNanos));
       }
       Attempt attempt = new Attempt(tx, id, ++attempts);
       last = attempt;
@@ -322,8 +290,9 @@ public final class FaultInjectingBackend implements Backend {
       if (attempt == null || !attempt.appliedUnknownResult) {
         return false;
       }
+      // fail the futures first: until this flag is cleared they hold back their success
       attempt.fail(BackendException.COMMIT_UNKNOWN_RESULT);
-      attempt.appliedUnknownResult = false; // after failing its futures: they hold success until
+      attempt.appliedUnknownResult = false;
       return true;
     }
   }
@@ -379,7 +348,7 @@ public final class FaultInjectingBackend implements Backend {
 
     /** Waits out the commit latency on this thread (for {@link #run}). */
     void waitLatency() {
-      long nanos = wrote ? latencyNanos : 0;
+      long nanos = wrote ? plan.get().latencyNanos : 0;
       if (nanos > 0) {
         try {
           TimeUnit.NANOSECONDS.sleep(nanos);
@@ -392,7 +361,7 @@ public final class FaultInjectingBackend implements Backend {
 
     /** Completes after the commit latency, holding no thread (for {@link #runAsync}). */
     CompletableFuture<?> latency() {
-      long nanos = wrote ? latencyNanos : 0;
+      long nanos = wrote ? plan.get().latencyNanos : 0;
       return nanos > 0
           ? CompletableFuture.runAsync(
               () -> {}, CompletableFuture.delayedExecutor(nanos, TimeUnit.NANOSECONDS))
@@ -411,20 +380,16 @@ public final class FaultInjectingBackend implements Backend {
       if (age > MAX_LIFE_NANOS) {
         throw fail(BackendException.TRANSACTION_TOO_OLD);
       }
-      if (take(forcedConflicts)) {
+      Plan taken = plan.getAndUpdate(Plan::next);
+      if (taken.conflicts > 0) {
         throw fail(BackendException.NOT_COMMITTED);
       }
-      boolean applied;
-      synchronized (FaultInjectingBackend.this) {
-        if (!take(unknownResults)) {
-          return;
+      if (taken.unknownResults > 0) {
+        if (!taken.unknownApplied) {
+          throw fail(BackendException.COMMIT_UNKNOWN_RESULT);
         }
-        applied = unknownApplied;
+        appliedUnknownResult = true;
       }
-      if (!applied) {
-        throw fail(BackendException.COMMIT_UNKNOWN_RESULT);
-      }
-      appliedUnknownResult = true;
     }
 
     /**

@@ -1005,37 +1005,16 @@ public abstract class BackendConformanceTest {
 
   @Test
   void versionstampedValueAndKey_readInSameTransaction_raise1036_andTheCommitFails() {
-    put("v", "old");
-    AtomicInteger attempts = new AtomicInteger();
-    Throwable thrown =
-        catchThrowable(
-            () ->
-                backend.run(
-                    tx -> {
-                      attempts.incrementAndGet();
-                      tx.set(key("plain"), bytes("p"));
-                      tx.setVersionstampedValue(key("v"), bytes("pre"));
-                      assertCode(() -> tx.get(key("v")), BackendException.ACCESSED_UNREADABLE);
-                      assertCode(
-                          () -> tx.snapshot().get(key("v")), BackendException.ACCESSED_UNREADABLE);
-                      assertCode(
-                          () -> tx.getRange(key("u"), key("w")),
-                          BackendException.ACCESSED_UNREADABLE);
-                      tx.setVersionstampedKey(
-                          prefix, Tuple.from("log", Versionstamp.incomplete(0)), bytes("x"));
-                      byte[] logPrefix = ByteKeys.concat(prefix, Tuple.from("log").pack());
-                      assertCode(
-                          () -> tx.getRange(logPrefix, ByteKeys.strinc(logPrefix)),
-                          BackendException.ACCESSED_UNREADABLE);
-                      assertThat(str(tx.get(key("plain")))).isEqualTo("p");
-                      return null;
-                    }));
-    // FoundationDB: a transaction that read an unreadable key cannot commit, and is not retried.
-    assertThat(thrown).isInstanceOf(BackendException.class);
-    assertThat(((BackendException) thrown).code()).isEqualTo(BackendException.ACCESSED_UNREADABLE);
-    assertThat(attempts).hasValue(1);
-    assertThat(read("v")).isEqualTo("old");
-    assertThat(read("plain")).isNull();
+    assertCommitFailsWith1036AfterStamping(
+        tx -> {
+          assertCode(() -> tx.get(key("v")), BackendException.ACCESSED_UNREADABLE);
+          assertCode(() -> tx.snapshot().get(key("v")), BackendException.ACCESSED_UNREADABLE);
+          assertCode(() -> tx.getRange(key("u"), key("w")), BackendException.ACCESSED_UNREADABLE);
+          assertCode(
+              () -> tx.getRange(logPrefix(), ByteKeys.strinc(logPrefix())),
+              BackendException.ACCESSED_UNREADABLE);
+          assertThat(str(tx.get(key("plain")))).isEqualTo("p");
+        });
   }
 
   /** The reads of an unreadable key: each alone makes the commit fail with 1036. */
@@ -1052,8 +1031,33 @@ public abstract class BackendConformanceTest {
   @ParameterizedTest
   @EnumSource(UnreadableRead.class)
   void readOfUnreadableKey_caughtByTheBody_stillFailsTheCommitWith1036(UnreadableRead read) {
+    byte[] log = logPrefix();
+    byte[] logEnd = ByteKeys.strinc(log);
+    assertCommitFailsWith1036AfterStamping(
+        tx -> {
+          ThrowingCallable call =
+              switch (read) {
+                case GET -> () -> tx.get(key("v"));
+                case SNAPSHOT_GET -> () -> tx.snapshot().get(key("v"));
+                case RANGE -> () -> tx.getRange(key("u"), key("w"));
+                case SNAPSHOT_RANGE -> () -> tx.snapshot().getRange(key("u"), key("w"), 0, false);
+                case REVERSE_RANGE -> () -> tx.getRange(key("a"), key("w"), 0, true);
+                case STAMPED_KEY_RANGE -> () -> tx.getRange(log, logEnd);
+                case SNAPSHOT_STAMPED_KEY_RANGE ->
+                    () -> tx.snapshot().getRange(log, logEnd, 0, false);
+              };
+          assertCode(call, BackendException.ACCESSED_UNREADABLE);
+        });
+  }
+
+  /**
+   * Runs a transaction that sets {@code plain}, stamps the value of {@code v} (stored as "old"
+   * before) and a key under {@code ("log")}, then runs {@code reads}; checks that the commit failed
+   * with 1036 (FoundationDB: a transaction that read an unreadable key cannot commit), without a
+   * retry, and that nothing was written.
+   */
+  private void assertCommitFailsWith1036AfterStamping(Consumer<Transaction> reads) {
     put("v", "old");
-    byte[] logPrefix = ByteKeys.concat(prefix, Tuple.from("log").pack());
     AtomicInteger attempts = new AtomicInteger();
     BackendException e =
         backendError(
@@ -1065,25 +1069,17 @@ public abstract class BackendConformanceTest {
                       tx.setVersionstampedValue(key("v"), bytes("pre"));
                       tx.setVersionstampedKey(
                           prefix, Tuple.from("log", Versionstamp.incomplete(0)), bytes("x"));
-                      byte[] logEnd = ByteKeys.strinc(logPrefix);
-                      ThrowingCallable call =
-                          switch (read) {
-                            case GET -> () -> tx.get(key("v"));
-                            case SNAPSHOT_GET -> () -> tx.snapshot().get(key("v"));
-                            case RANGE -> () -> tx.getRange(key("u"), key("w"));
-                            case SNAPSHOT_RANGE ->
-                                () -> tx.snapshot().getRange(key("u"), key("w"), 0, false);
-                            case REVERSE_RANGE -> () -> tx.getRange(key("a"), key("w"), 0, true);
-                            case STAMPED_KEY_RANGE -> () -> tx.getRange(logPrefix, logEnd);
-                            case SNAPSHOT_STAMPED_KEY_RANGE ->
-                                () -> tx.snapshot().getRange(logPrefix, logEnd, 0, false);
-                          };
-                      assertCode(call, BackendException.ACCESSED_UNREADABLE);
+                      reads.accept(tx);
                       return null;
                     }));
     assertThat(e.code()).isEqualTo(BackendException.ACCESSED_UNREADABLE);
     assertThat(attempts).hasValue(1);
+    assertThat(read("v")).isEqualTo("old");
     assertThat(read("plain")).isNull();
+  }
+
+  private byte[] logPrefix() {
+    return ByteKeys.concat(prefix, Tuple.from("log").pack());
   }
 
   @Test

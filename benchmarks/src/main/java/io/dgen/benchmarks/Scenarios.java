@@ -76,7 +76,7 @@ final class Scenarios {
       while (System.nanoTime() < warmEnd) {
         rmw.run();
       }
-      Cost before = bench.counters();
+      Cost before = bench.cost();
       long cpu0 = processCpuNanos();
       Latencies latencies = new Latencies();
       long start = System.nanoTime();
@@ -89,7 +89,7 @@ final class Scenarios {
         n++;
       }
       long elapsed = System.nanoTime() - start;
-      Cost cost = bench.counters().minus(before);
+      Cost cost = bench.cost().minus(before);
       long cpu = processCpuNanos() - cpu0;
       return row(
           "raw-tx",
@@ -191,10 +191,10 @@ final class Scenarios {
               };
       long window = window(consumeK);
       publish(progress, send, settings.publishers(), window, settings.warmup(), false);
-      Cost before = bench.counters();
+      Cost before = bench.cost();
       long cpu0 = processCpuNanos();
       Published p = publishRounds(progress, send, settings.publishers(), window, plainCast);
-      Cost cost = bench.counters().minus(before);
+      Cost cost = bench.cost().minus(before);
       long cpu = processCpuNanos() - cpu0;
       long value = ref.<Long>priorityCall(new CounterServer.Get());
       if (value != progress.applied()) {
@@ -235,7 +235,7 @@ final class Scenarios {
       while (System.nanoTime() < warmEnd) {
         ref.call(request, Long.class, CALL_TIMEOUT);
       }
-      Cost before = bench.counters();
+      Cost before = bench.cost();
       long cpu0 = processCpuNanos();
       Latencies latencies = new Latencies();
       Latencies toCallback = new Latencies();
@@ -254,7 +254,7 @@ final class Scenarios {
         n++;
       }
       long elapsed = System.nanoTime() - start;
-      Cost cost = bench.counters().minus(before);
+      Cost cost = bench.cost().minus(before);
       long cpu = processCpuNanos() - cpu0;
       // Caller-side writing transactions: an inline call that changes the state commits one; a
       // queued call commits its push and its read-and-clear of the reply slot.
@@ -311,10 +311,10 @@ final class Scenarios {
           };
       long window = Math.max(window(k), 2L * n * settings.castBatch());
       publish(progress, send, threads, window, settings.warmup(), false);
-      Cost before = bench.counters();
+      Cost before = bench.cost();
       long cpu0 = processCpuNanos();
       Published p = publishRounds(progress, send, threads, window, false);
-      Cost cost = bench.counters().minus(before);
+      Cost cost = bench.cost().minus(before);
       long cpu = processCpuNanos() - cpu0;
       long total = 0;
       for (ServerRef<CounterServer.Msg> ref : refs) {
@@ -349,10 +349,10 @@ final class Scenarios {
         DGen dgen = DGen.builder(bench.backend()).stateEncoding(encoding).build()) {
       Tenant tenant = dgen.tenant(bench.root(), id);
       Progress progress = new Progress();
-      Cost c0 = bench.counters();
+      Cost c0 = bench.cost();
       ServerRef<WideServer.Msg> ref =
           dgen.start(new WideServer(fields, progress), null, StartOptions.builder(tenant).build());
-      long stateBytes = bench.counters().minus(c0).bytesWritten();
+      long stateBytes = bench.cost().minus(c0).bytesWritten();
       // One sequence across warm-up and measurement, so that no cast rewrites a field with the
       // value it already has (an unchanged state writes nothing). Values are as long as the
       // initial ones, so that the state keeps its size.
@@ -366,10 +366,10 @@ final class Scenarios {
             return 1;
           };
       publish(progress, send, 1, 64, settings.warmup(), false);
-      Cost before = bench.counters();
+      Cost before = bench.cost();
       long cpu0 = processCpuNanos();
       Published p = publishRounds(progress, send, 1, 64, false);
-      Cost cost = bench.counters().minus(before);
+      Cost cost = bench.cost().minus(before);
       long cpu = processCpuNanos() - cpu0;
       String last = ref.priorityCall(new WideServer.Get(WideServer.field(0)));
       if (!last.startsWith("changed")) {
@@ -407,7 +407,7 @@ final class Scenarios {
       Tenant tenant = dgen.tenant(bench.root(), "idle");
       Progress progress = new Progress();
       StartOptions options = StartOptions.builder(tenant).build();
-      Cost before = bench.counters();
+      Cost before = bench.cost();
       long cpu0 = processCpuNanos();
       long t0 = System.nanoTime();
       List<ServerRef<CounterServer.Msg>> refs = new ArrayList<>(n);
@@ -415,11 +415,11 @@ final class Scenarios {
         refs.add(dgen.start(new CounterServer(Tuple.from("idle", i), progress), null, options));
       }
       long deadline = System.nanoTime() + DRAIN_TIMEOUT.toNanos();
-      while (bench.counters().outstandingWatches() < n) {
+      while (bench.cost().outstandingWatches() < n) {
         if (System.nanoTime() > deadline) {
           throw new IllegalStateException(
               "idle servers: only "
-                  + bench.counters().outstandingWatches()
+                  + bench.cost().outstandingWatches()
                   + " of "
                   + n
                   + " went idle");
@@ -427,7 +427,7 @@ final class Scenarios {
         LockSupport.parkNanos(WINDOW_WAIT_NANOS);
       }
       long elapsed = System.nanoTime() - t0;
-      Cost cost = bench.counters().minus(before);
+      Cost cost = bench.cost().minus(before);
       long cpu = processCpuNanos() - cpu0;
       long threads = liveThreads();
       double heap = heapMbAfterGc();

@@ -8,6 +8,7 @@ import io.dgen.testkit.LocalFdbServer;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -16,17 +17,25 @@ import org.jspecify.annotations.Nullable;
  */
 abstract class Target implements AutoCloseable {
 
-  /** One scenario's backend and its counters; closing it removes what the scenario wrote. */
-  interface Bench extends AutoCloseable {
-    Backend backend();
-
-    /** The top-level directory the scenario's tenants go under. */
-    String root();
-
-    Cost counters();
+  /**
+   * One scenario's backend and its counters; closing it removes what the scenario wrote.
+   *
+   * @param backend the backend
+   * @param root the top-level directory the scenario's tenants go under
+   * @param meter reads the backend's counters
+   * @param release releases the backend
+   */
+  record Bench(Backend backend, String root, Supplier<Cost> meter, Runnable release)
+      implements AutoCloseable {
+    /** The backend's counters now. */
+    Cost cost() {
+      return meter.get();
+    }
 
     @Override
-    void close();
+    public void close() {
+      release.run();
+    }
   }
 
   /** The memory backend, a fresh one per scenario. */
@@ -35,27 +44,7 @@ abstract class Target implements AutoCloseable {
       @Override
       Bench open(int maxWatches) {
         MemoryBackend memory = MemoryBackend.builder().maxWatches(maxWatches).build();
-        return new Bench() {
-          @Override
-          public Backend backend() {
-            return memory;
-          }
-
-          @Override
-          public String root() {
-            return "bench";
-          }
-
-          @Override
-          public Cost counters() {
-            return Cost.of(memory.counters());
-          }
-
-          @Override
-          public void close() {
-            memory.close();
-          }
-        };
+        return new Bench(memory, "bench", () -> Cost.of(memory.counters()), memory::close);
       }
 
       @Override
@@ -133,31 +122,17 @@ abstract class Target implements AutoCloseable {
           CountingBackend.wrap(
               FdbBackend.builder().clusterFile(clusterFile).maxWatches(maxWatches).open());
       String root = "dgen-bench-" + UUID.randomUUID();
-      return new Bench() {
-        @Override
-        public Backend backend() {
-          return counting;
-        }
-
-        @Override
-        public String root() {
-          return root;
-        }
-
-        @Override
-        public Cost counters() {
-          return Cost.of(counting.counters());
-        }
-
-        @Override
-        public void close() {
-          try {
-            counting.removeDirectory(root);
-          } finally {
-            counting.close();
-          }
-        }
-      };
+      return new Bench(
+          counting,
+          root,
+          () -> Cost.of(counting.counters()),
+          () -> {
+            try {
+              counting.removeDirectory(root);
+            } finally {
+              counting.close();
+            }
+          });
     }
 
     @Override
