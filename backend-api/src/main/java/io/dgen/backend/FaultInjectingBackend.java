@@ -234,11 +234,10 @@ public final class FaultInjectingBackend extends ForwardingBackend {
     return "FaultInjectingBackend{" + plan.get() + ", delegate=" + delegate + "}";
   }
 
-  private static int requireCount(int n) {
+  private static void requireCount(int n) {
     if (n < 0) {
       throw new IllegalArgumentException("n must not be negative: " + n);
     }
-    return n;
   }
 
   /**
