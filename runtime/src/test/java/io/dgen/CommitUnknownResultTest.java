@@ -6,7 +6,8 @@ import static org.awaitility.Awaitility.await;
 import io.dgen.TestServer.Act;
 import io.dgen.TestServer.Add;
 import io.dgen.TestServer.Msg;
-import io.dgen.backend.memory.MemoryBackend;
+import io.dgen.backend.CountingBackend;
+import io.dgen.backend.FaultInjectingBackend;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,8 +27,8 @@ class CommitUnknownResultTest extends RuntimeTestBase {
   @CsvSource({"1, true", "1, false", "4, true", "4, false"})
   void everyMessageReplyAndActionHappensOnce(int consumeK, boolean applied) throws Exception {
     ServerRef<Msg> ref = start(b -> b.consumeK(consumeK));
-    MemoryBackend.Faults faults = memory().faults();
-    MemoryBackend.Counters before = memory().counters();
+    FaultInjectingBackend faults = faults();
+    CountingBackend.Counters before = counters();
 
     // Before each message, the next two writing commits (its push, a consumer batch, an inline
     // call, a reply read) raise 1021, after applying or not.
@@ -41,9 +42,9 @@ class CommitUnknownResultTest extends RuntimeTestBase {
     faults.commitUnknownResult(2, applied);
     ref.castAll(List.of(new Add(1000), new Add(2000)));
     awaitTotal(ref, 10 + 10 * 100 + 3000);
-    memory().faults().reset();
+    faults().reset();
 
-    assertThat(memory().counters().minus(before).transactionsRetried()).isPositive();
+    assertThat(counters().minus(before).transactionsRetried()).isPositive();
     List<Long> replies = new ArrayList<>();
     for (CompletableFuture<Long> c : calls) {
       replies.add(c.get(30, TimeUnit.SECONDS));
@@ -68,7 +69,7 @@ class CommitUnknownResultTest extends RuntimeTestBase {
   void outboxPushesStaySingle(boolean applied) {
     ServerRef<Msg> ref = start(b -> b.consume(false));
     Outbox<Msg> out = ref.outbox();
-    memory().faults().commitUnknownResult(3, applied);
+    faults().commitUnknownResult(3, applied);
     for (int i = 0; i < 3; i++) {
       backend.run(
           tx -> {

@@ -7,9 +7,12 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The runtime's behaviour suite on a real FoundationDB: the same test classes as on the memory
- * backend, each with an FdbBackend (see {@link FdbTestEnvironment}: {@code FDB_CLUSTER_FILE}, or a
- * container when Docker is available). Without a cluster every test is skipped with the reason.
- * Tests that need the memory backend's counters or fault injection skip themselves here.
+ * backend, each with an FdbBackend (see {@link FdbTestEnvironment}: {@code FDB_CLUSTER_FILE}, a
+ * throwaway local server, or a container). Without a cluster every test is skipped with the reason;
+ * with one, none may skip. Fault injection and cost counters come from the decorators {@link
+ * RuntimeTestBase} puts around every backend, so those tests run here too. {@code TimeLimitTest}
+ * (the runtime's own clock) and {@code IdleCostTest} (10,000 servers in one JVM) run on the memory
+ * backend only.
  */
 @ExtendWith(FdbTestEnvironment.class)
 class FdbRuntimeBehaviourTest {
@@ -76,6 +79,22 @@ class FdbRuntimeBehaviourTest {
 
   @Nested
   class StateEncoding extends StateEncodingTest {
+    @Override
+    Backend newBackend() {
+      return fdb();
+    }
+  }
+
+  @Nested
+  class CommitUnknownResult extends CommitUnknownResultTest {
+    @Override
+    Backend newBackend() {
+      return fdb();
+    }
+  }
+
+  @Nested
+  class Sweep extends SweepTest {
     @Override
     Backend newBackend() {
       return fdb();

@@ -37,9 +37,7 @@ class IdleCostTest extends RuntimeTestBase {
     }
     await()
         .atMost(Duration.ofSeconds(60))
-        .until(
-            () ->
-                memory().counters().watchesArmed() - memory().counters().watchesFired() >= SERVERS);
+        .until(() -> counters().watchesArmed() - counters().watchesFired() >= SERVERS);
 
     int live = ManagementFactory.getThreadMXBean().getThreadCount();
     assertThat(live).as("live threads").isLessThan(64);

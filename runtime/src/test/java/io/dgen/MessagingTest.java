@@ -12,8 +12,8 @@ import io.dgen.TestServer.Echo;
 import io.dgen.TestServer.Get;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.TxWrite;
+import io.dgen.backend.CountingBackend;
 import io.dgen.backend.KeyValue;
-import io.dgen.backend.memory.MemoryBackend;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -34,9 +34,9 @@ class MessagingTest extends RuntimeTestBase {
   @Test
   void castAll_isOneTransaction_andKeepsOrder() {
     ServerRef<Msg> publisher = start(b -> b.consume(false));
-    MemoryBackend.Counters before = memory().counters();
+    CountingBackend.Counters before = counters();
     publisher.castAll(List.of(new Add(1), new Add(2), new Add(3), new Add(4)));
-    assertThat(memory().counters().minus(before).transactionsCommitted()).isEqualTo(1);
+    assertThat(counters().minus(before).transactionsCommitted()).isEqualTo(1);
     assertThat(publisher.queueLength()).isEqualTo(4);
 
     ServerRef<Msg> consumer = start();
@@ -96,9 +96,9 @@ class MessagingTest extends RuntimeTestBase {
   void inlineCall_isOneTransaction_withoutQueueWrites() {
     ServerRef<Msg> ref = start();
     awaitIdle(ref);
-    MemoryBackend.Counters before = memory().counters();
+    CountingBackend.Counters before = counters();
     long reply = ref.<Long>call(new Add(9));
-    MemoryBackend.Counters used = memory().counters().minus(before);
+    CountingBackend.Counters used = counters().minus(before);
     assertThat(reply).isEqualTo(9);
     assertThat(used.runs()).isEqualTo(1);
     assertThat(used.transactionsCommitted()).isEqualTo(1);
@@ -228,7 +228,7 @@ class MessagingTest extends RuntimeTestBase {
   private void awaitIdle(ServerRef<Msg> ref) {
     await()
         .atMost(Duration.ofSeconds(10))
-        .until(() -> ref.queueLength() == 0 && memory().counters().watchesArmed() >= 1);
+        .until(() -> ref.queueLength() == 0 && counters().watchesArmed() >= 1);
   }
 
   private void assertNoReplySlots(ServerRef<Msg> ref) {

@@ -7,7 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.dgen.TestServer.Add;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Poison;
-import io.dgen.backend.memory.MemoryBackend;
+import io.dgen.backend.CountingBackend;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,10 +28,10 @@ class ReliabilityTest extends RuntimeTestBase {
       }
       publisher.castAll(adds);
     }
-    MemoryBackend.Counters before = memory().counters();
+    CountingBackend.Counters before = counters();
     ServerRef<Msg> consumer = start(b -> b.consumeK(64));
     await().atMost(Duration.ofSeconds(60)).until(() -> publisher.queueLength() == 0);
-    long consumerTransactions = memory().counters().minus(before).transactionsCommitted();
+    long consumerTransactions = counters().minus(before).transactionsCommitted();
     assertThat(total(consumer)).isEqualTo(10_000);
     assertThat(consumerTransactions).isLessThanOrEqualTo((long) Math.ceil(10_000 / 64.0 * 1.05));
   }
@@ -44,10 +44,10 @@ class ReliabilityTest extends RuntimeTestBase {
       big.add(new TestServer.TxWrite("k" + i, "v".repeat(90_000), false)); // 90 KB per message
     }
     publisher.castAll(big);
-    MemoryBackend.Counters before = memory().counters();
+    CountingBackend.Counters before = counters();
     ServerRef<Msg> consumer = start(b -> b.consumeK(1_000));
     awaitTotal(consumer, 40);
-    long batches = memory().counters().minus(before).transactionsCommitted();
+    long batches = counters().minus(before).transactionsCommitted();
     // 3.6 MB of writes cannot go in one ~1 MB batch: at least four batches, none near 10 MB
     assertThat(batches).isBetween(4L, 40L);
     assertThat(publisher.queueLength()).isZero();

@@ -3,25 +3,44 @@ package io.dgen;
 import static org.awaitility.Awaitility.await;
 
 import io.dgen.backend.Backend;
+import io.dgen.backend.CountingBackend;
+import io.dgen.backend.FaultInjectingBackend;
 import io.dgen.backend.memory.MemoryBackend;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 
-/** A memory backend and a runtime per test, in a fresh tenant. */
+/**
+ * A backend and a runtime per test, in a fresh tenant. The backend ({@link #newBackend()}: memory,
+ * or FoundationDB in {@code FdbRuntimeBehaviourTest}) is wrapped in a {@link FaultInjectingBackend}
+ * and, outside it, a {@link CountingBackend}, so that every test may inject faults and read cost
+ * counters whatever backend it runs on.
+ */
 abstract class RuntimeTestBase {
 
+  /**
+   * How long a test may wait for bulk work (thousands of messages) to be applied. Generous on
+   * purpose: on FoundationDB every transaction costs milliseconds, and the machine may be shared,
+   * so this bounds a hang rather than measuring speed.
+   */
+  static final Duration BULK_WAIT = Duration.ofMinutes(5);
+
+  /** The backend every runtime of the test uses: the decorated one. */
   Backend backend;
+
+  private FaultInjectingBackend faults;
+  private CountingBackend counting;
   DGen dgen;
   Tenant tenant;
   final TestServer.Hooks hooks = new TestServer.Hooks();
 
   @BeforeEach
   void setUpRuntime() {
-    backend = newBackend();
+    faults = FaultInjectingBackend.wrap(newBackend());
+    counting = CountingBackend.wrap(faults);
+    backend = counting;
     dgen = newDGen();
     tenant = dgen.tenant("test", UUID.randomUUID().toString());
   }
@@ -31,14 +50,17 @@ abstract class RuntimeTestBase {
     return MemoryBackend.builder().build();
   }
 
+  /** Fault injection into the test's backend (forced conflicts, 1021, latency). */
+  FaultInjectingBackend faults() {
+    return faults;
+  }
+
   /**
-   * The memory backend, for tests that read its counters or inject faults; on another backend the
-   * test is skipped with that reason.
+   * The cost counters of the test's backend. They count what the runtime asks of the backend,
+   * including the re-run of a body after an injected {@code commit_unknown_result} as a retry.
    */
-  MemoryBackend memory() {
-    Assumptions.assumeTrue(
-        backend instanceof MemoryBackend, "needs the memory backend's counters or fault injection");
-    return (MemoryBackend) backend;
+  CountingBackend.Counters counters() {
+    return counting.counters();
   }
 
   DGen newDGen() {

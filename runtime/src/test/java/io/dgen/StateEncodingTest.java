@@ -6,8 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.backend.CountingBackend;
 import io.dgen.backend.KeyValue;
-import io.dgen.backend.memory.MemoryBackend;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -21,7 +21,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The state encodings through the runtime: what a cast to a server with a large state writes,
- * measured with the memory backend's counters, and the size limit.
+ * measured with the backend's cost counters, and the size limit.
  */
 class StateEncodingTest extends RuntimeTestBase {
 
@@ -249,19 +249,19 @@ class StateEncodingTest extends RuntimeTestBase {
 
   /** Runs {@code start} and stores the bytes it wrote (the initial state) in {@code whole[0]}. */
   private <M> ServerRef<M> measure(long[] whole, java.util.function.Supplier<ServerRef<M>> start) {
-    MemoryBackend.Counters before = memory().counters();
+    CountingBackend.Counters before = counters();
     ServerRef<M> ref = start.get();
-    whole[0] = memory().counters().minus(before).bytesWritten();
+    whole[0] = counters().minus(before).bytesWritten();
     return ref;
   }
 
   /** Bytes written by one cast: its push and the consumer transaction that applied it. */
   private <M> long castAndMeasure(ServerRef<M> ref, M message) {
     await().atMost(Duration.ofSeconds(30)).until(() -> ref.queueLength() == 0);
-    MemoryBackend.Counters before = memory().counters();
+    CountingBackend.Counters before = counters();
     ref.cast(message);
     await().atMost(Duration.ofSeconds(30)).until(() -> ref.queueLength() == 0);
-    return memory().counters().minus(before).bytesWritten();
+    return counters().minus(before).bytesWritten();
   }
 
   private static Subspace stateSpace(Tenant t, ServerRef<?> ref) {

@@ -43,6 +43,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The contract of the backend SPI ({@link Backend}, {@link Transaction}, {@link ReadTransaction})
@@ -61,8 +62,9 @@ import org.junit.jupiter.params.provider.CsvSource;
  *
  * <p>Each test works inside its own fresh directory {@code ("conformance", <random UUID>)} and
  * removes it afterwards, so the suite can run against a shared FoundationDB cluster. Tests that
- * need fault injection or a configurable watch limit are skipped, with the reason shown, when the
- * subclass does not provide them.
+ * need fault injection use the backend's own (see {@link #faults}) or else wrap it in a {@link
+ * FaultInjectingBackend}, so they run on every backend. Tests that need a configurable watch limit
+ * are skipped, with the reason shown, when the subclass does not provide them.
  *
  * <p>Conflicts are produced deterministically, without sleeping: on the first attempt of a
  * transaction T1, its body commits the interfering write in a separate, nested {@link Backend#run},
@@ -98,8 +100,9 @@ public abstract class BackendConformanceTest {
 
   /**
    * Returns fault injection for {@code backend}, a backend this test obtained from {@link
-   * #newBackend()}, if the implementation supports it. The default supports none, and the tests
-   * that need faults are skipped.
+   * #newBackend()}, if the implementation has its own. The default has none: the tests that need
+   * faults then wrap the backend in a {@link FaultInjectingBackend} (or use it directly when {@link
+   * #newBackend()} returned one).
    *
    * @param backend the backend under test
    * @return its fault injection, or empty
@@ -1001,27 +1004,156 @@ public abstract class BackendConformanceTest {
   }
 
   @Test
-  void versionstampedValueAndKey_readInSameTransaction_raise1036() {
+  void versionstampedValueAndKey_readInSameTransaction_raise1036_andTheCommitFails() {
+    assertCommitFailsWith1036AfterStamping(
+        tx -> {
+          assertCode(() -> tx.get(key("v")), BackendException.ACCESSED_UNREADABLE);
+          assertCode(() -> tx.snapshot().get(key("v")), BackendException.ACCESSED_UNREADABLE);
+          assertCode(() -> tx.getRange(key("u"), key("w")), BackendException.ACCESSED_UNREADABLE);
+          assertCode(
+              () -> tx.getRange(logPrefix(), ByteKeys.strinc(logPrefix())),
+              BackendException.ACCESSED_UNREADABLE);
+          assertThat(str(tx.get(key("plain")))).isEqualTo("p");
+        });
+  }
+
+  /** The reads of an unreadable key: each alone makes the commit fail with 1036. */
+  enum UnreadableRead {
+    GET,
+    SNAPSHOT_GET,
+    RANGE,
+    SNAPSHOT_RANGE,
+    REVERSE_RANGE,
+    STAMPED_KEY_RANGE,
+    SNAPSHOT_STAMPED_KEY_RANGE
+  }
+
+  @ParameterizedTest
+  @EnumSource(UnreadableRead.class)
+  void readOfUnreadableKey_caughtByTheBody_stillFailsTheCommitWith1036(UnreadableRead read) {
+    byte[] log = logPrefix();
+    byte[] logEnd = ByteKeys.strinc(log);
+    assertCommitFailsWith1036AfterStamping(
+        tx -> {
+          ThrowingCallable call =
+              switch (read) {
+                case GET -> () -> tx.get(key("v"));
+                case SNAPSHOT_GET -> () -> tx.snapshot().get(key("v"));
+                case RANGE -> () -> tx.getRange(key("u"), key("w"));
+                case SNAPSHOT_RANGE -> () -> tx.snapshot().getRange(key("u"), key("w"), 0, false);
+                case REVERSE_RANGE -> () -> tx.getRange(key("a"), key("w"), 0, true);
+                case STAMPED_KEY_RANGE -> () -> tx.getRange(log, logEnd);
+                case SNAPSHOT_STAMPED_KEY_RANGE ->
+                    () -> tx.snapshot().getRange(log, logEnd, 0, false);
+              };
+          assertCode(call, BackendException.ACCESSED_UNREADABLE);
+        });
+  }
+
+  /**
+   * Runs a transaction that sets {@code plain}, stamps the value of {@code v} (stored as "old"
+   * before) and a key under {@code ("log")}, then runs {@code reads}; checks that the commit failed
+   * with 1036 (FoundationDB: a transaction that read an unreadable key cannot commit), without a
+   * retry, and that nothing was written.
+   */
+  private void assertCommitFailsWith1036AfterStamping(Consumer<Transaction> reads) {
+    put("v", "old");
+    AtomicInteger attempts = new AtomicInteger();
+    BackendException e =
+        backendError(
+            () ->
+                backend.run(
+                    tx -> {
+                      attempts.incrementAndGet();
+                      tx.set(key("plain"), bytes("p"));
+                      tx.setVersionstampedValue(key("v"), bytes("pre"));
+                      tx.setVersionstampedKey(
+                          prefix, Tuple.from("log", Versionstamp.incomplete(0)), bytes("x"));
+                      reads.accept(tx);
+                      return null;
+                    }));
+    assertThat(e.code()).isEqualTo(BackendException.ACCESSED_UNREADABLE);
+    assertThat(attempts).hasValue(1);
+    assertThat(read("v")).isEqualTo("old");
+    assertThat(read("plain")).isNull();
+  }
+
+  private byte[] logPrefix() {
+    return ByteKeys.concat(prefix, Tuple.from("log").pack());
+  }
+
+  @Test
+  void readsThatStopBeforeTheUnreadableKey_letTheTransactionCommit() {
+    put("a", "a");
     CompletableFuture<byte[]> stamp =
         backend.run(
             tx -> {
-              tx.set(key("plain"), bytes("p"));
               tx.setVersionstampedValue(key("v"), bytes("pre"));
-              assertCode(() -> tx.get(key("v")), BackendException.ACCESSED_UNREADABLE);
-              assertCode(() -> tx.snapshot().get(key("v")), BackendException.ACCESSED_UNREADABLE);
-              assertCode(
-                  () -> tx.getRange(key("u"), key("w")), BackendException.ACCESSED_UNREADABLE);
-              tx.setVersionstampedKey(
-                  prefix, Tuple.from("log", Versionstamp.incomplete(0)), bytes("x"));
-              byte[] logPrefix = ByteKeys.concat(prefix, Tuple.from("log").pack());
-              assertCode(
-                  () -> tx.getRange(logPrefix, ByteKeys.strinc(logPrefix)),
-                  BackendException.ACCESSED_UNREADABLE);
-              assertThat(str(tx.get(key("plain")))).isEqualTo("p");
+              assertThat(names(tx.getRange(key("a"), key("w"), 1, false))).containsExactly("a");
+              assertThat(tx.getRange(key("v\0"), key("z"), 1, true)).isEmpty();
               return tx.getVersionstamp();
             });
-    byte[] s = stamp.join();
-    assertThat(value(key("v"))).isEqualTo(ByteKeys.concat(bytes("pre"), s));
+    assertThat(value(key("v"))).isEqualTo(ByteKeys.concat(bytes("pre"), stamp.join()));
+  }
+
+  @Test
+  void versionstampedValue_thenSetOrAdd_staysUnreadable() {
+    for (Consumer<Transaction> write :
+        List.<Consumer<Transaction>>of(
+            tx -> tx.set(key("v"), bytes("new")), tx -> tx.add(key("v"), 1))) {
+      assertThat(
+              backendError(
+                      () ->
+                          backend.run(
+                              tx -> {
+                                tx.setVersionstampedValue(key("v"), bytes("pre"));
+                                write.accept(tx);
+                                return tx.get(key("v"));
+                              }))
+                  .code())
+          .isEqualTo(BackendException.ACCESSED_UNREADABLE);
+    }
+    assertThat(read("v")).isNull();
+  }
+
+  @Test
+  void versionstampedValue_thenClearOrClearRange_isReadableAgain_andCommits() {
+    put("w", "kept");
+    String seen =
+        backend.run(
+            tx -> {
+              tx.setVersionstampedValue(key("v"), bytes("pre"));
+              tx.clear(key("v"));
+              assertThat(tx.get(key("v"))).isNull();
+              tx.set(key("v"), bytes("after clear"));
+              return str(tx.get(key("v")));
+            });
+    assertThat(seen).isEqualTo("after clear");
+    assertThat(read("v")).isEqualTo("after clear");
+
+    List<String> names =
+        backend.run(
+            tx -> {
+              tx.setVersionstampedValue(key("v"), bytes("pre"));
+              tx.clearRange(key("u"), key("w"));
+              return names(tx.getRange(key("a"), key("z")));
+            });
+    assertThat(names).containsExactly("w");
+    assertThat(read("v")).isNull();
+  }
+
+  @Test
+  void watch_ofUnreadableKey_failsWith1036_andTheCommitStands() {
+    List<CompletableFuture<Void>> watches = new CopyOnWriteArrayList<>();
+    CompletableFuture<byte[]> stamp =
+        backend.run(
+            tx -> {
+              tx.setVersionstampedValue(key("v"), bytes("pre"));
+              watches.add(tx.watch(key("v")));
+              return tx.getVersionstamp();
+            });
+    assertThat(failureOf(watches.get(0)).code()).isEqualTo(BackendException.ACCESSED_UNREADABLE);
+    assertThat(value(key("v"))).isEqualTo(ByteKeys.concat(bytes("pre"), stamp.join()));
   }
 
   @Test
@@ -1885,11 +2017,34 @@ public abstract class BackendConformanceTest {
     assertThat(read("before")).isNull();
   }
 
+  /**
+   * The backend's own fault injection if the subclass offers it; otherwise the test's backend is
+   * wrapped, from here on, in a {@link FaultInjectingBackend} whose faults are returned.
+   */
   private Faults requireFaults() {
-    Optional<Faults> faults = faults(backend);
-    Assumptions.assumeTrue(
-        faults.isPresent(), "this backend offers no fault injection (forced errors, clock)");
-    return faults.orElseThrow();
+    Optional<Faults> own = faults(backend);
+    if (own.isPresent()) {
+      return own.get();
+    }
+    FaultInjectingBackend injecting =
+        backend instanceof FaultInjectingBackend f ? f : FaultInjectingBackend.wrap(backend);
+    backend = injecting;
+    return new Faults() {
+      @Override
+      public void failNextCommits(int n) {
+        injecting.failNextCommits(n);
+      }
+
+      @Override
+      public void commitUnknownResult(int n, boolean applied) {
+        injecting.commitUnknownResult(n, applied);
+      }
+
+      @Override
+      public void advanceClock(Duration d) {
+        injecting.advanceClock(d);
+      }
+    };
   }
 
   private static void inThreads(int threads, IntConsumer work) throws Exception {

@@ -3,12 +3,12 @@ package io.dgen.backend;
 import java.time.Duration;
 
 /**
- * Fault injection a backend under test may offer to {@link BackendConformanceTest}: forced
- * conflicts, {@code commit_unknown_result}, and a clock that can be moved forward.
+ * Fault injection for {@link BackendConformanceTest}: forced conflicts, {@code
+ * commit_unknown_result}, and a clock that can be moved forward.
  *
- * <p>A real FoundationDB cluster cannot do this on demand, so its conformance subclass returns no
- * {@code Faults} and the tests that need them are skipped with a visible reason. The memory backend
- * offers all of them, and none of its conformance tests may be skipped.
+ * <p>A backend may offer its own (the memory backend does); for any other, such as a real
+ * FoundationDB cluster, which cannot fail on demand, the suite injects the faults through a {@link
+ * FaultInjectingBackend} around it. Either way no conformance test is skipped for want of faults.
  */
 public interface Faults {
 

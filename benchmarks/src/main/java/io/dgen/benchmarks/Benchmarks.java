@@ -4,6 +4,7 @@ import io.dgen.StateEncoding;
 import java.io.PrintStream;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
@@ -18,18 +19,34 @@ import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The benchmark program: runs every scenario on the in-memory backend and prints one table.
+ * The benchmark program: runs every scenario on the in-memory backend, or on FoundationDB, and
+ * prints one table.
  *
  * <pre>
- * mvn -B -q -pl benchmarks -am compile exec:java                          # about 65 seconds
- * mvn -B -q -pl benchmarks -am compile exec:java -Dexec.args="--quick"    # about 20 seconds
- * mvn -B -q -pl benchmarks -am compile exec:java -Dexec.args="--only cast-k64,call-inline"
+ * mvn -B -q -pl benchmarks -am test-compile exec:java                        # about 65 seconds
+ * mvn -B -q -pl benchmarks -am test-compile exec:java -Dexec.args="--quick"  # about 20 seconds
+ * mvn -B -q -pl benchmarks -am test-compile exec:java -Dexec.args="--only cast-k64,call-inline"
+ * DGEN_FDB_HOME=../shared/fdb \
+ *   mvn -B -q -pl benchmarks -am test-compile exec:java -Dexec.args="--backend fdb"
+ * mvn -B -q -pl benchmarks -am test-compile exec:java \
+ *   -Dexec.args="--cluster-file /etc/foundationdb/fdb.cluster"
  * </pre>
+ *
+ * <p>{@code test-compile}, not {@code compile}: {@code exec:java} resolves the test-scoped
+ * dependencies of every module of the reactor, among them the test-jars, which exist only once the
+ * test classes are compiled.
+ *
+ * <p>{@code --backend fdb} uses {@code --cluster-file}, else {@code FDB_CLUSTER_FILE}, else starts
+ * a throwaway one-process cluster from a local FoundationDB installation ({@code DGEN_FDB_HOME} or
+ * {@code fdbserver} on the {@code PATH}), as the tests do.
  *
  * <p>The table goes to standard output, progress to standard error. See {@code docs/performance.md}
  * for what each scenario measures and how to read it.
  */
 public final class Benchmarks {
+
+  private static final String USAGE =
+      "[--quick] [--only ID,...] [--no-jit-warmup] [--backend memory|fdb] [--cluster-file F]";
 
   private Benchmarks() {}
 
@@ -40,14 +57,31 @@ public final class Benchmarks {
    * Runs the benchmarks.
    *
    * @param args {@code --quick} for a short run; {@code --only ID[,ID…]} for some scenarios; {@code
-   *     --no-jit-warmup} to skip the JIT warm-up (for a profile of one scenario alone)
+   *     --no-jit-warmup} to skip the JIT warm-up (for a profile of one scenario alone); {@code
+   *     --backend memory|fdb} (default memory); {@code --cluster-file F} for FoundationDB on the
+   *     cluster {@code F}
    */
   public static void main(String[] args) {
     boolean quick = false;
     boolean jitWarmup = true;
     Set<String> only = null;
+    String backend = "memory";
+    Path clusterFile = null;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
+        case "--backend":
+          if (i + 1 >= args.length || !Set.of("memory", "fdb").contains(args[i + 1])) {
+            throw new IllegalArgumentException("--backend needs memory or fdb");
+          }
+          backend = args[++i];
+          break;
+        case "--cluster-file":
+          if (i + 1 >= args.length) {
+            throw new IllegalArgumentException("--cluster-file needs a path");
+          }
+          clusterFile = Path.of(args[++i]);
+          backend = "fdb";
+          break;
         case "--quick":
           quick = true;
           break;
@@ -61,25 +95,23 @@ public final class Benchmarks {
           jitWarmup = false;
           break;
         case "--help":
-          System.out.println(
-              "usage: Benchmarks [--quick] [--only ID,...] [--no-jit-warmup]\nids: "
-                  + String.join(", ", ids()));
+          System.out.println("usage: Benchmarks " + USAGE + "\nids: " + String.join(", ", ids()));
           return;
         default:
-          throw new IllegalArgumentException(
-              "unknown argument "
-                  + args[i]
-                  + "; usage: [--quick] [--only ID,...] [--no-jit-warmup]");
+          throw new IllegalArgumentException("unknown argument " + args[i] + "; usage: " + USAGE);
       }
     }
     Settings settings = quick ? Settings.quick() : Settings.standard();
-    Report report = run(jitWarmup ? settings : settings.withoutJitWarmup(), only, System.err);
-    System.out.print(report.render());
+    try (Target target = backend.equals("fdb") ? Target.fdb(clusterFile) : Target.memory()) {
+      Report report =
+          run(jitWarmup ? settings : settings.withoutJitWarmup(), target, only, System.err);
+      System.out.print(report.render());
+    }
   }
 
   /** The scenario ids, in the order the table lists them. */
   static List<String> ids() {
-    return plan(new Scenarios(Settings.tiny())).stream()
+    return plan(new Scenarios(Settings.tiny(), Target.memory())).stream()
         .map(Planned::id)
         .collect(Collectors.toList());
   }
@@ -131,12 +163,13 @@ public final class Benchmarks {
    * warm-up runs first; then the idle scenario, before the other scenarios leave garbage behind.
    *
    * @param settings sizes and durations
+   * @param target the backend the scenarios run on
    * @param only the ids to run, or null for all
    * @param log where progress goes
    * @return the report
    */
-  static Report run(Settings settings, @Nullable Set<String> only, PrintStream log) {
-    List<Planned> plan = plan(new Scenarios(settings));
+  static Report run(Settings settings, Target target, @Nullable Set<String> only, PrintStream log) {
+    List<Planned> plan = plan(new Scenarios(settings, target));
     if (only != null) {
       Set<String> known = plan.stream().map(Planned::id).collect(Collectors.toSet());
       for (String id : only) {
@@ -159,7 +192,7 @@ public final class Benchmarks {
     Row[] rows = new Row[chosen.size()];
     int done = 0;
     if (!settings.jitWarmup().isZero()) {
-      warmUpJit(settings, log);
+      warmUpJit(settings, target, log);
     }
     for (Planned p : order) {
       long s0 = System.nanoTime();
@@ -175,17 +208,17 @@ public final class Benchmarks {
       System.gc();
     }
     double seconds = (System.nanoTime() - t0) / 1e9;
-    List<String> header = header(settings, started, loadBefore, loadAverage(), seconds);
-    return new Report(header, Arrays.asList(rows), settings);
+    List<String> header = header(settings, target, started, loadBefore, loadAverage(), seconds);
+    return new Report(header, Arrays.asList(rows), settings, target.name());
   }
 
   /**
    * Runs the cast and call paths briefly and throws the rows away, so that the first measured
    * scenarios do not pay for the JIT compiling them.
    */
-  private static void warmUpJit(Settings settings, PrintStream log) {
+  private static void warmUpJit(Settings settings, Target target, PrintStream log) {
     long t0 = System.nanoTime();
-    Scenarios s = new Scenarios(settings.forJitWarmup());
+    Scenarios s = new Scenarios(settings.forJitWarmup(), target);
     s.casts(1, false);
     s.casts(64, false);
     s.casts(64, true);
@@ -196,7 +229,12 @@ public final class Benchmarks {
   }
 
   private static List<String> header(
-      Settings s, ZonedDateTime started, double loadBefore, double loadAfter, double seconds) {
+      Settings s,
+      Target target,
+      ZonedDateTime started,
+      double loadBefore,
+      double loadAfter,
+      double seconds) {
     Runtime rt = Runtime.getRuntime();
     String gcs =
         ManagementFactory.getGarbageCollectorMXBeans().stream()
@@ -229,8 +267,10 @@ public final class Benchmarks {
             System.getProperty("os.arch"),
             loadBefore,
             loadAfter),
-        "backend: in-memory (MemoryBackend, FoundationDB semantics); DGen defaults (2+ worker"
-            + " threads, STRUCTURED state, cache on) unless the row says otherwise");
+        "backend: "
+            + target.description()
+            + "; DGen defaults (2+ worker threads, STRUCTURED state, cache on) unless the row"
+            + " says otherwise");
   }
 
   private static double loadAverage() {

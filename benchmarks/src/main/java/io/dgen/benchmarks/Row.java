@@ -1,11 +1,10 @@
 package io.dgen.benchmarks;
 
-import io.dgen.backend.memory.MemoryBackend.Counters;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One scenario's result: timings, and the memory backend's counters over the measured interval.
+ * One scenario's result: timings, and the backend's counters over the measured interval.
  *
  * @param id a stable name (ratios, targets and tests find rows by it)
  * @param label what the table shows
@@ -32,7 +31,7 @@ record Row(
     double opsPerSecond,
     double p50Micros,
     double p99Micros,
-    @Nullable Counters cost,
+    @Nullable Cost cost,
     long clientTransactions,
     long cpuNanos,
     Map<String, Double> metrics,

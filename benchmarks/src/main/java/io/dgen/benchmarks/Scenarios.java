@@ -7,8 +7,8 @@ import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.StateEncoding;
 import io.dgen.Tenant;
-import io.dgen.backend.memory.MemoryBackend;
-import io.dgen.backend.memory.MemoryBackend.Counters;
+import io.dgen.backend.Backend;
+import io.dgen.benchmarks.Target.Bench;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -44,18 +44,24 @@ final class Scenarios {
   private static final CounterServer.Add ONE = new CounterServer.Add(1);
   private static final long WINDOW_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
-  private final Settings settings;
+  /** The watch limit of a scenario without idle servers: FoundationDB's default. */
+  private static final int DEFAULT_MAX_WATCHES = 10_000;
 
-  Scenarios(Settings settings) {
+  private final Settings settings;
+  private final Target target;
+
+  Scenarios(Settings settings, Target target) {
     this.settings = settings;
+    this.target = target;
   }
 
   // ---------------------------------------------------------------- baselines
 
-  /** The memory backend alone: one thread, one key, get + set per transaction. */
+  /** The backend alone: one thread, one key, get + set per transaction. */
   Row rawTransactions() {
-    try (MemoryBackend backend = MemoryBackend.create()) {
-      Subspace space = backend.directory("bench", "raw");
+    try (Bench bench = target.open(DEFAULT_MAX_WATCHES)) {
+      Backend backend = bench.backend();
+      Subspace space = backend.directory(bench.root(), "raw");
       byte[] key = space.pack(Tuple.from("counter"));
       Runnable rmw =
           () ->
@@ -70,7 +76,7 @@ final class Scenarios {
       while (System.nanoTime() < warmEnd) {
         rmw.run();
       }
-      Counters before = backend.counters();
+      Cost before = bench.cost();
       long cpu0 = processCpuNanos();
       Latencies latencies = new Latencies();
       long start = System.nanoTime();
@@ -83,11 +89,11 @@ final class Scenarios {
         n++;
       }
       long elapsed = System.nanoTime() - start;
-      Counters cost = backend.counters().minus(before);
+      Cost cost = bench.cost().minus(before);
       long cpu = processCpuNanos() - cpu0;
       return row(
           "raw-tx",
-          "baseline: raw memory tx (get+set, 1 thread)",
+          "baseline: raw " + target.name() + " tx (get+set, 1 thread)",
           n,
           elapsed,
           n * 1e9 / elapsed,
@@ -163,9 +169,9 @@ final class Scenarios {
    */
   Row casts(int consumeK, boolean plainCast) {
     String id = plainCast ? "cast-plain-k" + consumeK : "cast-k" + consumeK;
-    try (MemoryBackend backend = MemoryBackend.create();
-        DGen dgen = DGen.builder(backend).build()) {
-      Tenant tenant = dgen.tenant("bench", id);
+    try (Bench bench = target.open(DEFAULT_MAX_WATCHES);
+        DGen dgen = DGen.builder(bench.backend()).build()) {
+      Tenant tenant = dgen.tenant(bench.root(), id);
       Progress progress = new Progress();
       ServerRef<CounterServer.Msg> ref =
           dgen.start(
@@ -185,10 +191,10 @@ final class Scenarios {
               };
       long window = window(consumeK);
       publish(progress, send, settings.publishers(), window, settings.warmup(), false);
-      Counters before = backend.counters();
+      Cost before = bench.cost();
       long cpu0 = processCpuNanos();
       Published p = publishRounds(progress, send, settings.publishers(), window, plainCast);
-      Counters cost = backend.counters().minus(before);
+      Cost cost = bench.cost().minus(before);
       long cpu = processCpuNanos() - cpu0;
       long value = ref.<Long>priorityCall(new CounterServer.Get());
       if (value != progress.applied()) {
@@ -219,9 +225,9 @@ final class Scenarios {
    * transaction's reads) and after it (commit, reply delivery).
    */
   Row calls(String id, String label, int consumeK, CounterServer.Msg request, String note) {
-    try (MemoryBackend backend = MemoryBackend.create();
-        DGen dgen = DGen.builder(backend).build()) {
-      Tenant tenant = dgen.tenant("bench", id);
+    try (Bench bench = target.open(DEFAULT_MAX_WATCHES);
+        DGen dgen = DGen.builder(bench.backend()).build()) {
+      Tenant tenant = dgen.tenant(bench.root(), id);
       CounterServer server = new CounterServer(null, new Progress());
       ServerRef<CounterServer.Msg> ref =
           dgen.start(server, null, StartOptions.builder(tenant).consumeK(consumeK).build());
@@ -229,7 +235,7 @@ final class Scenarios {
       while (System.nanoTime() < warmEnd) {
         ref.call(request, Long.class, CALL_TIMEOUT);
       }
-      Counters before = backend.counters();
+      Cost before = bench.cost();
       long cpu0 = processCpuNanos();
       Latencies latencies = new Latencies();
       Latencies toCallback = new Latencies();
@@ -248,7 +254,7 @@ final class Scenarios {
         n++;
       }
       long elapsed = System.nanoTime() - start;
-      Counters cost = backend.counters().minus(before);
+      Cost cost = bench.cost().minus(before);
       long cpu = processCpuNanos() - cpu0;
       // Caller-side writing transactions: an inline call that changes the state commits one; a
       // queued call commits its push and its read-and-clear of the reply slot.
@@ -285,9 +291,9 @@ final class Scenarios {
   Row manyServers() {
     int n = settings.manyServers();
     int k = 16;
-    try (MemoryBackend backend = MemoryBackend.builder().maxWatches(n + 1_000).build();
-        DGen dgen = DGen.builder(backend).build()) {
-      Tenant tenant = dgen.tenant("bench", "many");
+    try (Bench bench = target.open(n + 1_000);
+        DGen dgen = DGen.builder(bench.backend()).build()) {
+      Tenant tenant = dgen.tenant(bench.root(), "many");
       Progress progress = new Progress();
       StartOptions options = StartOptions.builder(tenant).consumeK(k).build();
       long t0 = System.nanoTime();
@@ -305,10 +311,10 @@ final class Scenarios {
           };
       long window = Math.max(window(k), 2L * n * settings.castBatch());
       publish(progress, send, threads, window, settings.warmup(), false);
-      Counters before = backend.counters();
+      Cost before = bench.cost();
       long cpu0 = processCpuNanos();
       Published p = publishRounds(progress, send, threads, window, false);
-      Counters cost = backend.counters().minus(before);
+      Cost cost = bench.cost().minus(before);
       long cpu = processCpuNanos() - cpu0;
       long total = 0;
       for (ServerRef<CounterServer.Msg> ref : refs) {
@@ -339,14 +345,14 @@ final class Scenarios {
   Row wideState(StateEncoding encoding) {
     String id = "wide-" + encoding.name().toLowerCase(Locale.ROOT);
     int fields = settings.wideFields();
-    try (MemoryBackend backend = MemoryBackend.create();
-        DGen dgen = DGen.builder(backend).stateEncoding(encoding).build()) {
-      Tenant tenant = dgen.tenant("bench", id);
+    try (Bench bench = target.open(DEFAULT_MAX_WATCHES);
+        DGen dgen = DGen.builder(bench.backend()).stateEncoding(encoding).build()) {
+      Tenant tenant = dgen.tenant(bench.root(), id);
       Progress progress = new Progress();
-      Counters c0 = backend.counters();
+      Cost c0 = bench.cost();
       ServerRef<WideServer.Msg> ref =
           dgen.start(new WideServer(fields, progress), null, StartOptions.builder(tenant).build());
-      long stateBytes = backend.counters().minus(c0).bytesWritten();
+      long stateBytes = bench.cost().minus(c0).bytesWritten();
       // One sequence across warm-up and measurement, so that no cast rewrites a field with the
       // value it already has (an unchanged state writes nothing). Values are as long as the
       // initial ones, so that the state keeps its size.
@@ -360,10 +366,10 @@ final class Scenarios {
             return 1;
           };
       publish(progress, send, 1, 64, settings.warmup(), false);
-      Counters before = backend.counters();
+      Cost before = bench.cost();
       long cpu0 = processCpuNanos();
       Published p = publishRounds(progress, send, 1, 64, false);
-      Counters cost = backend.counters().minus(before);
+      Cost cost = bench.cost().minus(before);
       long cpu = processCpuNanos() - cpu0;
       String last = ref.priorityCall(new WideServer.Get(WideServer.field(0)));
       if (!last.startsWith("changed")) {
@@ -396,12 +402,12 @@ final class Scenarios {
     double heapBefore = heapMbAfterGc();
     // Every idle consumer holds one watch: the backend's limit (10,000 by default, like
     // FoundationDB's) must leave room for them and for calls in flight.
-    try (MemoryBackend backend = MemoryBackend.builder().maxWatches(n + 1_000).build();
-        DGen dgen = DGen.builder(backend).build()) {
-      Tenant tenant = dgen.tenant("bench", "idle");
+    try (Bench bench = target.open(n + 1_000);
+        DGen dgen = DGen.builder(bench.backend()).build()) {
+      Tenant tenant = dgen.tenant(bench.root(), "idle");
       Progress progress = new Progress();
       StartOptions options = StartOptions.builder(tenant).build();
-      Counters before = backend.counters();
+      Cost before = bench.cost();
       long cpu0 = processCpuNanos();
       long t0 = System.nanoTime();
       List<ServerRef<CounterServer.Msg>> refs = new ArrayList<>(n);
@@ -409,15 +415,19 @@ final class Scenarios {
         refs.add(dgen.start(new CounterServer(Tuple.from("idle", i), progress), null, options));
       }
       long deadline = System.nanoTime() + DRAIN_TIMEOUT.toNanos();
-      while (outstandingWatches(backend) < n) {
+      while (bench.cost().outstandingWatches() < n) {
         if (System.nanoTime() > deadline) {
           throw new IllegalStateException(
-              "idle servers: only " + outstandingWatches(backend) + " of " + n + " went idle");
+              "idle servers: only "
+                  + bench.cost().outstandingWatches()
+                  + " of "
+                  + n
+                  + " went idle");
         }
         LockSupport.parkNanos(WINDOW_WAIT_NANOS);
       }
       long elapsed = System.nanoTime() - t0;
-      Counters cost = backend.counters().minus(before);
+      Cost cost = bench.cost().minus(before);
       long cpu = processCpuNanos() - cpu0;
       long threads = liveThreads();
       double heap = heapMbAfterGc();
@@ -456,11 +466,6 @@ final class Scenarios {
               "%d live threads (+%d), heap after GC %.0f MB (+%.0f)",
               threads, threads - threadsBefore, heap, heap - heapBefore));
     }
-  }
-
-  private static long outstandingWatches(MemoryBackend backend) {
-    Counters c = backend.counters();
-    return c.watchesArmed() - c.watchesFired();
   }
 
   /**
@@ -635,7 +640,7 @@ final class Scenarios {
       long elapsedNanos,
       double opsPerSecond,
       Latencies.@Nullable Summary latency,
-      @Nullable Counters cost,
+      @Nullable Cost cost,
       long clientTransactions,
       long cpuNanos,
       Map<String, Double> metrics,

@@ -23,7 +23,11 @@ class BenchmarksTest {
   @BeforeAll
   static void runEveryScenarioWithTinySizes() {
     report =
-        Benchmarks.run(Settings.tiny(), null, new PrintStream(OutputStream.nullOutputStream()));
+        Benchmarks.run(
+            Settings.tiny(),
+            Target.memory(),
+            null,
+            new PrintStream(OutputStream.nullOutputStream()));
   }
 
   private static Row row(String id) {
@@ -115,7 +119,8 @@ class BenchmarksTest {
   @Test
   void unknownScenariosAndArguments_areRefused() {
     PrintStream quiet = new PrintStream(OutputStream.nullOutputStream());
-    assertThatThrownBy(() -> Benchmarks.run(Settings.tiny(), Set.of("nope"), quiet))
+    assertThatThrownBy(
+            () -> Benchmarks.run(Settings.tiny(), Target.memory(), Set.of("nope"), quiet))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("nope");
     assertThatThrownBy(() -> Benchmarks.main(new String[] {"--fast"}))

@@ -6,8 +6,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The backend conformance suite on a real FoundationDB (see {@link FdbTestEnvironment}); skipped,
- * with the reason, where none is available. FoundationDB offers no fault injection, so the suite's
- * fault-injected cases are skipped here too.
+ * with the reason, where none is available. FoundationDB cannot fail on demand, so the suite's
+ * fault-injected cases run through a {@link io.dgen.backend.FaultInjectingBackend} around it.
  */
 @ExtendWith(FdbTestEnvironment.class)
 class FdbBackendConformanceTest extends BackendConformanceTest {

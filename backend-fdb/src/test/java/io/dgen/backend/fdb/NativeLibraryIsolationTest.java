@@ -76,10 +76,14 @@ class NativeLibraryIsolationTest {
             .map(url -> urlToPath(url).toString())
             .collect(Collectors.joining(java.io.File.pathSeparator));
     Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-    Process process =
+    ProcessBuilder builder =
         new ProcessBuilder(java.toString(), "-cp", classPath, main.getName())
-            .redirectError(ProcessBuilder.Redirect.DISCARD)
-            .start();
+            .redirectError(ProcessBuilder.Redirect.DISCARD);
+    // A library found only through these (or FDB_LIBRARY_PATH_FDB_C, which the child does not
+    // get) is not installed: the child must not see it.
+    builder.environment().remove("LD_LIBRARY_PATH");
+    builder.environment().remove("DYLD_LIBRARY_PATH");
+    Process process = builder.start();
     String stdout;
     try (InputStream in = process.getInputStream()) {
       stdout = new String(in.readAllBytes(), StandardCharsets.UTF_8);

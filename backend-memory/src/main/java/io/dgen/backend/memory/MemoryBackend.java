@@ -54,7 +54,8 @@ import org.jspecify.annotations.Nullable;
  *   <li>A watch whose own transaction changes the watched key fires when that transaction commits,
  *       and fails if the commit fails (FoundationDB fires it at the write, before the commit).
  *   <li>A versionstamped key is written after the attempt's other mutations; a later range clear in
- *       the same attempt removes it only if it covers the final key.
+ *       the same attempt removes it only if it covers the final key, and leaves the key's range
+ *       unreadable (FoundationDB makes the cleared part readable).
  *   <li>Keys at or above {@code \xff} are always refused ({@code 2004}): there are no system keys.
  * </ul>
  *

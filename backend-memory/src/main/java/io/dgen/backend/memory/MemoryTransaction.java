@@ -65,7 +65,8 @@ final class MemoryTransaction implements Transaction {
     boolean hasDelta;
     long delta;
     // A versionstamped value makes the key unreadable for the rest of the attempt, even after a
-    // later set or clear (FoundationDB's WriteMap keeps is_unreadable).
+    // later set or atomic operation (FoundationDB's WriteMap keeps is_unreadable); a clear makes
+    // it readable again.
     boolean unreadable;
 
     boolean independent() {
@@ -116,6 +117,8 @@ final class MemoryTransaction implements Transaction {
   private final Stats stats;
   private final MemoryBackend.Faults faults;
   private volatile int state = ACTIVE;
+  // FoundationDB: once a read has failed with accessed_unreadable, the commit fails with it too.
+  private volatile byte @Nullable [] unreadableRead;
 
   // Guarded by this (reads may run on several threads).
   private MemoryStore.@Nullable ReadEpoch epoch;
@@ -349,10 +352,15 @@ final class MemoryTransaction implements Transaction {
     return v;
   }
 
-  private static BackendException unreadable(byte[] key) {
-    return error(
-        BackendException.ACCESSED_UNREADABLE,
-        "key=" + ByteKeys.printable(key) + " was written with a versionstamp by this transaction");
+  private BackendException unreadable(byte[] key) {
+    BackendException e =
+        error(
+            BackendException.ACCESSED_UNREADABLE,
+            "key="
+                + ByteKeys.printable(key)
+                + " was written with a versionstamp by this transaction");
+    unreadableRead = key;
+    return e;
   }
 
   private byte @Nullable [] storageGet(byte[] key) {
@@ -675,6 +683,7 @@ final class MemoryTransaction implements Transaction {
     op.value = null;
     op.hasDelta = false;
     op.delta = 0;
+    op.unreadable = false;
     writeBytes += 4L * key.length + 2;
   }
 
@@ -689,17 +698,7 @@ final class MemoryTransaction implements Transaction {
       triggerWatches(begin, end, null, false);
     }
     if (writes != null) {
-      for (Iterator<Op> it = writes.subMap(begin, true, end, false).values().iterator();
-          it.hasNext(); ) {
-        Op op = it.next();
-        if (op.unreadable) {
-          op.base = Op.VALUE;
-          op.value = null;
-          op.hasDelta = false;
-        } else {
-          it.remove();
-        }
-      }
+      writes.subMap(begin, true, end, false).clear();
     }
     if (stampedKeys != null) {
       for (StampedKey s : stampedKeys) {
@@ -879,10 +878,12 @@ final class MemoryTransaction implements Transaction {
       return CompletableFuture.failedFuture(stateError(s));
     }
     byte[] seen;
+    byte[] unreadableBefore = unreadableRead;
     try {
       checkWritableKey(key);
       seen = read(key, false);
     } catch (BackendException e) {
+      unreadableRead = unreadableBefore; // FoundationDB fails the watch, not the transaction
       return CompletableFuture.failedFuture(e);
     }
     MemoryStore.Watch w = store.newWatch(key, seen);
@@ -1039,6 +1040,14 @@ final class MemoryTransaction implements Transaction {
 
   private void finishCommit() {
     try {
+      byte[] unreadable = unreadableRead;
+      if (unreadable != null) {
+        throw error(
+            BackendException.ACCESSED_UNREADABLE,
+            "the transaction read key="
+                + ByteKeys.printable(unreadable)
+                + ", which it had written with a versionstamp");
+      }
       if (isReadOnly()) {
         stats.readOnlyCommits.increment();
         if (versionstamp != null) {

@@ -1,0 +1,456 @@
+package io.dgen.backend;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A {@link Backend} decorator that injects the failures FoundationDB produces only under load or
+ * network trouble, over any backend: forced conflicts, {@code commit_unknown_result} with or
+ * without the commit applied, commit latency and transactions too old to commit. Tests use it to
+ * prove retry, idempotency and at-least-once guarantees on the real engine as well as on the memory
+ * backend.
+ *
+ * <pre>{@code
+ * FaultInjectingBackend backend = FaultInjectingBackend.wrap(FdbBackend.open(clusterFile));
+ * backend.commitUnknownResult(1, true);    // the next writing commit applies, then raises 1021
+ * backend.run(tx -> { ... });              // the body runs twice, as FoundationDB would run it
+ * }</pre>
+ *
+ * <h2>How faults are injected</h2>
+ *
+ * Faults apply to attempts that write (read-only commits never reach FoundationDB's resolver), from
+ * the next commit on, on every thread, until used up or {@linkplain #reset() reset}. They are
+ * raised from inside the wrapped backend's attempt, after the body returned and before the real
+ * commit, so the wrapped backend's own retry loop handles them exactly as it handles the real
+ * errors: a forced {@code not_committed (1020)}, a {@code commit_unknown_result (1021)} that did
+ * not apply and a {@code transaction_too_old (1007)} abandon the attempt (nothing applies) and the
+ * wrapped loop retries after its backoff. A {@code commit_unknown_result} that <em>did</em> apply
+ * lets the real commit happen, then runs the body again as the next attempt of the same run:
+ * FoundationDB's behaviour after a 1021 whose commit went through.
+ *
+ * <p>To make that last case faithful, this backend numbers the attempts itself: every attempt of
+ * one {@link #run} reports the same {@link Transaction#runId()} and consecutive {@link
+ * Transaction#attempt()} numbers, across the wrapped backend's retries and the re-runs after an
+ * applied 1021, so a body that guards itself with a marker keyed by its run id sees its earlier
+ * commit. Watches and versionstamps of an attempt that failed by injection fail as FoundationDB's
+ * do: a watch with the injected error, a versionstamp with {@code transaction_invalid_version
+ * (2020)}.
+ *
+ * <p>Commit latency is added before each writing commit: {@link #run} waits on its own thread,
+ * {@link #runAsync} waits without holding one. {@link #advanceClock} ages attempts that are open
+ * now without waiting: one that becomes older than five seconds fails its writing commit with 1007
+ * (its reads are not affected; a read-only attempt commits).
+ *
+ * <h2>Threading</h2>
+ *
+ * Thread-safe, like the backend it wraps; faults may be set while other threads run transactions.
+ * Closing this backend closes the wrapped one.
+ */
+public final class FaultInjectingBackend extends ForwardingBackend {
+
+  /** FoundationDB's transaction lifetime: a writing attempt older than this fails with 1007. */
+  private static final long MAX_LIFE_NANOS = TimeUnit.SECONDS.toNanos(5);
+
+  private final AtomicReference<Plan> plan = new AtomicReference<>(Plan.NONE);
+  private final AtomicLong clockOffsetNanos = new AtomicLong();
+
+  private FaultInjectingBackend(Backend delegate) {
+    super(delegate);
+  }
+
+  /**
+   * Wraps {@code backend}. Without faults set, the result behaves exactly as {@code backend},
+   * except that run ids and attempt numbers are this backend's.
+   *
+   * @param backend the backend to wrap; closed with this one
+   * @return a backend with no fault set yet
+   */
+  public static FaultInjectingBackend wrap(Backend backend) {
+    return new FaultInjectingBackend(backend);
+  }
+
+  /**
+   * Makes the next {@code n} writing commits fail with {@code not_committed (1020)} without
+   * applying anything, as a conflict would.
+   *
+   * @param n how many commits fail; 0 cancels the fault
+   * @return this backend
+   * @throws IllegalArgumentException if {@code n} is negative
+   */
+  public FaultInjectingBackend failNextCommits(int n) {
+    requireCount(n);
+    plan.updateAndGet(p -> new Plan(n, p.unknownResults, p.unknownApplied, p.latencyNanos));
+    return this;
+  }
+
+  /**
+   * Makes the next {@code n} writing commits raise {@code commit_unknown_result (1021)}, either
+   * after applying their writes ({@code applied}: the body then runs again although its first
+   * execution committed) or without applying them. A commit that fails for another reason does not
+   * use up the fault.
+   *
+   * @param n how many commits raise 1021; 0 cancels the fault
+   * @param applied whether those commits apply their writes before raising
+   * @return this backend
+   * @throws IllegalArgumentException if {@code n} is negative
+   */
+  public FaultInjectingBackend commitUnknownResult(int n, boolean applied) {
+    requireCount(n);
+    plan.updateAndGet(p -> new Plan(p.conflicts, n, applied, p.latencyNanos));
+    return this;
+  }
+
+  /**
+   * Makes every writing commit wait {@code latency} first, as a slower cluster would; the attempt's
+   * read version is not renewed, so its window for conflicts grows too.
+   *
+   * @param latency the added latency; zero removes it
+   * @return this backend
+   * @throws IllegalArgumentException if negative
+   */
+  public FaultInjectingBackend commitLatency(Duration latency) {
+    Objects.requireNonNull(latency, "latency");
+    if (latency.isNegative()) {
+      throw new IllegalArgumentException("latency must not be negative: " + latency);
+    }
+    long nanos = latency.toNanos();
+    plan.updateAndGet(p -> new Plan(p.conflicts, p.unknownResults, p.unknownApplied, nanos));
+    return this;
+  }
+
+  /**
+   * Ages every attempt open now by {@code d} without waiting: an attempt whose age (real time since
+   * it began, plus every advance since) exceeds five seconds fails its writing commit with {@code
+   * transaction_too_old (1007)}, and the run retries it with a fresh attempt. Attempts that begin
+   * later are not affected.
+   *
+   * @param d how far to move the clock
+   * @return this backend
+   * @throws IllegalArgumentException if {@code d} is negative
+   */
+  public FaultInjectingBackend advanceClock(Duration d) {
+    Objects.requireNonNull(d, "d");
+    if (d.isNegative()) {
+      throw new IllegalArgumentException("d must not be negative: " + d);
+    }
+    clockOffsetNanos.addAndGet(d.toNanos());
+    return this;
+  }
+
+  /**
+   * Removes every fault: pending conflicts and unknown results, and the latency.
+   *
+   * @return this backend
+   */
+  public FaultInjectingBackend reset() {
+    plan.set(Plan.NONE);
+    return this;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Runs {@code body} in the wrapped backend's {@code run}, injecting the faults set; added
+   * latency waits on the calling thread. <b>The body may execute more than once.</b>
+   */
+  @Override
+  public <T> T run(Function<? super Transaction, ? extends T> body) {
+    Objects.requireNonNull(body, "body");
+    Run run = new Run();
+    while (true) {
+      T result =
+          delegate.run(
+              tx -> {
+                Attempt attempt = run.begin(tx);
+                T value = body.apply(attempt);
+                attempt.waitLatency();
+                attempt.injectFaults();
+                return value;
+              });
+      if (!run.reRunAfterAppliedUnknownResult()) {
+        return result;
+      }
+    }
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Runs {@code body} in the wrapped backend's {@code runAsync}, injecting the faults set; added
+   * latency holds no thread. <b>The body may execute more than once.</b>
+   */
+  @Override
+  public <T> CompletableFuture<T> runAsync(
+      Function<? super Transaction, ? extends CompletableFuture<? extends T>> body) {
+    Objects.requireNonNull(body, "body");
+    CompletableFuture<T> result = new CompletableFuture<>();
+    runAsync(new Run(), body, result);
+    return result;
+  }
+
+  private <T> void runAsync(
+      Run run,
+      Function<? super Transaction, ? extends CompletableFuture<? extends T>> body,
+      CompletableFuture<T> result) {
+    delegate
+        .<T>runAsync(
+            tx -> {
+              Attempt attempt = run.begin(tx);
+              CompletableFuture<? extends T> work =
+                  Objects.requireNonNull(body.apply(attempt), "runAsync body returned null");
+              return work.thenCompose(
+                  value ->
+                      attempt
+                          .latency()
+                          .thenApply(
+                              ignored -> {
+                                attempt.injectFaults();
+                                return value;
+                              }));
+            })
+        .whenComplete(
+            (value, failure) -> {
+              if (failure != null) {
+                result.completeExceptionally(Futures.unwrap(failure));
+              } else if (run.reRunAfterAppliedUnknownResult()) {
+                runAsync(run, body, result);
+              } else {
+                result.complete(value);
+              }
+            });
+  }
+
+  @Override
+  public String toString() {
+    return "FaultInjectingBackend{" + plan.get() + ", delegate=" + delegate + "}";
+  }
+
+  private static void requireCount(int n) {
+    if (n < 0) {
+      throw new IllegalArgumentException("n must not be negative: " + n);
+    }
+  }
+
+  /**
+   * The faults still to inject, replaced as a whole so that every commit sees, and takes from, one
+   * consistent plan.
+   */
+  private record Plan(
+      int conflicts, int unknownResults, boolean unknownApplied, long latencyNanos) {
+    static final Plan NONE = new Plan(0, 0, false, 0);
+
+    /** This plan with the fault the next writing commit takes (a conflict first) used up. */
+    Plan next() {
+      if (conflicts > 0) {
+        return new Plan(conflicts - 1, unknownResults, unknownApplied, latencyNanos);
+      }
+      if (unknownResults > 0) {
+        return new Plan(conflicts, unknownResults - 1, unknownApplied, latencyNanos);
+      }
+      return this;
+    }
+  }
+
+  /** One call of {@link #run} or {@link #runAsync}: its id and the numbering of its attempts. */
+  private final class Run {
+    private final UUID id = RunIds.next();
+    private int attempts;
+    private @Nullable Attempt last;
+
+    /** Starts the next attempt over {@code tx}, an attempt of the wrapped backend. */
+    synchronized Attempt begin(Transaction tx) {
+      Attempt previous = last;
+      if (previous != null && previous.appliedUnknownResult) {
+        // the wrapped commit failed after all: the fault was not used, so it stays armed
+        previous.appliedUnknownResult = false;
+        plan.updateAndGet(
+            p -> new Plan(p.conflicts, p.unknownResults + 1, p.unknownApplied, p.latencyNanos));
+      }
+      Attempt attempt = new Attempt(tx, id, ++attempts);
+      last = attempt;
+      return attempt;
+    }
+
+    /**
+     * After the wrapped run returned: whether its last attempt committed but must look like a
+     * {@code commit_unknown_result}, in which case its futures fail and the body must run again.
+     */
+    synchronized boolean reRunAfterAppliedUnknownResult() {
+      Attempt attempt = last;
+      if (attempt == null || !attempt.appliedUnknownResult) {
+        return false;
+      }
+      // fail the futures first: until this flag is cleared they hold back their success
+      attempt.fail(BackendException.COMMIT_UNKNOWN_RESULT);
+      attempt.appliedUnknownResult = false;
+      return true;
+    }
+  }
+
+  /** One attempt: the wrapped backend's transaction, with this backend's run id and number. */
+  private final class Attempt extends ForwardingTransaction {
+    private final UUID runId;
+    private final int number;
+    private final long beganNanos = System.nanoTime();
+    private final long beganOffsetNanos = clockOffsetNanos.get();
+    private final List<Relay<?>> relays = new ArrayList<>(2);
+    private volatile boolean wrote;
+    private volatile boolean appliedUnknownResult;
+
+    Attempt(Transaction delegate, UUID runId, int number) {
+      super(delegate);
+      this.runId = runId;
+      this.number = number;
+    }
+
+    @Override
+    void wrote(long bytes) {
+      wrote = true;
+    }
+
+    @Override
+    public UUID runId() {
+      return runId;
+    }
+
+    @Override
+    public int attempt() {
+      return number;
+    }
+
+    @Override
+    public CompletableFuture<Void> watch(byte[] key) {
+      return relay(delegate.watch(key), false);
+    }
+
+    @Override
+    public CompletableFuture<byte[]> getVersionstamp() {
+      return relay(delegate.getVersionstamp(), true);
+    }
+
+    private <V> CompletableFuture<V> relay(CompletableFuture<V> inner, boolean versionstamp) {
+      Relay<V> relay = new Relay<>(this, inner, versionstamp);
+      synchronized (relays) {
+        relays.add(relay);
+      }
+      return relay.outer;
+    }
+
+    /** Waits out the commit latency on this thread (for {@link #run}). */
+    void waitLatency() {
+      long nanos = wrote ? plan.get().latencyNanos : 0;
+      if (nanos > 0) {
+        try {
+          TimeUnit.NANOSECONDS.sleep(nanos);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw fail(BackendException.TRANSACTION_CANCELLED);
+        }
+      }
+    }
+
+    /** Completes after the commit latency, holding no thread (for {@link #runAsync}). */
+    CompletableFuture<?> latency() {
+      long nanos = wrote ? plan.get().latencyNanos : 0;
+      return nanos > 0
+          ? CompletableFuture.runAsync(
+              () -> {}, CompletableFuture.delayedExecutor(nanos, TimeUnit.NANOSECONDS))
+          : CompletableFuture.completedFuture(null);
+    }
+
+    /**
+     * Called when the body is done, right before the wrapped backend commits: throws the fault this
+     * writing attempt is to fail with, or marks it to raise 1021 after its commit applied.
+     */
+    void injectFaults() {
+      if (!wrote) {
+        return;
+      }
+      long age = System.nanoTime() - beganNanos + clockOffsetNanos.get() - beganOffsetNanos;
+      if (age > MAX_LIFE_NANOS) {
+        throw fail(BackendException.TRANSACTION_TOO_OLD);
+      }
+      Plan taken = plan.getAndUpdate(Plan::next);
+      if (taken.conflicts > 0) {
+        throw fail(BackendException.NOT_COMMITTED);
+      }
+      if (taken.unknownResults > 0) {
+        if (!taken.unknownApplied) {
+          throw fail(BackendException.COMMIT_UNKNOWN_RESULT);
+        }
+        appliedUnknownResult = true;
+      }
+    }
+
+    /**
+     * Fails this attempt's watches with {@code code} and its versionstamps with {@code
+     * transaction_invalid_version}, as a commit failing with {@code code} would, and returns the
+     * error to raise.
+     */
+    BackendException fail(int code) {
+      BackendException error = new BackendException(code, "injected by FaultInjectingBackend");
+      List<Relay<?>> copy;
+      synchronized (relays) {
+        copy = new ArrayList<>(relays);
+      }
+      for (Relay<?> relay : copy) {
+        relay.fail(error);
+      }
+      return error;
+    }
+  }
+
+  /**
+   * A watch or versionstamp future handed out by an attempt, fed by the wrapped attempt's future
+   * unless a fault decides the outcome first. Cancelling it cancels the wrapped one (freeing the
+   * watch's slot).
+   */
+  private static final class Relay<V> {
+    private final Attempt attempt;
+    private final CompletableFuture<V> inner;
+    private final boolean versionstamp;
+    final CompletableFuture<V> outer = new CompletableFuture<>();
+
+    Relay(Attempt attempt, CompletableFuture<V> inner, boolean versionstamp) {
+      this.attempt = attempt;
+      this.inner = inner;
+      this.versionstamp = versionstamp;
+      outer.whenComplete(
+          (value, failure) -> {
+            if (outer.isCancelled()) {
+              inner.cancel(true);
+            }
+          });
+      inner.whenComplete(this::innerDone);
+    }
+
+    private void innerDone(@Nullable V value, @Nullable Throwable failure) {
+      if (failure != null) {
+        outer.completeExceptionally(Futures.unwrap(failure));
+      } else if (!attempt.appliedUnknownResult) {
+        // an attempt that will look like commit_unknown_result keeps its success to itself
+        outer.complete(value);
+      }
+    }
+
+    void fail(BackendException error) {
+      outer.completeExceptionally(
+          versionstamp
+              ? new BackendException(
+                  BackendException.TRANSACTION_INVALID_VERSION,
+                  "the commit failed: " + error.getMessage(),
+                  error)
+              : error);
+      inner.cancel(true);
+    }
+  }
+}

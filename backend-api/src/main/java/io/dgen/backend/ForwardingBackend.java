@@ -1,0 +1,50 @@
+package io.dgen.backend;
+
+import com.apple.foundationdb.subspace.Subspace;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A {@link Backend} that forwards directories and {@link #close()} to another one: the base of the
+ * backend decorators in this package, which implement {@code run} and {@code runAsync} around the
+ * wrapped backend's.
+ */
+abstract class ForwardingBackend implements Backend {
+
+  /** The wrapped backend. */
+  final Backend delegate;
+
+  ForwardingBackend(Backend delegate) {
+    this.delegate = Objects.requireNonNull(delegate, "delegate");
+  }
+
+  /**
+   * The wrapped backend.
+   *
+   * @return the backend this one wraps
+   */
+  public Backend delegate() {
+    return delegate;
+  }
+
+  @Override
+  public Subspace directory(String... path) {
+    return delegate.directory(path);
+  }
+
+  @Override
+  public Optional<Subspace> openDirectory(String... path) {
+    return delegate.openDirectory(path);
+  }
+
+  @Override
+  public boolean removeDirectory(String... path) {
+    return delegate.removeDirectory(path);
+  }
+
+  /** Closes the wrapped backend. */
+  @Override
+  public void close() {
+    delegate.close();
+  }
+}

@@ -1,0 +1,150 @@
+package io.dgen.backend.memory;
+
+import static io.dgen.backend.memory.TestKeys.b;
+import static io.dgen.backend.memory.TestKeys.put;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.dgen.backend.CountingBackend;
+import io.dgen.backend.FaultInjectingBackend;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link CountingBackend} over {@link FaultInjectingBackend} over the memory backend: what the
+ * counters count, and the fault cases the conformance suite does not reach.
+ */
+class BackendDecoratorsTest {
+
+  private final FaultInjectingBackend faults = FaultInjectingBackend.wrap(MemoryBackend.create());
+  private final CountingBackend backend = CountingBackend.wrap(faults);
+
+  @AfterEach
+  void close() {
+    backend.close();
+  }
+
+  @Test
+  void counters_countOneReadModifyWrite() {
+    put(backend, b("k"), b("1234"));
+    CountingBackend.Counters before = backend.counters();
+    backend.run(
+        tx -> {
+          tx.get(b("k"));
+          tx.snapshot().get(b("absent"));
+          tx.getRange(b("a"), b("z"));
+          tx.set(b("k"), b("56"));
+          tx.add(b("n"), 1);
+          tx.clearRange(b("x"), b("y"));
+          return null;
+        });
+    CountingBackend.Counters d = backend.counters().minus(before);
+    assertThat(d.runs()).isEqualTo(1);
+    assertThat(d.transactionsStarted()).isEqualTo(1);
+    assertThat(d.transactionsCommitted()).isEqualTo(1);
+    assertThat(d.readOnlyCommits()).isZero();
+    assertThat(d.transactionsRetried()).isZero();
+    assertThat(d.keysRead()).isEqualTo(2);
+    assertThat(d.rangesRead()).isEqualTo(1);
+    assertThat(d.rowsRead()).isEqualTo(1);
+    assertThat(d.bytesRead()).isEqualTo((1 + 4) + "absent".length() + (1 + 4));
+    assertThat(d.bytesWritten()).isEqualTo((1 + 2) + (1 + 8) + (1 + 1));
+  }
+
+  @Test
+  void counters_readOnlyRunsAndWatches() throws Exception {
+    CountingBackend.Counters before = backend.counters();
+    CompletableFuture<Void> watch = backend.run(tx -> tx.watch(b("w")));
+    CountingBackend.Counters d = backend.counters().minus(before);
+    assertThat(d.readOnlyCommits()).isEqualTo(1);
+    assertThat(d.transactionsCommitted()).isZero();
+    assertThat(d.watchesArmed()).isEqualTo(1);
+    assertThat(d.watchesFired()).isZero();
+
+    put(backend, b("w"), b("changed"));
+    watch.get(10, TimeUnit.SECONDS);
+    assertThat(backend.counters().minus(before).watchesFired()).isEqualTo(1);
+  }
+
+  @Test
+  void counters_countTheRetriesOfInjectedConflicts_inRunAndRunAsync() throws Exception {
+    CountingBackend.Counters before = backend.counters();
+    faults.failNextCommits(2);
+    put(backend, b("k"), b("v"));
+    faults.failNextCommits(1);
+    putAsync(b("k"), b("w"));
+    CountingBackend.Counters d = backend.counters().minus(before);
+    assertThat(d.runs()).isEqualTo(2);
+    assertThat(d.transactionsStarted()).isEqualTo(5);
+    assertThat(d.transactionsRetried()).isEqualTo(3);
+    assertThat(d.transactionsCommitted()).isEqualTo(2);
+    assertThat(d.bytesWritten()).isEqualTo(2 * (1 + 1));
+  }
+
+  @Test
+  void appliedUnknownResult_whoseRealCommitConflicts_staysArmedForTheRetry() {
+    put(backend, b("k"), b("0"));
+    AtomicInteger attempts = new AtomicInteger();
+    List<UUID> runIds = new CopyOnWriteArrayList<>();
+    faults.commitUnknownResult(1, true);
+    backend.run(
+        tx -> {
+          int attempt = attempts.incrementAndGet();
+          runIds.add(tx.runId());
+          assertThat(tx.attempt()).isEqualTo(attempt);
+          tx.get(b("k"));
+          if (attempt == 1) {
+            put(faults.delegate(), b("k"), b("interfering")); // a real conflict for attempt 1
+          }
+          tx.add(b("n"), 1);
+          return null;
+        });
+    // 1: marked for 1021 but conflicted for real; 2: committed, then 1021; 3: the re-run
+    assertThat(attempts).hasValue(3);
+    assertThat(runIds).containsOnly(runIds.get(0));
+    assertThat(TestKeys.le(TestKeys.get(backend, b("n")))).isEqualTo(2);
+  }
+
+  @Test
+  void commitLatency_delaysWritingCommits_inRunAndRunAsync() throws Exception {
+    faults.commitLatency(Duration.ofMillis(200));
+    long t0 = System.nanoTime();
+    put(backend, b("k"), b("v"));
+    assertThat(System.nanoTime() - t0).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(200));
+    long t1 = System.nanoTime();
+    putAsync(b("k"), b("w"));
+    assertThat(System.nanoTime() - t1).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(200));
+    faults.reset();
+    assertThat(faults.toString()).contains("latencyNanos=0");
+  }
+
+  /** Sets {@code key} through {@code runAsync} and waits. */
+  private void putAsync(byte[] key, byte[] value) throws Exception {
+    backend
+        .runAsync(
+            tx -> {
+              tx.set(key, value);
+              return CompletableFuture.completedFuture(null);
+            })
+        .get(10, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void settersRejectNegativeArguments() {
+    assertThatThrownBy(() -> faults.failNextCommits(-1))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> faults.commitUnknownResult(-1, true))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> faults.commitLatency(Duration.ofMillis(-1)))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> faults.advanceClock(Duration.ofMillis(-1)))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+}

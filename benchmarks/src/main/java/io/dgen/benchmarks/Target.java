@@ -1,0 +1,158 @@
+package io.dgen.benchmarks;
+
+import io.dgen.backend.Backend;
+import io.dgen.backend.CountingBackend;
+import io.dgen.backend.fdb.FdbBackend;
+import io.dgen.backend.memory.MemoryBackend;
+import io.dgen.testkit.LocalFdbServer;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Where the scenarios run: a fresh memory backend for each, or one FoundationDB cluster (each
+ * scenario opening its own {@link FdbBackend} and working in its own directory, removed after).
+ */
+abstract class Target implements AutoCloseable {
+
+  /**
+   * One scenario's backend and its counters; closing it removes what the scenario wrote.
+   *
+   * @param backend the backend
+   * @param root the top-level directory the scenario's tenants go under
+   * @param meter reads the backend's counters
+   * @param release releases the backend
+   */
+  record Bench(Backend backend, String root, Supplier<Cost> meter, Runnable release)
+      implements AutoCloseable {
+    /** The backend's counters now. */
+    Cost cost() {
+      return meter.get();
+    }
+
+    @Override
+    public void close() {
+      release.run();
+    }
+  }
+
+  /** The memory backend, a fresh one per scenario. */
+  static Target memory() {
+    return new Target() {
+      @Override
+      Bench open(int maxWatches) {
+        MemoryBackend memory = MemoryBackend.builder().maxWatches(maxWatches).build();
+        return new Bench(memory, "bench", () -> Cost.of(memory.counters()), memory::close);
+      }
+
+      @Override
+      String name() {
+        return "memory";
+      }
+
+      @Override
+      String description() {
+        return "in-memory (MemoryBackend, FoundationDB semantics)";
+      }
+    };
+  }
+
+  /**
+   * A FoundationDB cluster: {@code clusterFile}, else {@code FDB_CLUSTER_FILE}, else a throwaway
+   * one-process cluster started from a local installation ({@link LocalFdbServer}). A local
+   * installation's client library is used either way.
+   *
+   * @throws IllegalArgumentException if there is no cluster and no installation to start one
+   */
+  static Target fdb(@Nullable Path clusterFile) {
+    Optional<LocalFdbServer.Installation> local = LocalFdbServer.findInstallation();
+    local.ifPresent(LocalFdbServer.Installation::useClientLibrary);
+    Path file = clusterFile;
+    if (file == null) {
+      String env = System.getenv("FDB_CLUSTER_FILE");
+      file = env == null || env.isBlank() ? null : Path.of(env);
+    }
+    if (file != null) {
+      return new Fdb(file, null);
+    }
+    LocalFdbServer.Installation installation =
+        local.orElseThrow(
+            () ->
+                new IllegalArgumentException(
+                    "--backend fdb needs a cluster: --cluster-file F, FDB_CLUSTER_FILE, or a"
+                        + " FoundationDB installation to start a throwaway one ("
+                        + LocalFdbServer.HOME_ENV
+                        + " or fdbserver on the PATH)"));
+    LocalFdbServer server =
+        LocalFdbServer.start(
+            installation, Path.of(System.getProperty("java.io.tmpdir"), "dgen-benchmarks-fdb"));
+    return new Fdb(server.clusterFile(), server);
+  }
+
+  /** Opens the backend of one scenario; {@code maxWatches} leaves room for its idle servers. */
+  abstract Bench open(int maxWatches);
+
+  /** A short name for labels: "memory" or "FoundationDB". */
+  abstract String name();
+
+  /** What the report's header says about the backend. */
+  abstract String description();
+
+  boolean isMemory() {
+    return name().equals("memory");
+  }
+
+  @Override
+  public void close() {}
+
+  private static final class Fdb extends Target {
+    private final Path clusterFile;
+    private final @Nullable LocalFdbServer server;
+
+    Fdb(Path clusterFile, @Nullable LocalFdbServer server) {
+      this.clusterFile = clusterFile;
+      this.server = server;
+    }
+
+    @Override
+    Bench open(int maxWatches) {
+      CountingBackend counting =
+          CountingBackend.wrap(
+              FdbBackend.builder().clusterFile(clusterFile).maxWatches(maxWatches).open());
+      String root = "dgen-bench-" + UUID.randomUUID();
+      return new Bench(
+          counting,
+          root,
+          () -> Cost.of(counting.counters()),
+          () -> {
+            try {
+              counting.removeDirectory(root);
+            } finally {
+              counting.close();
+            }
+          });
+    }
+
+    @Override
+    String name() {
+      return "FoundationDB";
+    }
+
+    @Override
+    String description() {
+      return "FoundationDB, cluster file "
+          + clusterFile
+          + (server != null ? " (a throwaway one-process cluster, memory engine)" : "")
+          + "; counts from CountingBackend";
+    }
+
+    @Override
+    public void close() {
+      if (server != null) {
+        server.close();
+      }
+    }
+  }
+}

@@ -1,0 +1,522 @@
+package io.dgen.testkit;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A throwaway one-process FoundationDB cluster on the loopback interface, started from a local
+ * FoundationDB installation, for the FoundationDB tests and the benchmarks. Not part of the
+ * product: deployments run FoundationDB's own packages and services.
+ *
+ * <pre>{@code
+ * LocalFdbServer.Installation fdb = LocalFdbServer.findInstallation().orElseThrow();
+ * fdb.useClientLibrary();                       // before the first FdbBackend is opened
+ * try (LocalFdbServer server = LocalFdbServer.start(fdb, Path.of("target", "fdb"))) {
+ *   try (FdbBackend backend = FdbBackend.open(server.clusterFile())) { ... }
+ * }
+ * }</pre>
+ *
+ * <h2>What {@link #start} does</h2>
+ *
+ * It makes a fresh run directory under the given parent (cluster file, {@code data/}, {@code
+ * logs/}, the server's output), picks a free loopback port, starts {@code fdbserver}, runs {@code
+ * fdbcli --exec "configure new single memory"} and waits until {@code status minimal} says {@code
+ * The database is available.} (a few seconds). Data is never reused: every start gets a new run
+ * directory, and run directories left by JVMs that are gone are removed first.
+ *
+ * <h2>Stopping, and no orphans</h2>
+ *
+ * {@link #close} stops the server and deletes its data (the logs stay until a later start removes
+ * the run directory); a shutdown hook closes it when the JVM exits. A JVM killed with {@code
+ * SIGKILL} runs no hook, so {@code fdbserver} runs under a small shell watchdog that reads a pipe
+ * from this JVM and kills the server when the pipe reaches its end: the kernel closes the JVM's end
+ * when the JVM dies, however it dies, so the server outlives it by a few milliseconds at most.
+ * Child processes the JVM starts do not inherit that pipe (the JDK closes every other descriptor in
+ * a child), so they cannot keep the server alive either. The watchdog needs {@code /bin/sh} (Linux,
+ * macOS).
+ *
+ * <h2>Threading</h2>
+ *
+ * {@link #start} may be called from any thread; {@link #close} is idempotent and thread-safe.
+ */
+public final class LocalFdbServer implements AutoCloseable {
+
+  /** The environment variable naming a FoundationDB installation: {@value}. */
+  public static final String HOME_ENV = "DGEN_FDB_HOME";
+
+  /** The system property naming a FoundationDB installation, before {@link #HOME_ENV}: {@value}. */
+  public static final String HOME_PROPERTY = "dgen.fdb.home";
+
+  /**
+   * The system property through which fdb-java loads {@code libfdb_c} from an absolute path instead
+   * of the system library path: {@value}. It must be set before fdb-java's {@code FDB} class is
+   * loaded.
+   */
+  public static final String CLIENT_LIBRARY_PROPERTY = "FDB_LIBRARY_PATH_FDB_C";
+
+  private static final String RUN_PREFIX = "run-";
+  private static final String OWNER_FILE = "owner";
+  private static final Duration READY = Duration.ofSeconds(60);
+  private static final Duration STOP = Duration.ofSeconds(15);
+  private static final Duration POLL = Duration.ofMillis(200);
+  private static final int START_ATTEMPTS = 3;
+
+  /**
+   * Runs {@code fdbserver} in the background, writes its process id to {@code $1}, then waits for
+   * the end of its standard input (this JVM's pipe) and stops the server.
+   */
+  private static final String WATCHDOG =
+      "pidfile=$1; shift; \"$@\" & server=$!; echo $server > \"$pidfile\";"
+          + " cat > /dev/null; kill $server 2>/dev/null; wait $server";
+
+  private final Installation installation;
+  private final Path directory;
+  private final Path clusterFile;
+  private final int port;
+  private @Nullable Process watchdog;
+  private @Nullable ProcessHandle server;
+  private @Nullable Thread shutdownHook;
+  private boolean closed;
+
+  private LocalFdbServer(Installation installation, Path directory, int port) {
+    this.installation = installation;
+    this.directory = directory;
+    this.clusterFile = directory.resolve("fdb.cluster");
+    this.port = port;
+  }
+
+  /**
+   * Finds a FoundationDB installation: the folder named by the system property {@value
+   * #HOME_PROPERTY} or the environment variable {@value #HOME_ENV}, else the folder above the
+   * {@code bin/} that holds an {@code fdbserver} found on the {@code PATH}.
+   *
+   * @return the installation, or empty if there is none
+   * @throws IllegalArgumentException if {@value #HOME_PROPERTY} or {@value #HOME_ENV} names a
+   *     folder that is not an installation (a misconfiguration, never mistaken for "none")
+   */
+  public static Optional<Installation> findInstallation() {
+    String home = System.getProperty(HOME_PROPERTY);
+    if (home == null || home.isBlank()) {
+      home = System.getenv(HOME_ENV);
+    }
+    if (home != null && !home.isBlank()) {
+      return Optional.of(Installation.at(Path.of(home)));
+    }
+    return onPath("fdbserver")
+        .map(
+            server -> {
+              Path bin = server.getParent();
+              Path cli = executable(bin.resolve("fdbcli")) ? bin.resolve("fdbcli") : null;
+              if (cli == null) {
+                cli = onPath("fdbcli").orElse(null);
+              }
+              return cli == null ? null : new Installation(server, cli, library(bin.getParent()));
+            });
+  }
+
+  /**
+   * Starts a throwaway server of {@code installation} in a new run directory under {@code parent}
+   * and waits until its database is available. Tries up to three free ports (another process may
+   * take a port between choosing and binding it).
+   *
+   * @param installation the FoundationDB installation to run
+   * @param parent where run directories go, created if needed (e.g. a module's {@code target/fdb})
+   * @return the running server; close it when done (a shutdown hook does otherwise)
+   * @throws IllegalStateException if the server did not become available, with its output
+   */
+  public static LocalFdbServer start(Installation installation, Path parent) {
+    try {
+      Files.createDirectories(parent);
+      removeAbandonedRuns(parent);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    IllegalStateException failure = null;
+    for (int i = 0; i < START_ATTEMPTS; i++) {
+      LocalFdbServer server = new LocalFdbServer(installation, newRunDirectory(parent), freePort());
+      try {
+        server.startAndConfigure();
+        return server;
+      } catch (RuntimeException e) {
+        server.close();
+        if (failure == null) {
+          failure = new IllegalStateException("FoundationDB server did not start", e);
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    throw failure;
+  }
+
+  /** The cluster file of this server's cluster. */
+  public Path clusterFile() {
+    return clusterFile;
+  }
+
+  /** The run directory: cluster file, {@code data/}, {@code logs/}, {@code fdbserver.out}. */
+  public Path directory() {
+    return directory;
+  }
+
+  /** The installation this server runs. */
+  public Installation installation() {
+    return installation;
+  }
+
+  /**
+   * Stops the server (its watchdog kills it), waits for it to exit and deletes its data.
+   * Idempotent.
+   */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    Process w = watchdog;
+    if (w != null) {
+      try {
+        w.getOutputStream().close();
+      } catch (IOException ignored) {
+        // the watchdog is gone already; the checks below stop the server
+      }
+      if (!waitFor(w.toHandle())) {
+        w.destroyForcibly();
+      }
+    }
+    ProcessHandle s = server;
+    if (s != null && s.isAlive() && !waitFor(s)) {
+      s.destroyForcibly();
+      waitFor(s);
+    }
+    deleteRecursively(directory.resolve("data"));
+    Thread hook = shutdownHook;
+    if (hook != null && Thread.currentThread() != hook) {
+      try {
+        Runtime.getRuntime().removeShutdownHook(hook);
+      } catch (IllegalStateException alreadyShuttingDown) {
+        // the hook runs anyway and finds this server closed
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "LocalFdbServer{port=" + port + ", directory=" + directory + "}";
+  }
+
+  private void startAndConfigure() {
+    try {
+      Files.createDirectories(directory.resolve("data"));
+      Files.createDirectories(directory.resolve("logs"));
+      Files.writeString(directory.resolve(OWNER_FILE), owner(ProcessHandle.current()));
+      String id = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+      Files.writeString(clusterFile, "dgen:" + id + "@127.0.0.1:" + port + "\n");
+      Path pidFile = directory.resolve("fdbserver.pid");
+      List<String> command =
+          List.of(
+              "/bin/sh",
+              "-c",
+              WATCHDOG,
+              "fdb-watchdog",
+              pidFile.toString(),
+              installation.fdbserver().toString(),
+              "-p",
+              "127.0.0.1:" + port,
+              "-C",
+              clusterFile.toString(),
+              "-d",
+              directory.resolve("data").toString(),
+              "-L",
+              directory.resolve("logs").toString());
+      File out = directory.resolve("fdbserver.out").toFile();
+      watchdog =
+          new ProcessBuilder(command)
+              .redirectErrorStream(true)
+              .redirectOutput(ProcessBuilder.Redirect.appendTo(out))
+              .start();
+      Thread hook = new Thread(this::close, "dgen-fdb-server-stop");
+      Runtime.getRuntime().addShutdownHook(hook);
+      shutdownHook = hook;
+      server = awaitServerPid(pidFile);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    // fdbcli answers "Database created", or "... already exists" after a retry whose first try
+    // created it; right after, "status minimal" may still say "available, but has issues".
+    awaitCli(
+        "configure new single memory",
+        out -> out.contains("Database created") || out.contains("already exists"));
+    awaitCli("status minimal", out -> out.contains("The database is available."));
+  }
+
+  private ProcessHandle awaitServerPid(Path pidFile) throws IOException {
+    long deadline = System.nanoTime() + READY.toNanos();
+    while (true) {
+      if (Files.exists(pidFile)) {
+        String pid = Files.readString(pidFile).trim();
+        if (!pid.isEmpty()) {
+          Optional<ProcessHandle> handle = ProcessHandle.of(Long.parseLong(pid));
+          if (handle.isPresent()) {
+            return handle.get();
+          }
+          throw new IllegalStateException("fdbserver exited at once: " + outputTail());
+        }
+      }
+      pause(deadline, "fdbserver did not start");
+    }
+  }
+
+  private void awaitCli(String command, java.util.function.Predicate<String> done) {
+    long deadline = System.nanoTime() + READY.toNanos();
+    String last = "";
+    while (true) {
+      if (server == null || !server.isAlive()) {
+        throw new IllegalStateException("fdbserver exited: " + outputTail());
+      }
+      last = fdbcli(command);
+      if (done.test(last)) {
+        return;
+      }
+      pause(
+          deadline,
+          "fdbcli --exec \"" + command + "\" did not succeed; last answer: " + last.trim());
+    }
+  }
+
+  private String fdbcli(String command) {
+    try {
+      Process cli =
+          new ProcessBuilder(
+                  installation.fdbcli().toString(),
+                  "-C",
+                  clusterFile.toString(),
+                  "--exec",
+                  command,
+                  "--timeout",
+                  "10")
+              .redirectErrorStream(true)
+              .start();
+      cli.getOutputStream().close();
+      String out;
+      try (InputStream in = cli.getInputStream()) {
+        out = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      }
+      if (!cli.waitFor(30, TimeUnit.SECONDS)) {
+        cli.destroyForcibly();
+      }
+      return out;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while running fdbcli", e);
+    }
+  }
+
+  private String outputTail() {
+    try {
+      String out = Files.readString(directory.resolve("fdbserver.out"));
+      return out.isBlank() ? "(no output)" : out.substring(Math.max(0, out.length() - 2_000));
+    } catch (IOException e) {
+      return "(no output: " + e + ")";
+    }
+  }
+
+  private static void pause(long deadline, String timeoutMessage) {
+    if (System.nanoTime() > deadline) {
+      throw new IllegalStateException(timeoutMessage);
+    }
+    try {
+      Thread.sleep(POLL.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for FoundationDB", e);
+    }
+  }
+
+  private static boolean waitFor(ProcessHandle process) {
+    try {
+      process.onExit().get(STOP.toMillis(), TimeUnit.MILLISECONDS);
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      return false;
+    }
+  }
+
+  // ---------------------------------------------------------------- run directories
+
+  private static Path newRunDirectory(Path parent) {
+    String name =
+        RUN_PREFIX
+            + ProcessHandle.current().pid()
+            + "-"
+            + Long.toString(System.currentTimeMillis(), 36)
+            + "-"
+            + UUID.randomUUID().toString().substring(0, 8);
+    try {
+      return Files.createDirectory(parent.resolve(name));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** A process's identity: its id and start time, so that a reused id is not mistaken for it. */
+  private static String owner(ProcessHandle process) {
+    return process.pid() + " " + process.info().startInstant().map(Instant::toString).orElse("?");
+  }
+
+  /**
+   * Removes the run directories whose JVM is gone: those of earlier runs (closed or killed), whose
+   * servers their watchdogs have stopped.
+   */
+  private static void removeAbandonedRuns(Path parent) throws IOException {
+    List<Path> runs;
+    try (Stream<Path> list = Files.list(parent)) {
+      runs = list.filter(p -> p.getFileName().toString().startsWith(RUN_PREFIX)).toList();
+    }
+    for (Path run : runs) {
+      if (!ownerAlive(run)) {
+        deleteRecursively(run);
+      }
+    }
+  }
+
+  private static boolean ownerAlive(Path run) {
+    String recorded;
+    try {
+      recorded = Files.readString(run.resolve(OWNER_FILE)).trim();
+    } catch (NoSuchFileException e) {
+      return false;
+    } catch (IOException e) {
+      return true; // unreadable: leave it alone
+    }
+    int space = recorded.indexOf(' ');
+    if (space < 0) {
+      return false;
+    }
+    try {
+      long pid = Long.parseLong(recorded.substring(0, space));
+      return ProcessHandle.of(pid).map(p -> p.isAlive() && owner(p).equals(recorded)).orElse(false);
+    } catch (NumberFormatException e) {
+      return false;
+    }
+  }
+
+  private static void deleteRecursively(Path root) {
+    if (!Files.exists(root)) {
+      return;
+    }
+    try (Stream<Path> walk = Files.walk(root)) {
+      List<Path> paths = new ArrayList<>(walk.sorted(Comparator.reverseOrder()).toList());
+      for (Path p : paths) {
+        Files.deleteIfExists(p);
+      }
+    } catch (IOException e) {
+      // best effort: a later start retries
+    }
+  }
+
+  private static int freePort() {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return socket.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  // ---------------------------------------------------------------- installations
+
+  private static Optional<Path> onPath(String program) {
+    String path = System.getenv("PATH");
+    if (path == null) {
+      return Optional.empty();
+    }
+    for (String dir : path.split(File.pathSeparator)) {
+      if (!dir.isEmpty() && executable(Path.of(dir, program))) {
+        return Optional.of(Path.of(dir, program).toAbsolutePath());
+      }
+    }
+    return Optional.empty();
+  }
+
+  private static boolean executable(Path file) {
+    return Files.isRegularFile(file) && Files.isExecutable(file);
+  }
+
+  private static @Nullable Path library(@Nullable Path home) {
+    if (home == null) {
+      return null;
+    }
+    Path lib = home.resolve("lib").resolve(System.mapLibraryName("fdb_c"));
+    return Files.isRegularFile(lib) ? lib : null;
+  }
+
+  /**
+   * A FoundationDB installation: the server, the CLI and, where it ships one, the client library.
+   *
+   * @param fdbserver the {@code fdbserver} executable
+   * @param fdbcli the {@code fdbcli} executable
+   * @param clientLibrary the installation's {@code libfdb_c}, or null to leave it to the system's
+   *     library path
+   */
+  public record Installation(Path fdbserver, Path fdbcli, @Nullable Path clientLibrary) {
+
+    /**
+     * The installation in {@code home}: {@code bin/fdbserver}, {@code bin/fdbcli} and, if present,
+     * {@code lib/libfdb_c.so} (the platform's name for it).
+     *
+     * @param home the installation's folder
+     * @return the installation
+     * @throws IllegalArgumentException if {@code bin/fdbserver} or {@code bin/fdbcli} is missing
+     */
+    public static Installation at(Path home) {
+      Path abs = home.toAbsolutePath().normalize();
+      Path server = abs.resolve("bin").resolve("fdbserver");
+      Path cli = abs.resolve("bin").resolve("fdbcli");
+      if (!executable(server) || !executable(cli)) {
+        throw new IllegalArgumentException(
+            "not a FoundationDB installation (needs executable bin/fdbserver and bin/fdbcli): "
+                + abs);
+      }
+      return new Installation(server, cli, library(abs));
+    }
+
+    /**
+     * Makes fdb-java load this installation's client library, unless the installation has none or
+     * {@value LocalFdbServer#CLIENT_LIBRARY_PROPERTY} is set already: sets that system property.
+     * Call it before the first {@code FdbBackend} opens (fdb-java reads it once, when it loads).
+     *
+     * @return the library fdb-java will load from its path, or empty if this left it unchanged
+     */
+    public Optional<Path> useClientLibrary() {
+      if (clientLibrary == null || System.getProperty(CLIENT_LIBRARY_PROPERTY) != null) {
+        return Optional.empty();
+      }
+      System.setProperty(CLIENT_LIBRARY_PROPERTY, clientLibrary.toString());
+      return Optional.of(clientLibrary);
+    }
+  }
+}
