@@ -4,7 +4,7 @@ import io.dgen.backend.Backend;
 import io.dgen.backend.CountingBackend;
 import io.dgen.backend.fdb.FdbBackend;
 import io.dgen.backend.memory.MemoryBackend;
-import io.dgen.testkit.LocalFdbServer;
+import io.dgen.fdbtest.LocalFdbServer;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.UUID;

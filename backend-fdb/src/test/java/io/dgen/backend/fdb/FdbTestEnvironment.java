@@ -1,6 +1,6 @@
 package io.dgen.backend.fdb;
 
-import io.dgen.testkit.LocalFdbServer;
+import io.dgen.fdbtest.LocalFdbServer;
 import java.lang.reflect.Method;
 import java.net.InetAddress;
 import java.net.UnknownHostException;

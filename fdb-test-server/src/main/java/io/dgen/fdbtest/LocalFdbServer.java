@@ -1,4 +1,4 @@
-package io.dgen.testkit;
+package io.dgen.fdbtest;
 
 import java.io.File;
 import java.io.IOException;
