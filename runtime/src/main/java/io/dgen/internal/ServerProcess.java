@@ -28,7 +28,6 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tools.jackson.databind.JavaType;
-import tools.jackson.databind.JsonNode;
 
 /**
  * One process of a durable server, and the {@link ServerRef} handed to users: a thin facade that
@@ -82,8 +81,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     this.context = "tenant=" + tenant.path() + " tuid=" + tuid;
     this.lifecycle = new Lifecycle(context);
     // Wired bottom-up: each component gets only the ones below it.
-    this.states =
-        new StateStore<>(keys, core.codec(), core.serde(), stateType, options.cache(), context);
+    this.states = new StateStore<>(keys, core.codec(), stateType, options.cache(), context);
     this.commits = new CommitRunner(core.backend(), keys, states);
     this.queue = new ServerQueue<>(keys, core.serde(), types, context);
     this.slots =
@@ -213,8 +211,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   }
 
   private void initialize(S initial) {
-    JsonNode tree = core.serde().toTree(initial);
-    commits.commit(tx -> states.initialize(tx, tree, options.reset()));
+    commits.commit(tx -> states.initialize(tx, initial, options.reset()));
   }
 
   private void ensureAlive() {
