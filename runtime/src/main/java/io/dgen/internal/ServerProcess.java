@@ -14,12 +14,14 @@ import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.backend.Futures;
 import io.dgen.internal.codec.Envelope;
+import io.dgen.internal.codec.StoredState;
 import io.dgen.internal.codec.TypeRegistry;
 import java.lang.reflect.Type;
 import java.lang.reflect.TypeVariable;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -210,8 +212,25 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     return resolved;
   }
 
+  /**
+   * Loads (and completes) the type table and writes the initial state, in one transaction; the
+   * table is learned once that has committed.
+   */
   private void initialize(S initial) {
-    commits.commit(tx -> states.initialize(tx, initial, options.reset()));
+    Started started =
+        commits.commit(
+            tx ->
+                new Started(queue.syncTypes(tx), states.initialize(tx, initial, options.reset())));
+    types.learn(Objects.requireNonNull(started).types());
+  }
+
+  /** What the start transaction did: the type table it saw or wrote, and the state it wrote. */
+  private record Started(Map<Integer, String> types, StateStore.@Nullable Written state)
+      implements CommitRunner.WritesState {
+    @Override
+    public @Nullable StoredState written() {
+      return state == null ? null : state.written();
+    }
   }
 
   private void ensureAlive() {
