@@ -61,9 +61,14 @@ public final class WideServer implements DGenServer<WideServer.State, WideServer
   @Override
   public Result<State> handleCast(Msg message, State state) {
     if (message instanceof Put p) {
-      Map<String, String> fields = new HashMap<>(state.fields());
-      fields.put(p.field(), p.value());
-      return Result.noReply(new State(fields), reportApplied);
+      // A new immutable map: the same keys in the same order, one value replaced.
+      ImmutableMap.Builder<String, String> fields =
+          ImmutableMap.builderWithExpectedSize(state.fields().size() + 1);
+      state.fields().forEach((k, v) -> fields.put(k, k.equals(p.field()) ? p.value() : v));
+      if (!state.fields().containsKey(p.field())) {
+        fields.put(p.field(), p.value());
+      }
+      return Result.noReply(new State(fields.build()), reportApplied);
     }
     throw new IllegalArgumentException("not a cast: " + message);
   }
