@@ -219,8 +219,11 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private void initialize(S initial) {
     Started started =
         commits.commit(
-            tx ->
-                new Started(queue.syncTypes(tx), states.initialize(tx, initial, options.reset())));
+            tx -> {
+              var table = queue.readTypes(tx); // overlaps the state store's read
+              StateStore.Written written = states.initialize(tx, initial, options.reset());
+              return new Started(queue.completeTypes(tx, table), written);
+            });
     types.learn(Objects.requireNonNull(started).types());
   }
 

@@ -121,17 +121,28 @@ final class ServerQueue<M> {
   }
 
   /**
-   * Loads the server's type table, adding the message classes this process allows that it lacks (at
-   * the next free indexes: entries are never renumbered). Returns the whole table, for {@link
-   * TypeRegistry#learn} once the transaction has committed. Reads nothing if the declared message
-   * type determines every message's class.
+   * Starts reading the server's type table, so that the read overlaps the caller's others; null if
+   * the declared message type determines every message's class (no table is needed).
    */
-  Map<Integer, String> syncTypes(Transaction tx) {
-    if (!types.messagesTagged()) {
+  @Nullable CompletableFuture<List<KeyValue>> readTypes(Transaction tx) {
+    return types.messagesTagged()
+        ? tx.getRangeAsync(
+            keys.types().range().begin, keys.types().range().end, Transaction.UNLIMITED, false)
+        : null;
+  }
+
+  /**
+   * Adds to the type table read by {@link #readTypes} the message classes this process allows that
+   * it lacks (at the next free indexes: entries are never renumbered). Returns the whole table, for
+   * {@link TypeRegistry#learn} once the transaction has committed.
+   */
+  Map<Integer, String> completeTypes(
+      Transaction tx, @Nullable CompletableFuture<List<KeyValue>> read) {
+    if (read == null) {
       return Map.of();
     }
     Map<Integer, String> table = new HashMap<>();
-    for (KeyValue kv : tx.getRange(keys.types().range().begin, keys.types().range().end)) {
+    for (KeyValue kv : Futures.join(read)) {
       int index = (int) keys.types().unpack(kv.key()).getLong(0);
       table.put(index, new String(kv.value(), StandardCharsets.UTF_8));
     }
