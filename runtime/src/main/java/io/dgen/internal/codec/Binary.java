@@ -14,6 +14,19 @@ final class Binary {
 
   private Binary() {}
 
+  /**
+   * Reads a record of the first format: a Smile document.
+   *
+   * @throws UndecodableDataException if it is not one
+   */
+  static <T> T firstFormat(byte[] bytes, Serde serde, Class<T> type, String what) {
+    try {
+      return serde.read(bytes, type);
+    } catch (RuntimeException e) {
+      throw new UndecodableDataException("not a " + what + ": " + e.getMessage(), e);
+    }
+  }
+
   /** A growable output whose buffer can be handed to Jackson and taken without a copy. */
   static final class Out extends ByteArrayOutputStream {
     Out(int size) {

@@ -47,11 +47,7 @@ public record DeadRecord(byte[] envelope, int attempts, String error, long at, S
    */
   public static DeadRecord decode(byte[] bytes, Serde serde) {
     if (bytes.length == 0 || bytes[0] != Envelope.FORMAT) {
-      try {
-        return serde.read(bytes, DeadRecord.class);
-      } catch (RuntimeException e) {
-        throw new UndecodableDataException("not a dead letter: " + e.getMessage(), e);
-      }
+      return Binary.firstFormat(bytes, serde, DeadRecord.class, "dead letter");
     }
     Binary.In in = new Binary.In(bytes, 1);
     int attempts = in.intVarint();

@@ -177,12 +177,7 @@ public record Envelope(
       @Nullable String x) {}
 
   private static Envelope first(byte[] item, Serde serde) {
-    First v;
-    try {
-      v = serde.read(item, First.class);
-    } catch (RuntimeException e) {
-      throw new UndecodableDataException("queue item is not an envelope: " + e.getMessage(), e);
-    }
+    First v = Binary.firstFormat(item, serde, First.class, "queue item");
     if (v.k() != CALL && v.k() != CAST || v.m() == null) {
       throw new UndecodableDataException("queue item of unknown kind " + v.k(), null);
     }

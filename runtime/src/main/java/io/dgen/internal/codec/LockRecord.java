@@ -40,11 +40,7 @@ public record LockRecord(String token, long acquiredAt, byte[] envelope) {
    */
   public static LockRecord decode(byte[] bytes, Serde serde) {
     if (bytes.length == 0 || bytes[0] != Envelope.FORMAT) {
-      try {
-        return serde.read(bytes, LockRecord.class);
-      } catch (RuntimeException e) {
-        throw new UndecodableDataException("not a lock record: " + e.getMessage(), e);
-      }
+      return Binary.firstFormat(bytes, serde, LockRecord.class, "lock record");
     }
     Binary.In in = new Binary.In(bytes, 1);
     String token = in.string();
