@@ -153,6 +153,7 @@ public final class Benchmarks {
                     new CounterServer.AddAndGet(1),
                     "push + batch + read-and-clear")),
         new Planned("servers", s::manyServers),
+        new Planned("wide-1", () -> s.wideState("wide-1", StateEncoding.STRUCTURED, 1)),
         new Planned("wide-structured", () -> s.wideState(StateEncoding.STRUCTURED)),
         new Planned("wide-term", () -> s.wideState(StateEncoding.TERM)),
         new Planned("idle", s::idleServers));

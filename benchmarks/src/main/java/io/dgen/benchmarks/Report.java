@@ -75,6 +75,11 @@ final class Report {
     if (!targets.isEmpty()) {
       out.append("\ntargets (issue 7)                               reached\n").append(targets);
     }
+    String cpuTargets = cpuTargets();
+    if (!cpuTargets.isEmpty()) {
+      out.append("\ntargets (issue 18): CPU per message, same run     reached\n")
+          .append(cpuTargets);
+    }
     return out.toString();
   }
 
@@ -178,6 +183,20 @@ final class Report {
         " µs");
     ratio(
         out,
+        "CPU/msg: 1 of 1,000 fields, STRUCTURED ÷ TERM",
+        "wide-structured",
+        "wide-term",
+        Row::cpuMicrosPerMessage,
+        " µs");
+    ratio(
+        out,
+        "CPU/msg: 1 of 1,000 fields ÷ 1 of 1 field",
+        "wide-structured",
+        "wide-1",
+        Row::cpuMicrosPerMessage,
+        " µs");
+    ratio(
+        out,
         "bytes/msg STRUCTURED ÷ TERM (1-field change)",
         "wide-structured",
         "wide-term",
@@ -240,6 +259,26 @@ final class Report {
                   String.format(Locale.ROOT, "%.0f MB heap after GC", heap));
             });
     return out.toString();
+  }
+
+  /** The CPU ratios of issue 18: each measured against a baseline of the same run. */
+  private String cpuTargets() {
+    StringBuilder out = new StringBuilder();
+    cpuTarget(out, "cast K=64 ÷ plain actor ≤ 20", "cast-k64", "plain-actor", 20);
+    cpuTarget(
+        out, "1 of 1,000 fields: STRUCTURED ÷ TERM ≤ 0.25", "wide-structured", "wide-term", 0.25);
+    cpuTarget(out, "1 of 1,000 fields ÷ 1 of 1 field ≤ 2", "wide-structured", "wide-1", 2);
+    return out.toString();
+  }
+
+  private void cpuTarget(StringBuilder out, String name, String a, String b, double max) {
+    Optional<Row> ra = row(a);
+    Optional<Row> rb = row(b);
+    if (ra.isEmpty() || rb.isEmpty()) {
+      return;
+    }
+    double ratio = ra.get().cpuMicrosPerMessage() / rb.get().cpuMicrosPerMessage();
+    target(out, name, ratio <= max, num(ratio, ratio < 1 ? 3 : 2));
   }
 
   private static String rate(Row r) {

@@ -343,8 +343,15 @@ final class Scenarios {
 
   /** Casts that each change one field of a wide state, at {@code consumeK = 1}. */
   Row wideState(StateEncoding encoding) {
-    String id = "wide-" + encoding.name().toLowerCase(Locale.ROOT);
-    int fields = settings.wideFields();
+    return wideState(
+        "wide-" + encoding.name().toLowerCase(Locale.ROOT), encoding, settings.wideFields());
+  }
+
+  /**
+   * Casts that each change one field of a state of {@code fields} fields, at {@code consumeK = 1}:
+   * with one field, the baseline of what a wide state adds.
+   */
+  Row wideState(String id, StateEncoding encoding, int fields) {
     try (Bench bench = target.open(DEFAULT_MAX_WATCHES);
         DGen dgen = DGen.builder(bench.backend()).stateEncoding(encoding).build()) {
       Tenant tenant = dgen.tenant(bench.root(), id);
@@ -377,7 +384,9 @@ final class Scenarios {
       }
       return row(
           id,
-          String.format("1 of %,d fields changed, %s, K=1, plain cast", fields, encoding.name()),
+          String.format(
+              "1 of %,d field%s changed, %s, K=1, plain cast",
+              fields, fields == 1 ? "" : "s", encoding.name()),
           p.messages(),
           p.elapsedNanos(),
           p.medianRate(),

@@ -1,5 +1,6 @@
 package io.dgen.benchmarks;
 
+import com.google.common.collect.ImmutableMap;
 import io.dgen.Action;
 import io.dgen.DGenServer;
 import io.dgen.From;
@@ -12,13 +13,19 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A server whose state is one object of many string fields, changed one field per cast: the case
- * the structured encoding exists for (DESIGN §5, §8). Applied casts are reported to a {@link
- * Progress}.
+ * the structured encoding exists for (DESIGN §5, §8). The state is deeply immutable (a record over
+ * an immutable map), so the runtime keeps it decoded and a write looks only at what changed.
+ * Applied casts are reported to a {@link Progress}.
  */
 public final class WideServer implements DGenServer<WideServer.State, WideServer.Msg> {
 
   /** The state: {@code fields} named {@code field0000}, {@code field0001}, … */
-  public record State(Map<String, String> fields) {}
+  public record State(Map<String, String> fields) {
+    /** Keeps an immutable copy: what Jackson decodes is a mutable map. */
+    public State {
+      fields = ImmutableMap.copyOf(fields);
+    }
+  }
 
   /** The messages. */
   public sealed interface Msg permits Put, Get {}
@@ -54,9 +61,14 @@ public final class WideServer implements DGenServer<WideServer.State, WideServer
   @Override
   public Result<State> handleCast(Msg message, State state) {
     if (message instanceof Put p) {
-      Map<String, String> fields = new HashMap<>(state.fields());
-      fields.put(p.field(), p.value());
-      return Result.noReply(new State(fields), reportApplied);
+      // A new immutable map: the same keys in the same order, one value replaced.
+      ImmutableMap.Builder<String, String> fields =
+          ImmutableMap.builderWithExpectedSize(state.fields().size() + 1);
+      state.fields().forEach((k, v) -> fields.put(k, k.equals(p.field()) ? p.value() : v));
+      if (!state.fields().containsKey(p.field())) {
+        fields.put(p.field(), p.value());
+      }
+      return Result.noReply(new State(fields.build()), reportApplied);
     }
     throw new IllegalArgumentException("not a cast: " + message);
   }

@@ -164,12 +164,13 @@ final class ConsumerBatch<S, M> {
       M msg;
       try {
         env = queue.envelope(item.value());
-        msg = queue.message(env);
+        msg = queue.message(tx, env);
       } catch (RuntimeException e) {
         deadLetters.moveUndecodable(tx, item, e);
         continue;
       }
-      From from = env.isCall() ? new From(env.s(), Objects.requireNonNull(env.i())) : null;
+      From from =
+          env.isCall() ? new From(env.slotSeconds(), Objects.requireNonNull(env.slotId())) : null;
       Result<S> r;
       try {
         r =

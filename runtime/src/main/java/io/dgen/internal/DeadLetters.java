@@ -83,7 +83,7 @@ final class DeadLetters<M> {
         tx -> {
           byte[] dead = tx.get(deadKey(stamp));
           if (dead != null) {
-            DeadRecord d = serde.read(dead, DeadRecord.class);
+            DeadRecord d = DeadRecord.decode(dead, serde);
             return d.by().equals(failureId) ? d.attempts() : 0;
           }
           byte[] current = tx.get(item.key());
@@ -91,25 +91,24 @@ final class DeadLetters<M> {
             return 0; // processed meanwhile by another consumer
           }
           Envelope env = queue.envelope(current);
-          if (failureId.equals(env.x())) {
-            return env.f(); // a retry of a commit that applied
+          if (failureId.equals(env.failureId())) {
+            return env.failures(); // a retry of a commit that applied
           }
-          int count = env.f() + 1;
+          int count = env.failures() + 1;
           if (count < threshold) {
             // The count lives in the item itself: a success pops it, leaving nothing to clear.
-            tx.set(item.key(), serde.toBytes(env.withFailure(count, failureId)));
+            tx.set(item.key(), queue.withFailure(env, count, failureId));
             return count;
           }
           tx.clear(item.key());
           queue.popped(tx, 1);
           tx.set(
               deadKey(stamp),
-              serde.toBytes(
-                  new DeadRecord(current, count, error, wallMillis.getAsLong(), failureId)));
+              new DeadRecord(current, count, error, wallMillis.getAsLong(), failureId).encode());
           if (env.isCall()) {
             slots.write(
                 tx,
-                new From(env.s(), Objects.requireNonNull(env.i())),
+                new From(env.slotSeconds(), Objects.requireNonNull(env.slotId())),
                 ReplySlots.deadLettered(count, error));
           }
           return count;
@@ -140,13 +139,13 @@ final class DeadLetters<M> {
         e);
     tx.set(
         deadKey(queue.stampOf(item)),
-        serde.toBytes(
-            new DeadRecord(
+        new DeadRecord(
                 item.value(),
                 0,
                 e.getClass().getName() + ": " + e.getMessage(),
                 wallMillis.getAsLong(),
-                "undecodable")));
+                "undecodable")
+            .encode());
   }
 
   /** Every dead letter, oldest first; one whose message no longer decodes is listed without it. */
@@ -157,7 +156,7 @@ final class DeadLetters<M> {
     List<DeadLetter<M>> out = new ArrayList<>(rows.size());
     for (KeyValue kv : rows) {
       Versionstamp stamp = dead.unpack(kv.key()).getVersionstamp(0);
-      DeadRecord d = serde.read(kv.value(), DeadRecord.class);
+      DeadRecord d = DeadRecord.decode(kv.value(), serde);
       M message = null;
       Event.Type type = Event.Type.CAST;
       try {
@@ -206,7 +205,7 @@ final class DeadLetters<M> {
               if (dead == null) {
                 return false;
               }
-              DeadRecord d = serde.read(dead, DeadRecord.class);
+              DeadRecord d = DeadRecord.decode(dead, serde);
               tx.clear(deadKey(stamp));
               queue.push(tx, head ? ServerKeys.LANE_HEAD : ServerKeys.LANE_NORMAL, d.envelope());
               return true;

@@ -107,7 +107,7 @@ final class LockCoordinator<S, M> {
    */
   Held<M> take(Transaction tx, byte[] envelope, Event<M> event) {
     String token = UUID.randomUUID().toString();
-    tx.set(keys.lockKey(), serde.toBytes(new LockRecord(token, wallMillis.getAsLong(), envelope)));
+    tx.set(keys.lockKey(), new LockRecord(token, wallMillis.getAsLong(), envelope).encode());
     return new Held<>(token, envelope, event);
   }
 
@@ -203,7 +203,7 @@ final class LockCoordinator<S, M> {
 
   private LockRecord decode(byte[] bytes) {
     try {
-      return serde.read(bytes, LockRecord.class);
+      return LockRecord.decode(bytes, serde);
     } catch (RuntimeException e) {
       throw new UndecodableDataException("lock record is not valid: " + context, e);
     }

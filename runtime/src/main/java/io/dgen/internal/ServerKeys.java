@@ -15,6 +15,7 @@ import java.nio.ByteOrder;
  * (tuid.., "s", 0, "v")                 versionstamp of the last state write (cache validator)
  * (tuid.., "q", 0, "i", lane, VS)       queue items, FIFO by versionstamp; lane 0 = head, 1 = normal
  * (tuid.., "q", 0, "n") / ("q", 0, "p") push / pop counters (little-endian, atomic add)
+ * (tuid.., "q", 0, "t", n)              type table: entry n, a message class name (UTF-8)
  * (tuid.., "c", unixSeconds, id, "t", n) a caller's reply slot, chunk n; chunk 0 is watched
  * (tuid.., "k")                         lock record
  * (tuid.., "d", VS)                     dead letters
@@ -47,6 +48,7 @@ public final class ServerKeys {
   private final Subspace items;
   private final byte[] pushCounter;
   private final byte[] popCounter;
+  private final Subspace types;
   private final Subspace calls;
   private final byte[] lockKey;
   private final Subspace dead;
@@ -68,6 +70,7 @@ public final class ServerKeys {
     this.items = queue.subspace(Tuple.from("i"));
     this.pushCounter = queue.pack(Tuple.from("n"));
     this.popCounter = queue.pack(Tuple.from("p"));
+    this.types = queue.subspace(Tuple.from("t"));
     this.calls = root.subspace(Tuple.from(CALLS));
     this.lockKey = root.pack(Tuple.from(LOCK));
     this.dead = root.subspace(Tuple.from(DEAD));
@@ -112,6 +115,16 @@ public final class ServerKeys {
   /** The pop counter. */
   public byte[] popCounter() {
     return popCounter;
+  }
+
+  /** The type table: message class names by index. */
+  public Subspace types() {
+    return types;
+  }
+
+  /** Entry {@code index} of the type table. */
+  public byte[] typeKey(int index) {
+    return types.pack(Tuple.from(index));
   }
 
   /** All reply slots. */

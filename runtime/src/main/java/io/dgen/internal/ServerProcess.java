@@ -14,12 +14,14 @@ import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.backend.Futures;
 import io.dgen.internal.codec.Envelope;
+import io.dgen.internal.codec.StoredState;
 import io.dgen.internal.codec.TypeRegistry;
 import java.lang.reflect.Type;
 import java.lang.reflect.TypeVariable;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -28,7 +30,6 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tools.jackson.databind.JavaType;
-import tools.jackson.databind.JsonNode;
 
 /**
  * One process of a durable server, and the {@link ServerRef} handed to users: a thin facade that
@@ -82,8 +83,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     this.context = "tenant=" + tenant.path() + " tuid=" + tuid;
     this.lifecycle = new Lifecycle(context);
     // Wired bottom-up: each component gets only the ones below it.
-    this.states =
-        new StateStore<>(keys, core.codec(), core.serde(), stateType, options.cache(), context);
+    this.states = new StateStore<>(keys, core.codec(), stateType, options.cache(), context);
     this.commits = new CommitRunner(core.backend(), keys, states);
     this.queue = new ServerQueue<>(keys, core.serde(), types, context);
     this.slots =
@@ -212,9 +212,28 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     return resolved;
   }
 
+  /**
+   * Loads (and completes) the type table and writes the initial state, in one transaction; the
+   * table is learned once that has committed.
+   */
   private void initialize(S initial) {
-    JsonNode tree = core.serde().toTree(initial);
-    commits.commit(tx -> states.initialize(tx, tree, options.reset()));
+    Started started =
+        commits.commit(
+            tx -> {
+              var table = queue.readTypes(tx); // overlaps the state store's read
+              StateStore.Written written = states.initialize(tx, initial, options.reset());
+              return new Started(queue.completeTypes(tx, table), written);
+            });
+    types.learn(Objects.requireNonNull(started).types());
+  }
+
+  /** What the start transaction did: the type table it saw or wrote, and the state it wrote. */
+  private record Started(Map<Integer, String> types, StateStore.@Nullable Written state)
+      implements CommitRunner.WritesState {
+    @Override
+    public @Nullable StoredState written() {
+      return state == null ? null : state.written();
+    }
   }
 
   private void ensureAlive() {

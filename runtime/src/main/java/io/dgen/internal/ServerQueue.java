@@ -6,12 +6,16 @@ import io.dgen.Outbox;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
-import io.dgen.internal.codec.Chunks;
 import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.TypeRegistry;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 
@@ -27,8 +31,11 @@ import org.jspecify.annotations.Nullable;
  */
 final class ServerQueue<M> {
 
-  /** Leaves room in the value for the failure count and id written into a failing item. */
-  private static final int MAX_ENVELOPE = Chunks.MAX_VALUE - 256;
+  /**
+   * The largest queue item a push accepts: every record that will ever hold it — the item itself
+   * after failures, the lock record, the dead letter — still fits in one value.
+   */
+  static final int MAX_ENVELOPE = Envelope.MAX_ITEM;
 
   private final ServerKeys keys;
   private final Serde serde;
@@ -44,7 +51,7 @@ final class ServerQueue<M> {
   }
 
   /**
-   * Encodes a message as a queue item.
+   * Encodes a message as a queue item: a small header, then the message serialized once.
    *
    * @param kind {@link Envelope#CALL} or {@link Envelope#CAST}
    * @param from the caller's reply slot (calls), or null
@@ -52,30 +59,35 @@ final class ServerQueue<M> {
    */
   byte[] encode(int kind, M message, @Nullable From from) {
     Objects.requireNonNull(message, "message must not be null");
-    String tag = types.messageTag(message);
-    Envelope env =
-        Envelope.of(
+    byte[] bytes =
+        Envelope.encode(
+            serde,
             kind,
-            tag,
-            serde.toTree(message),
+            types.messageIndex(types.messageTag(message)),
             from == null ? 0 : from.slotSeconds(),
-            from == null ? null : from.slotId());
-    byte[] bytes = serde.toBytes(env);
+            from == null ? null : from.slotId(),
+            message);
     if (bytes.length > MAX_ENVELOPE) {
       throw new IllegalArgumentException(
           "message encodes to "
               + bytes.length
-              + " bytes; a queued message must fit in one value of "
+              + " bytes; a queued message must fit in "
               + MAX_ENVELOPE
-              + " bytes (store large data under your own keys and send a reference): "
+              + " bytes, so that it fits in one value with whatever holds it later (a dead"
+              + " letter, the lock record); store large data under your own keys and send a"
+              + " reference: "
               + context);
     }
     return bytes;
   }
 
-  /** Reads a queue item's envelope. */
+  /**
+   * Reads a queue item's envelope (of either format).
+   *
+   * @throws io.dgen.UndecodableDataException if it is not one
+   */
   Envelope envelope(byte[] item) {
-    return serde.read(item, Envelope.class);
+    return Envelope.decode(item, serde);
   }
 
   /**
@@ -85,7 +97,64 @@ final class ServerQueue<M> {
    */
   @SuppressWarnings("unchecked")
   M message(Envelope env) {
-    return (M) types.decodeMessage(env.t(), env.m());
+    return (M) types.decodeMessage(env);
+  }
+
+  /**
+   * Like {@link #message(Envelope)}, first reading the type table entry the item names if this
+   * process has not learned it (another process added it since this one started).
+   */
+  M message(Transaction tx, Envelope env) {
+    if (!types.knows(env.typeIndex())) {
+      byte[] name = tx.snapshot().get(keys.typeKey(env.typeIndex()));
+      if (name != null) {
+        types.learn(Map.of(env.typeIndex(), new String(name, StandardCharsets.UTF_8)));
+      }
+    }
+    return message(env);
+  }
+
+  /** The item {@code env} came from, with {@code count} failures, the last one {@code id}. */
+  byte[] withFailure(Envelope env, int count, String id) {
+    int index = env.typeName() == null ? env.typeIndex() : types.messageIndex(env.typeName());
+    return env.withFailure(count, id, index);
+  }
+
+  /**
+   * Starts reading the server's type table, so that the read overlaps the caller's others; null if
+   * the declared message type determines every message's class (no table is needed).
+   */
+  @Nullable CompletableFuture<List<KeyValue>> readTypes(Transaction tx) {
+    return types.messagesTagged()
+        ? tx.getRangeAsync(
+            keys.types().range().begin, keys.types().range().end, Transaction.UNLIMITED, false)
+        : null;
+  }
+
+  /**
+   * Adds to the type table read by {@link #readTypes} the message classes this process allows that
+   * it lacks (at the next free indexes: entries are never renumbered). Returns the whole table, for
+   * {@link TypeRegistry#learn} once the transaction has committed.
+   */
+  Map<Integer, String> completeTypes(
+      Transaction tx, @Nullable CompletableFuture<List<KeyValue>> read) {
+    if (read == null) {
+      return Map.of();
+    }
+    Map<Integer, String> table = new HashMap<>();
+    for (KeyValue kv : Futures.join(read)) {
+      int index = (int) keys.types().unpack(kv.key()).getLong(0);
+      table.put(index, new String(kv.value(), StandardCharsets.UTF_8));
+    }
+    int next = table.keySet().stream().mapToInt(i -> i + 1).max().orElse(0);
+    Set<String> present = new HashSet<>(table.values());
+    for (String name : types.messageTagNames()) {
+      if (!present.contains(name)) {
+        tx.set(keys.typeKey(next), name.getBytes(StandardCharsets.UTF_8));
+        table.put(next++, name);
+      }
+    }
+    return table;
   }
 
   /** Pushes {@code envelope} at the tail of {@code lane}: blind writes only. */

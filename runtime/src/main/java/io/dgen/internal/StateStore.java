@@ -6,7 +6,6 @@ import io.dgen.UndecodableDataException;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
-import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StateCodec;
 import io.dgen.internal.codec.StoredState;
 import java.util.ArrayList;
@@ -15,7 +14,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JavaType;
-import tools.jackson.databind.JsonNode;
 
 /**
  * One server's durable state as this process sees it: loading it (from the cache while the version
@@ -26,7 +24,9 @@ import tools.jackson.databind.JsonNode;
  *
  * <p>Threading: the cache is an immutable snapshot in a volatile field; whoever commits last
  * publishes it, and a stale cache is merely a miss. The miss streak is touched only by the consume
- * loop, which never runs concurrently with itself.
+ * loop, which never runs concurrently with itself. Every load hands out a state no other callback
+ * holds, unless the codec found it deeply immutable (then all share one decoded instance): the
+ * consume loop, inline calls and priority messages load from the same cache at the same time.
  *
  * @param <S> the state type
  */
@@ -44,7 +44,6 @@ final class StateStore<S> implements CommitRunner.Observer {
 
   private final ServerKeys keys;
   private final StateCodec codec;
-  private final Serde serde;
   private final JavaType stateType;
   private final boolean caching;
   private final String context;
@@ -53,15 +52,9 @@ final class StateStore<S> implements CommitRunner.Observer {
   private int missStreak;
 
   StateStore(
-      ServerKeys keys,
-      StateCodec codec,
-      Serde serde,
-      JavaType stateType,
-      boolean caching,
-      String context) {
+      ServerKeys keys, StateCodec codec, JavaType stateType, boolean caching, String context) {
     this.keys = keys;
     this.codec = codec;
-    this.serde = serde;
     this.stateType = stateType;
     this.caching = caching;
     this.context = context;
@@ -72,7 +65,7 @@ final class StateStore<S> implements CommitRunner.Observer {
    *
    * @return the write, or null if the stored state wins
    */
-  @Nullable Written initialize(Transaction tx, JsonNode initial, boolean reset) {
+  @Nullable Written initialize(Transaction tx, S initial, boolean reset) {
     byte[] version = tx.get(keys.versionKey());
     if (version != null && !reset) {
       return null;
@@ -128,9 +121,14 @@ final class StateStore<S> implements CommitRunner.Observer {
     return new Loaded<>(stored, decode(stored));
   }
 
+  /**
+   * The state for a callback: the codec's shared instance of a deeply immutable state, or a fresh
+   * decode that no other callback sees.
+   */
+  @SuppressWarnings("unchecked") // the codec decodes as stateType
   private S decode(StoredState stored) {
     try {
-      return serde.fromTree(stored.tree(), stateType);
+      return (S) codec.state(stored, stateType);
     } catch (RuntimeException e) {
       throw new UndecodableDataException(
           "stored state does not decode as " + stateType + ": " + context, e);
@@ -144,8 +142,7 @@ final class StateStore<S> implements CommitRunner.Observer {
    * @throws io.dgen.StateTooLargeException if the write would not fit in the transaction
    */
   @Nullable StoredState write(Transaction tx, Loaded<S> loaded, S state) {
-    StoredState written =
-        codec.write(tx, keys.state(), loaded.stored(), serde.toTree(state), stateType);
+    StoredState written = codec.write(tx, keys.state(), loaded.stored(), state, stateType);
     if (written == loaded.stored()) {
       return null;
     }

@@ -1,34 +1,48 @@
 package io.dgen.internal.codec;
 
+import io.dgen.UndecodableDataException;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 
 /**
- * A queue item: what kind of message, its type tag (if the declared type needs one), the message
- * tree, and for a call the caller's reply slot.
+ * A queue item: a small binary header, then the message's bytes exactly as the mapper wrote them
+ * (serialized once, never through a tree).
  *
- * @param k the kind, {@link #CALL} or {@link #CAST}
- * @param t the type tag, or null
- * @param m the message
- * @param s the reply slot's Unix second (calls)
- * @param i the reply slot's id (calls), or null
- * @param f consecutive failures of this queue item so far (kept in the item itself, so a message
- *     that succeeds leaves nothing behind to clear)
- * @param x the id of the last failure recorded, or null (a recording retried after
+ * <pre>
+ * byte     1            format (1; an item of the first format is a Smile document: ':' or 0xFA)
+ * byte     kind         1 call, 2 cast
+ * varint   type + 1     0: the declared message type; n + 1: entry n of the server's type table
+ * varint   failures     consecutive failures so far
+ * string   failure id   the last failure recorded (failures > 0 only)
+ * varint   slot second  calls only: the caller's reply slot
+ * string   slot id      calls only
+ * bytes    message      the rest: the message, Smile
+ * </pre>
+ *
+ * Strings are a varint of the UTF-8 length plus one (0 for none), then the bytes.
+ *
+ * @param kind {@link #CALL} or {@link #CAST}
+ * @param typeIndex the message's entry in the server's type table, or {@link #DECLARED}
+ * @param typeName the message's class name, in items of the first format (which named it)
+ * @param slotSeconds the reply slot's Unix second (calls)
+ * @param slotId the reply slot's id (calls), or null
+ * @param failures consecutive failures of this item so far (kept in the item, so a message that
+ *     succeeds leaves nothing behind to clear)
+ * @param failureId the id of the last failure recorded, or null (a recording retried after
  *     commit_unknown_result sees its own id and counts once)
+ * @param bytes the item (or, for an item of the first format, its message re-serialized)
+ * @param messageOffset where the message starts in {@code bytes}
  */
 public record Envelope(
-    int k, @Nullable String t, JsonNode m, long s, @Nullable String i, int f, @Nullable String x) {
-
-  /** A new envelope with no failures. */
-  public static Envelope of(int k, @Nullable String t, JsonNode m, long s, @Nullable String i) {
-    return new Envelope(k, t, m, s, i, 0, null);
-  }
-
-  /** This envelope with {@code count} failures, the last one {@code failureId}. */
-  public Envelope withFailure(int count, String failureId) {
-    return new Envelope(k, t, m, s, i, count, failureId);
-  }
+    int kind,
+    int typeIndex,
+    @Nullable String typeName,
+    long slotSeconds,
+    @Nullable String slotId,
+    int failures,
+    @Nullable String failureId,
+    byte[] bytes,
+    int messageOffset) {
 
   /** A call. */
   public static final int CALL = 1;
@@ -36,8 +50,138 @@ public record Envelope(
   /** A cast. */
   public static final int CAST = 2;
 
+  /** The message is of the declared type: no type index. */
+  public static final int DECLARED = -1;
+
+  /** The first byte of an item of this format. */
+  static final byte FORMAT = 1;
+
+  /** The most a failure adds to an item: its count and id. */
+  static final int MAX_FAILURE_GROWTH = 64;
+
+  /**
+   * The largest item a push may write: after failures, and wrapped in the largest record that holds
+   * an item (a dead letter; the lock record adds less), it still fits in one value.
+   */
+  public static final int MAX_ITEM =
+      Chunks.MAX_VALUE
+          - MAX_FAILURE_GROWTH
+          - Math.max(DeadRecord.MAX_OVERHEAD, LockRecord.MAX_OVERHEAD);
+
   /** True for a call. */
   public boolean isCall() {
-    return k == CALL;
+    return kind == CALL;
+  }
+
+  /**
+   * Encodes a message as a queue item.
+   *
+   * @param typeIndex the message's type table entry, or {@link #DECLARED}
+   * @param slotId the reply slot (calls), or null
+   */
+  public static byte[] encode(
+      Serde serde,
+      int kind,
+      int typeIndex,
+      long slotSeconds,
+      @Nullable String slotId,
+      Object message) {
+    Binary.Out out = header(kind, typeIndex, 0, null, slotSeconds, slotId, 128);
+    serde.mapper().writeValue(out, message);
+    return out.toByteArray();
+  }
+
+  /**
+   * This item, in this format, with {@code count} failures, the last one {@code failureId}.
+   *
+   * @param typeIndex the message's type table entry (an item of the first format named its type)
+   */
+  public byte[] withFailure(int count, String failureId, int typeIndex) {
+    int length = bytes.length - messageOffset;
+    Binary.Out out =
+        header(kind, typeIndex, count, failureId, slotSeconds, slotId, length + MAX_FAILURE_GROWTH);
+    out.write(bytes, messageOffset, length);
+    return out.toByteArray();
+  }
+
+  /** The message's Smile bytes' length. */
+  public int messageLength() {
+    return bytes.length - messageOffset;
+  }
+
+  private static Binary.Out header(
+      int kind,
+      int typeIndex,
+      int failures,
+      @Nullable String failureId,
+      long slotSeconds,
+      @Nullable String slotId,
+      int size) {
+    Binary.Out out = new Binary.Out(size + 48);
+    out.write(FORMAT);
+    out.write(kind);
+    out.varint(typeIndex + 1L).varint(failures);
+    if (failures > 0) {
+      out.string(failureId);
+    }
+    if (kind == CALL) {
+      out.varint(slotSeconds).string(slotId);
+    }
+    return out;
+  }
+
+  /**
+   * Reads a queue item, of either format.
+   *
+   * @throws UndecodableDataException if it is neither
+   */
+  public static Envelope decode(byte[] item, Serde serde) {
+    if (item.length == 0) {
+      throw new UndecodableDataException("empty queue item", null);
+    }
+    if (item[0] != FORMAT) {
+      return first(item, serde);
+    }
+    Binary.In in = new Binary.In(item, 1);
+    if (in.remaining() < 1) {
+      throw new UndecodableDataException("queue item ends early", null);
+    }
+    int kind = item[in.at++];
+    if (kind != CALL && kind != CAST) {
+      throw new UndecodableDataException("queue item of unknown kind " + kind, null);
+    }
+    int typeIndex = in.intVarint() - 1;
+    int failures = in.intVarint();
+    String failureId = failures > 0 ? in.string() : null;
+    long slotSeconds = 0;
+    String slotId = null;
+    if (kind == CALL) {
+      slotSeconds = in.varint();
+      slotId = in.string();
+      if (slotId == null) {
+        throw new UndecodableDataException("a call without a reply slot", null);
+      }
+    }
+    return new Envelope(
+        kind, typeIndex, null, slotSeconds, slotId, failures, failureId, item, in.at);
+  }
+
+  /** The first format: a Smile document {k, t, m, s, i, f, x} with the message as a tree. */
+  record First(
+      int k,
+      @Nullable String t,
+      JsonNode m,
+      long s,
+      @Nullable String i,
+      int f,
+      @Nullable String x) {}
+
+  private static Envelope first(byte[] item, Serde serde) {
+    First v = Binary.firstFormat(item, serde, First.class, "queue item");
+    if (v.k() != CALL && v.k() != CAST || v.m() == null) {
+      throw new UndecodableDataException("queue item of unknown kind " + v.k(), null);
+    }
+    return new Envelope(
+        v.k(), DECLARED, v.t(), v.s(), v.i(), v.f(), v.x(), serde.toBytes(v.m()), 0);
   }
 }

@@ -6,6 +6,7 @@ import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.JavaType;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -31,6 +32,21 @@ public final class TermStateCodec implements StateCodec {
   @Override
   public @Nullable StoredState decode(Subspace space, List<KeyValue> rows) {
     return delegate.decode(space, rows);
+  }
+
+  @Override
+  public @Nullable Object state(StoredState stored, JavaType stateType) {
+    return delegate.state(stored, stateType);
+  }
+
+  @Override
+  public StoredState write(
+      Transaction tx,
+      Subspace space,
+      @Nullable StoredState old,
+      @Nullable Object state,
+      JavaType stateType) {
+    return delegate.write(tx, space, old, state, stateType);
   }
 
   @Override

@@ -13,9 +13,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectReader;
 
 /**
  * The types stored data may name, for one server, and the tags that name them.
@@ -25,6 +27,11 @@ import tools.jackson.databind.JsonNode;
  * type and, if it is sealed, its permitted subtypes, recursively; the state type; the types the
  * start options allow; common JDK value types). A tag outside the map is refused: the class it
  * names is never loaded, let alone instantiated.
+ *
+ * <p>A queued message stores its tag as an index into the server's durable type table (class names
+ * in the order they were first allowed, never renumbered), which the runtime loads — and extends
+ * with the names it allows that are missing — when a process starts; see {@link #learn}. An index
+ * resolves to the name, which must still be allowed.
  */
 public final class TypeRegistry {
 
@@ -53,6 +60,11 @@ public final class TypeRegistry {
   private final boolean messageTagged;
   private final Map<String, JavaType> byTag = new HashMap<>();
   private final Set<String> messageTags = new LinkedHashSet<>();
+  private final Map<JavaType, ObjectReader> readers = new ConcurrentHashMap<>();
+  // The server's durable type table as learned: index <-> class name. Replaced, never changed.
+  private volatile Table table = new Table(Map.of(), Map.of());
+
+  private record Table(Map<String, Integer> byName, Map<Integer, String> byIndex) {}
 
   /**
    * Builds the registry.
@@ -139,21 +151,83 @@ public final class TypeRegistry {
   }
 
   /**
-   * Decodes a stored message.
+   * The message's entry in the server's type table, for a queue item.
    *
-   * @throws UndecodableDataException if the tag is not allowed or the tree does not fit
+   * @param tag the message's tag, or null when the declared type determines it
+   * @throws IllegalStateException if the table has not been loaded (see {@link #learn})
    */
-  public Object decodeMessage(@Nullable String tag, JsonNode tree) {
-    JavaType type;
+  public int messageIndex(@Nullable String tag) {
+    if (tag == null) {
+      return Envelope.DECLARED;
+    }
+    Integer index = table.byName.get(tag);
+    if (index == null) {
+      throw new IllegalStateException("type " + tag + " is not in the server's type table");
+    }
+    return index;
+  }
+
+  /** The names of the classes a message may be of, sorted: what the type table must hold. */
+  public List<String> messageTagNames() {
+    return messageTags.stream().sorted().toList();
+  }
+
+  /** Whether stored messages name their type: the declared message type does not determine it. */
+  public boolean messagesTagged() {
+    return messageTagged;
+  }
+
+  /**
+   * Adds entries of the server's durable type table. Entries never change once written, so what was
+   * learned stays true.
+   */
+  public void learn(Map<Integer, String> entries) {
+    synchronized (this) {
+      Table t = table;
+      Map<String, Integer> byName = new HashMap<>(t.byName);
+      Map<Integer, String> byIndex = new HashMap<>(t.byIndex);
+      entries.forEach(
+          (i, name) -> {
+            byIndex.put(i, name);
+            byName.putIfAbsent(name, i);
+          });
+      table = new Table(Map.copyOf(byName), Map.copyOf(byIndex));
+    }
+  }
+
+  /** Whether the type table entry {@code index} is known. */
+  public boolean knows(int index) {
+    return index == Envelope.DECLARED || table.byIndex.containsKey(index);
+  }
+
+  /**
+   * Decodes the message of a queue item.
+   *
+   * @throws UndecodableDataException if its type is not allowed or not in the type table as
+   *     learned, or the bytes do not fit
+   */
+  public Object decodeMessage(Envelope env) {
+    String tag = env.typeName();
+    if (env.typeIndex() != Envelope.DECLARED) {
+      tag = table.byIndex.get(env.typeIndex());
+      if (tag == null) {
+        throw new UndecodableDataException(
+            "stored message names type table entry "
+                + env.typeIndex()
+                + ", which this server's type table does not have",
+            null);
+      }
+    }
+    ObjectReader reader;
     if (tag == null) {
       if (messageTagged) {
         throw new UndecodableDataException(
             "stored message has no type tag but the declared type " + messageType + " needs one",
             null);
       }
-      type = messageType;
+      reader = reader(messageType);
     } else {
-      type = messageTags.contains(tag) ? byTag.get(tag) : null;
+      JavaType type = messageTags.contains(tag) ? byTag.get(tag) : null;
       if (type == null) {
         throw new UndecodableDataException(
             "stored message names type '"
@@ -163,8 +237,18 @@ public final class TypeRegistry {
                 + "; the class was not loaded",
             null);
       }
+      reader = reader(type);
     }
-    return convert(tree, type, "message");
+    try {
+      return reader.readValue(env.bytes(), env.messageOffset(), env.messageLength());
+    } catch (RuntimeException e) {
+      throw new UndecodableDataException(
+          "stored message does not decode as " + reader.getValueType() + ": " + e.getMessage(), e);
+    }
+  }
+
+  private ObjectReader reader(JavaType type) {
+    return readers.computeIfAbsent(type, t -> serde.mapper().readerFor(t));
   }
 
   /**

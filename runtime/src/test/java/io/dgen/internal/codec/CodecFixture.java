@@ -51,6 +51,12 @@ final class CodecFixture implements AutoCloseable {
     return backend.run(tx -> codec.write(tx, space, old, tree, type));
   }
 
+  /** Writes a state object, as the runtime does. */
+  StoredState writeObject(@Nullable StoredState old, @Nullable Object state, Class<?> type) {
+    JavaType t = serde.type(type);
+    return backend.run(tx -> codec.write(tx, space, old, state, t));
+  }
+
   /** Every row of the state subspace, the version key included. */
   List<KeyValue> dump() {
     return backend.run(tx -> tx.getRange(space.range().begin, space.range().end));

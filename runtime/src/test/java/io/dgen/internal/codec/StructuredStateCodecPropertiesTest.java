@@ -82,11 +82,11 @@ class StructuredStateCodecPropertiesTest {
   @Property(seed = "20260405", tries = 500)
   void packedLengths_matchTheTupleLayer(
       @ForAll("names") String name, @ForAll byte[] bytes, @ForAll("unicode") String any) {
-    assertThat(StructuredStateCodec.packedLength(name))
+    assertThat(KeyPath.packedLength(name))
         .isEqualTo(com.apple.foundationdb.tuple.Tuple.from(name).getPackedSize());
-    assertThat(StructuredStateCodec.packedLength(any))
+    assertThat(KeyPath.packedLength(any))
         .isEqualTo(com.apple.foundationdb.tuple.Tuple.from(any).getPackedSize());
-    assertThat(StructuredStateCodec.packedLength(bytes))
+    assertThat(KeyPath.packedLength(bytes))
         .isEqualTo(com.apple.foundationdb.tuple.Tuple.from((Object) bytes).getPackedSize());
   }
 

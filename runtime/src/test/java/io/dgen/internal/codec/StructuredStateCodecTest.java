@@ -459,7 +459,7 @@ class StructuredStateCodecTest {
 
   @Test
   void longestIncreasingRun_keepsAllButTheMovedItem() {
-    boolean[] keep = StructuredStateCodec.longestIncreasingRun(new int[] {0, 1, 5, 2, 3, 4, -1});
+    boolean[] keep = ListDiff.longestIncreasingRun(new int[] {0, 1, 5, 2, 3, 4, -1});
     assertThat(keep).containsExactly(true, true, false, true, true, true, false);
   }
 
