@@ -138,7 +138,9 @@ public interface DGenServer<S, M> {
    * Continues the work of a message whose callback returned {@link Result#lock}: runs outside any
    * transaction (external side effects allowed) while the server is locked. Its result commits only
    * while this holder's lock is current. It may run twice for one message (after a busted lock), so
-   * it must be safe to repeat.
+   * it must be safe to repeat. Its state replaces the server's: nothing else may change the state
+   * while the lock is held (queued messages wait, and a priority message that would change the
+   * state is refused with {@link ServerLockedException}), so no change is silently undone.
    *
    * @param db the backend, tenant and identity
    * @param event the message that took the lock

@@ -1,6 +1,7 @@
 package io.dgen;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.dgen.TestServer.Add;
@@ -44,6 +45,32 @@ class LockModeTest extends RuntimeTestBase {
 
     gate.countDown();
     awaitTotal(ref, 1001);
+    assertThat(state(ref).seen()).containsExactly(1000L, 1L);
+  }
+
+  @Test
+  void priorityMessageThatChangesTheState_whileLocked_isRefused_andNothingIsUndone()
+      throws Exception {
+    blockFirstHolder();
+    ServerRef<Msg> ref = start();
+    ref.cast(new Work("p"));
+    awaitHolderBlocked();
+    // handleLocked's result replaces the state when it commits: a change made now would be lost
+    assertThatThrownBy(() -> ref.priorityCast(new Add(1)))
+        .isInstanceOf(ServerLockedException.class)
+        .hasMessageContaining("handleCast");
+    assertThatThrownBy(() -> ref.priorityCall(new Add(1)))
+        .isInstanceOf(ServerLockedException.class)
+        .hasMessageContaining("handleCall");
+    assertThatThrownBy(() -> ref.info("tick"))
+        .isInstanceOf(ServerLockedException.class)
+        .hasMessageContaining("handleInfo");
+    assertThat(total(ref)).isZero(); // a priority message that only reads still runs
+
+    gate.countDown();
+    awaitTotal(ref, 1000);
+    ref.priorityCast(new Add(1)); // unlocked again: accepted
+    assertThat(total(ref)).isEqualTo(1001);
     assertThat(state(ref).seen()).containsExactly(1000L, 1L);
   }
 
