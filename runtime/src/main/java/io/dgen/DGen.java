@@ -52,7 +52,8 @@ public final class DGen implements AutoCloseable {
             b.clock,
             b.workerThreads,
             b.retryInitial,
-            b.retryMax);
+            b.retryMax,
+            b.listener);
   }
 
   /**
@@ -167,6 +168,7 @@ public final class DGen implements AutoCloseable {
     private Duration retryInitial = Duration.ofMillis(10);
     private Duration retryMax = Duration.ofSeconds(2);
     private StateEncoding stateEncoding = StateEncoding.STRUCTURED;
+    private DGenListener listener = new DGenListener() {};
 
     private Builder(Backend backend) {
       this.backend = Objects.requireNonNull(backend, "backend must not be null");
@@ -257,6 +259,18 @@ public final class DGen implements AutoCloseable {
      */
     public Builder stateEncoding(StateEncoding encoding) {
       this.stateEncoding = Objects.requireNonNull(encoding, "encoding must not be null");
+      return this;
+    }
+
+    /**
+     * The listener that hears events such as a lock holder fenced after its lock was busted.
+     * Default: one that ignores them (each is logged anyway).
+     *
+     * @param listener the listener; thread-safe, see {@link DGenListener}
+     * @return this builder
+     */
+    public Builder listener(DGenListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener must not be null");
       return this;
     }
 

@@ -163,9 +163,10 @@ public interface ServerRef<M> {
   boolean isAlive();
 
   /**
-   * Returns a future that completes when this process stops: normally after {@link #stop}, {@link
-   * #kill} or a {@code Result.stop}; exceptionally with {@link LockFencedException} when the
-   * process held a lock that was busted and its late commit was refused.
+   * Returns a future that completes when this process stops: after {@link #stop}, {@link #kill}, a
+   * {@code Result.stop}, or once it finds its server killed. A lock holder whose lock was busted
+   * does not stop: its late commit is refused with {@link LockFencedException}, which is logged and
+   * reported to the {@link DGenListener}, and the process goes on consuming.
    *
    * @return the termination future
    */

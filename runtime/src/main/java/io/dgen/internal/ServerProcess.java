@@ -126,6 +126,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             lifecycle,
             options.lockTimeout(),
             core::wallMillis,
+            fenced -> core.lockFenced(this, fenced),
             context);
     ConsumerBatch<S, M> batches =
         new ConsumerBatch<>(
