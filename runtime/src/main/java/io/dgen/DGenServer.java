@@ -22,8 +22,8 @@ import org.jspecify.annotations.Nullable;
  *       conflict, after a throw, or after {@code commit_unknown_result}): it must be deterministic
  *       and free of external side effects. Side effects go into {@link Action}s, which run after
  *       the commit, or into {@link #handleLocked}.
- *   <li>A callback must be fast: a transaction cannot outlive five seconds ({@link
- *       TransactionTooLongException}).
+ *   <li>A callback must be fast: a transaction cannot outlive five seconds, and callbacks that
+ *       carry theirs past four fail ({@link TransactionTooLongException}).
  *   <li>A throwing callback aborts its transaction; a queued message is retried with capped
  *       exponential backoff (and dead-lettered after {@code deadLetterThreshold} failures), a
  *       priority message fails its sender with {@link CallbackException}.

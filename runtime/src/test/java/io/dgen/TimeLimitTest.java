@@ -9,6 +9,8 @@ import io.dgen.backend.memory.MemoryBackend;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class TimeLimitTest extends RuntimeTestBase {
 
@@ -25,15 +27,35 @@ class TimeLimitTest extends RuntimeTestBase {
         .build();
   }
 
-  @Test
-  void callbackPastFiveSeconds_failsWithAClearError() {
+  /** 4.5 s would pass a five-second check, then fail at commit with 1007 every time. */
+  @ParameterizedTest
+  @ValueSource(longs = {6_000, 4_500})
+  void callbackPastTheFourSecondGuard_failsWithAClearError(long millis) {
     ServerRef<Msg> ref = start(b -> b.consume(false));
-    assertThatThrownBy(() -> ref.priorityCall(new Slow(TimeUnit.SECONDS.toNanos(6))))
+    assertThatThrownBy(() -> ref.priorityCall(new Slow(TimeUnit.MILLISECONDS.toNanos(millis))))
         .isInstanceOf(CallbackException.class)
         .cause()
         .isInstanceOf(TransactionTooLongException.class)
+        .hasMessageContaining("past the 4000 ms allowed to callbacks")
         .hasMessageContaining("5000 ms transaction limit");
     assertThat(total(ref)).isZero();
+  }
+
+  @Test
+  void queuedCallbackPastTheGuard_isTheItemsFailure_deadLettered_andTheQueueMovesOn() {
+    ServerRef<Msg> ref = start(b -> b.deadLetterThreshold(2));
+    ref.cast(new Slow(TimeUnit.MILLISECONDS.toNanos(4_900)));
+    ref.cast(new TestServer.Add(1));
+    awaitTotal(ref, 1);
+    assertThat(ref.deadLetters())
+        .singleElement()
+        .satisfies(
+            d -> {
+              assertThat(d.message()).isEqualTo(new Slow(TimeUnit.MILLISECONDS.toNanos(4_900)));
+              assertThat(d.attempts()).isEqualTo(2);
+              assertThat(d.lastError()).contains("TransactionTooLongException");
+            });
+    assertThat(ref.queueLength()).isZero();
   }
 
   @Test

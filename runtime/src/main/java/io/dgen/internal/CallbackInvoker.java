@@ -23,8 +23,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Every call into one server's user code: the {@code handle*} callbacks with their contexts, {@code
  * handleLocked}, {@code handleDeadLetter} and post-commit actions. It checks a callback's result
- * and age and classifies its failures: a callback that throws, returns null or outlives the
- * transaction limit fails with {@link CallbackFailure}, whether it ran inline, as a priority
+ * and age and classifies its failures: a callback that throws, returns null or ends past {@link
+ * #CALLBACK_LIMIT_NANOS} fails with {@link CallbackFailure}, whether it ran inline, as a priority
  * message or in a batch.
  *
  * <p>Never commits, reads or writes keys itself, and never decides what a failure leads to (retry,
@@ -37,8 +37,16 @@ final class CallbackInvoker<S, M> {
 
   private static final Logger log = LoggerFactory.getLogger(CallbackInvoker.class);
 
-  /** FoundationDB's transaction lifetime; callbacks that reach it fail instead of retrying. */
+  /** FoundationDB's transaction lifetime. */
   static final long TRANSACTION_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(5);
+
+  /**
+   * How long a transaction's callbacks may run: a second under {@link #TRANSACTION_LIMIT_NANOS},
+   * left for the state write and the commit. A callback that ends later fails (and counts as its
+   * item's failure) instead of passing, then failing at commit with {@code transaction_too_old}
+   * every time, forever.
+   */
+  static final long CALLBACK_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(4);
 
   /** A callback failed; thrown out of a transaction body so that the attempt commits nothing. */
   static final class CallbackFailure extends RuntimeException {
@@ -105,8 +113,8 @@ final class CallbackInvoker<S, M> {
   /**
    * Runs {@code callback} in {@code tx}.
    *
-   * @throws CallbackFailure if it throws, returns null, or the transaction's work has run past
-   *     FoundationDB's limit
+   * @throws CallbackFailure if it throws, returns null, or ends past {@link #CALLBACK_LIMIT_NANOS}
+   *     into the transaction
    */
   private Result<S> invoke(
       Transaction tx, S state, long startNanos, String name, Callback<S> callback) {
@@ -176,13 +184,17 @@ final class CallbackInvoker<S, M> {
 
   private void checkAge(long startNanos, String what) {
     long elapsed = nanoTime.getAsLong() - startNanos;
-    if (elapsed >= TRANSACTION_LIMIT_NANOS) {
+    if (elapsed > CALLBACK_LIMIT_NANOS) {
       throw new TransactionTooLongException(
           what
               + " ran "
               + TimeUnit.NANOSECONDS.toMillis(elapsed)
-              + " ms, past FoundationDB's 5000 ms transaction limit: callbacks run inside a"
-              + " transaction and must be fast; move slow work to actions or lock mode. "
+              + " ms into its transaction, past the "
+              + TimeUnit.NANOSECONDS.toMillis(CALLBACK_LIMIT_NANOS)
+              + " ms allowed to callbacks (a margin under FoundationDB's "
+              + TimeUnit.NANOSECONDS.toMillis(TRANSACTION_LIMIT_NANOS)
+              + " ms transaction limit): callbacks run inside a transaction and must be fast;"
+              + " move slow work to actions or lock mode. "
               + context);
     }
   }
