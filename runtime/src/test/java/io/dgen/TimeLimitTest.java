@@ -2,6 +2,7 @@ package io.dgen;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Slow;
@@ -16,7 +17,9 @@ class TimeLimitTest extends RuntimeTestBase {
 
   @Override
   MemoryBackend newBackend() {
-    return MemoryBackend.builder().ticker(hooks.clock::get).build();
+    return MemoryBackend.builder()
+        .ticker(() -> hooks.clock.get() + hooks.backendClock.get())
+        .build();
   }
 
   @Override
@@ -56,6 +59,33 @@ class TimeLimitTest extends RuntimeTestBase {
               assertThat(d.lastError()).contains("TransactionTooLongException");
             });
     assertThat(ref.queueLength()).isZero();
+  }
+
+  @Test
+  void readThroughTxContext_failingWithTransactionTooOld_isRetried_notDeadLettered() {
+    ServerRef<Msg> ref = start(b -> b.deadLetterThreshold(1));
+    // the backend sees the attempt age past five seconds (a cluster-side delay); the callback
+    // itself was fast
+    ref.cast(new TestServer.ReadAfter("r", 1, TimeUnit.SECONDS.toNanos(6), true));
+    awaitTotal(ref, 1);
+    assertThat(ref.deadLetters()).isEmpty();
+    assertThat(hooks.attempts.get("r")).hasValue(2);
+    assertThat(ref.queueLength()).isZero();
+    // inline: retried, not reported as CallbackException
+    long reply = ref.call(new TestServer.ReadAfter("c", 1, TimeUnit.SECONDS.toNanos(6), true));
+    assertThat(reply).isEqualTo(2);
+    assertThat(hooks.attempts.get("c")).hasValue(2);
+  }
+
+  @Test
+  void slowCallbackWhoseReadFailsTooOld_isTheItemsFailure_notATransientError() {
+    // the read fails with the retryable 1007, but because the callback was slow: retrying would
+    // run it slowly again, forever
+    ServerRef<Msg> ref = start(b -> b.deadLetterThreshold(2));
+    ref.cast(new TestServer.ReadAfter("slow", 5, TimeUnit.SECONDS.toNanos(6), false));
+    await().atMost(Duration.ofSeconds(30)).until(() -> ref.deadLetters().size() == 1);
+    assertThat(ref.deadLetters().get(0).lastError()).contains("TransactionTooLongException");
+    assertThat(hooks.attempts.get("slow")).hasValue(2);
   }
 
   @Test
