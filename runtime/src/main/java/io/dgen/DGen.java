@@ -201,7 +201,9 @@ public final class DGen implements AutoCloseable {
     /**
      * The wall clock used for lock ages ({@code lockTimeout}) and timestamps of dead letters and
      * reply slots. Default {@link Clock#systemUTC()}. Every process of a server, in every JVM,
-     * should have clocks that agree to well within the lock timeout.
+     * should have clocks that agree to well within the lock timeout. Commit markers are not aged by
+     * it: they are keyed and swept by the backend's run ids ({@link io.dgen.backend.RunIds}), so
+     * this clock cannot make them expire early or never.
      *
      * @param clock the clock
      * @return this builder

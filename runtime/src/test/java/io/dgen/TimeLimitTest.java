@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Slow;
+import io.dgen.backend.BackendException;
 import io.dgen.backend.memory.MemoryBackend;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -19,6 +20,7 @@ class TimeLimitTest extends RuntimeTestBase {
   MemoryBackend newBackend() {
     return MemoryBackend.builder()
         .ticker(() -> hooks.clock.get() + hooks.backendClock.get())
+        .maxRetryDelay(Duration.ofMillis(2))
         .build();
   }
 
@@ -86,6 +88,22 @@ class TimeLimitTest extends RuntimeTestBase {
     await().atMost(Duration.ofSeconds(30)).until(() -> ref.deadLetters().size() == 1);
     assertThat(ref.deadLetters().get(0).lastError()).contains("TransactionTooLongException");
     assertThat(hooks.attempts.get("slow")).hasValue(2);
+  }
+
+  @Test
+  void runThatKeepsRetrying_givesUpWithinAMinute_longBeforeItsCommitMarkerIsSwept() {
+    ServerRef<Msg> ref = start(b -> b.consume(false));
+    faults().failNextCommits(1_000); // every attempt conflicts, each one 3 s long
+    assertThatThrownBy(() -> ref.priorityCast(new Slow(TimeUnit.SECONDS.toNanos(3))))
+        .isInstanceOfSatisfying(
+            BackendException.class,
+            e -> assertThat(e.code()).isEqualTo(BackendException.TRANSACTION_TIMED_OUT))
+        .hasMessageContaining("nothing was committed")
+        .hasMessageContaining("60000 ms");
+    long attempts = TimeUnit.NANOSECONDS.toSeconds(hooks.clock.get()) / 3;
+    assertThat(attempts).isBetween(20L, 22L);
+    faults().reset();
+    assertThat(total(ref)).isZero();
   }
 
   @Test
