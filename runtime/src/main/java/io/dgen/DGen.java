@@ -52,7 +52,8 @@ public final class DGen implements AutoCloseable {
             b.clock,
             b.workerThreads,
             b.retryInitial,
-            b.retryMax);
+            b.retryMax,
+            b.listener);
   }
 
   /**
@@ -167,6 +168,7 @@ public final class DGen implements AutoCloseable {
     private Duration retryInitial = Duration.ofMillis(10);
     private Duration retryMax = Duration.ofSeconds(2);
     private StateEncoding stateEncoding = StateEncoding.STRUCTURED;
+    private DGenListener listener = new DGenListener() {};
 
     private Builder(Backend backend) {
       this.backend = Objects.requireNonNull(backend, "backend must not be null");
@@ -199,7 +201,9 @@ public final class DGen implements AutoCloseable {
     /**
      * The wall clock used for lock ages ({@code lockTimeout}) and timestamps of dead letters and
      * reply slots. Default {@link Clock#systemUTC()}. Every process of a server, in every JVM,
-     * should have clocks that agree to well within the lock timeout.
+     * should have clocks that agree to well within the lock timeout. Commit markers are not aged by
+     * it: they are keyed and swept by the backend's run ids ({@link io.dgen.backend.RunIds}), so
+     * this clock cannot make them expire early or never.
      *
      * @param clock the clock
      * @return this builder
@@ -257,6 +261,18 @@ public final class DGen implements AutoCloseable {
      */
     public Builder stateEncoding(StateEncoding encoding) {
       this.stateEncoding = Objects.requireNonNull(encoding, "encoding must not be null");
+      return this;
+    }
+
+    /**
+     * The listener that hears events such as a lock holder fenced after its lock was busted.
+     * Default: one that ignores them (each is logged anyway).
+     *
+     * @param listener the listener; thread-safe, see {@link DGenListener}
+     * @return this builder
+     */
+    public Builder listener(DGenListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener must not be null");
       return this;
     }
 

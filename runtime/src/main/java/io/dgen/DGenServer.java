@@ -22,8 +22,8 @@ import org.jspecify.annotations.Nullable;
  *       conflict, after a throw, or after {@code commit_unknown_result}): it must be deterministic
  *       and free of external side effects. Side effects go into {@link Action}s, which run after
  *       the commit, or into {@link #handleLocked}.
- *   <li>A callback must be fast: a transaction cannot outlive five seconds ({@link
- *       TransactionTooLongException}).
+ *   <li>A callback must be fast: a transaction cannot outlive five seconds, and callbacks that
+ *       carry theirs past four fail ({@link TransactionTooLongException}).
  *   <li>A throwing callback aborts its transaction; a queued message is retried with capped
  *       exponential backoff (and dead-lettered after {@code deadLetterThreshold} failures), a
  *       priority message fails its sender with {@link CallbackException}.
@@ -138,7 +138,9 @@ public interface DGenServer<S, M> {
    * Continues the work of a message whose callback returned {@link Result#lock}: runs outside any
    * transaction (external side effects allowed) while the server is locked. Its result commits only
    * while this holder's lock is current. It may run twice for one message (after a busted lock), so
-   * it must be safe to repeat.
+   * it must be safe to repeat. Its state replaces the server's: nothing else may change the state
+   * while the lock is held (queued messages wait, and a priority message that would change the
+   * state is refused with {@link ServerLockedException}), so no change is silently undone.
    *
    * @param db the backend, tenant and identity
    * @param event the message that took the lock

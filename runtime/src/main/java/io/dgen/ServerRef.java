@@ -101,29 +101,38 @@ public interface ServerRef<M> {
 
   /**
    * Runs {@code handleCall} at once in its own transaction, bypassing the queue and any lock. It
-   * gives up ordering with queued messages: use it for urgent, usually read-only work.
+   * gives up ordering with queued messages: use it for urgent, usually read-only work. While the
+   * server is locked it may read the state but not change it.
    *
    * @param request the request, not null
    * @param <R> the reply type
    * @return the reply
    * @throws CallbackException if {@code handleCall} threw (nothing was committed)
+   * @throws ServerLockedException if the server is locked and {@code handleCall} changed the state
+   *     (nothing was committed)
    */
   <R> R priorityCall(M request);
 
   /**
-   * Runs {@code handleCast} at once in its own transaction, bypassing the queue and any lock.
+   * Runs {@code handleCast} at once in its own transaction, bypassing the queue and any lock. While
+   * the server is locked it may read the state but not change it.
    *
    * @param message the message, not null
    * @throws CallbackException if {@code handleCast} threw (nothing was committed)
+   * @throws ServerLockedException if the server is locked and {@code handleCast} changed the state
+   *     (nothing was committed)
    */
   void priorityCast(M message);
 
   /**
    * Runs {@code handleInfo} at once in its own transaction, bypassing the queue and any lock. The
-   * info object is never stored, so it may be of any type.
+   * info object is never stored, so it may be of any type. While the server is locked it may read
+   * the state but not change it.
    *
    * @param info the info, not null
    * @throws CallbackException if {@code handleInfo} threw (nothing was committed)
+   * @throws ServerLockedException if the server is locked and {@code handleInfo} changed the state
+   *     (nothing was committed)
    */
   void info(Object info);
 
@@ -154,9 +163,10 @@ public interface ServerRef<M> {
   boolean isAlive();
 
   /**
-   * Returns a future that completes when this process stops: normally after {@link #stop}, {@link
-   * #kill} or a {@code Result.stop}; exceptionally with {@link LockFencedException} when the
-   * process held a lock that was busted and its late commit was refused.
+   * Returns a future that completes when this process stops: after {@link #stop}, {@link #kill}, a
+   * {@code Result.stop}, or once it finds its server killed. A lock holder whose lock was busted
+   * does not stop: its late commit is refused with {@link LockFencedException}, which is logged and
+   * reported to the {@link DGenListener}, and the process goes on consuming.
    *
    * @return the termination future
    */

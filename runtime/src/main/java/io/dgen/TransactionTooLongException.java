@@ -1,8 +1,10 @@
 package io.dgen;
 
 /**
- * Callbacks carried their transaction past FoundationDB's five-second limit. Callbacks run inside a
- * transaction and must be fast; move slow work to post-commit actions or to lock mode.
+ * Callbacks carried their transaction past four seconds: the margin DGen keeps under FoundationDB's
+ * five-second limit, so that the state write and the commit still fit. Callbacks run inside a
+ * transaction and must be fast; move slow work to post-commit actions or to lock mode. For a queued
+ * message this is a failure of that message (retried, and dead-lettered at the threshold).
  */
 public final class TransactionTooLongException extends DGenException {
 

@@ -100,4 +100,12 @@ class FdbRuntimeBehaviourTest {
       return fdb();
     }
   }
+
+  @Nested
+  class TransientErrors extends TransientErrorTest {
+    @Override
+    Backend newBackend() {
+      return fdb();
+    }
+  }
 }

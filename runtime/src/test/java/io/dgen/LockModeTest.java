@@ -1,6 +1,7 @@
 package io.dgen;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.dgen.TestServer.Add;
@@ -9,8 +10,8 @@ import io.dgen.TestServer.Work;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -18,6 +19,25 @@ import org.junit.jupiter.api.Test;
 class LockModeTest extends RuntimeTestBase {
 
   private final CountDownLatch gate = new CountDownLatch(1);
+
+  /** What the runtime's listener heard: a late holder's commit refused. */
+  private record Fenced(ServerRef<?> server, LockFencedException error) {}
+
+  private final List<Fenced> fenced = new CopyOnWriteArrayList<>();
+
+  @Override
+  DGen newDGen() {
+    return DGen.builder(backend)
+        .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(50))
+        .listener(
+            new DGenListener() {
+              @Override
+              public void lockFenced(ServerRef<?> server, LockFencedException error) {
+                fenced.add(new Fenced(server, error));
+              }
+            })
+        .build();
+  }
 
   @AfterEach
   void openGate() {
@@ -48,6 +68,32 @@ class LockModeTest extends RuntimeTestBase {
   }
 
   @Test
+  void priorityMessageThatChangesTheState_whileLocked_isRefused_andNothingIsUndone()
+      throws Exception {
+    blockFirstHolder();
+    ServerRef<Msg> ref = start();
+    ref.cast(new Work("p"));
+    awaitHolderBlocked();
+    // handleLocked's result replaces the state when it commits: a change made now would be lost
+    assertThatThrownBy(() -> ref.priorityCast(new Add(1)))
+        .isInstanceOf(ServerLockedException.class)
+        .hasMessageContaining("handleCast");
+    assertThatThrownBy(() -> ref.priorityCall(new Add(1)))
+        .isInstanceOf(ServerLockedException.class)
+        .hasMessageContaining("handleCall");
+    assertThatThrownBy(() -> ref.info("tick"))
+        .isInstanceOf(ServerLockedException.class)
+        .hasMessageContaining("handleInfo");
+    assertThat(total(ref)).isZero(); // a priority message that only reads still runs
+
+    gate.countDown();
+    awaitTotal(ref, 1000);
+    ref.priorityCast(new Add(1)); // unlocked again: accepted
+    assertThat(total(ref)).isEqualTo(1001);
+    assertThat(state(ref).seen()).containsExactly(1000L, 1L);
+  }
+
+  @Test
   void callThatTookTheLock_getsHandleLockedsReply() {
     ServerRef<Msg> ref = start();
     String reply = ref.call(new Work("b"), Duration.ofSeconds(10));
@@ -69,7 +115,7 @@ class LockModeTest extends RuntimeTestBase {
   }
 
   @Test
-  void bustedHolder_isFenced_andTheMessageIsProcessedOnce() throws Exception {
+  void bustedHolder_isFenced_staysInService_andTheMessageIsProcessedOnce() throws Exception {
     blockFirstHolder();
     List<ServerRef<Msg>> processes =
         List.of(
@@ -82,19 +128,20 @@ class LockModeTest extends RuntimeTestBase {
     awaitTotal(processes.get(0), 1000);
 
     gate.countDown(); // the late holder returns and tries to commit
-    await()
-        .atMost(Duration.ofSeconds(10))
-        .until(() -> processes.stream().anyMatch(p -> p.termination().isDone()));
-    ServerRef<Msg> fenced =
-        processes.stream().filter(p -> p.termination().isDone()).findFirst().orElseThrow();
-    assertThat(fenced.termination())
-        .failsWithin(Duration.ofSeconds(1))
-        .withThrowableOfType(ExecutionException.class)
-        .withCauseInstanceOf(LockFencedException.class);
+    await().atMost(Duration.ofSeconds(10)).until(() -> fenced.size() == 1);
+    ServerRef<Msg> holder =
+        processes.stream().filter(p -> p == fenced.get(0).server()).findFirst().orElseThrow();
+    assertThat(fenced.get(0).error()).hasMessageContaining("token=");
     assertThat(hooks.lockedReturned).hasValue(2);
-    ServerRef<Msg> survivor = processes.get(0) == fenced ? processes.get(1) : processes.get(0);
-    assertThat(total(survivor)).isEqualTo(1000); // exactly one handleLocked committed
-    assertThat(survivor.queueLength()).isZero();
+    assertThat(total(processes.get(0))).isEqualTo(1000); // exactly one handleLocked committed
+    assertThat(processes.get(0).queueLength()).isZero();
+
+    // the fenced holder stays in service: alone now, it consumes what comes next
+    assertThat(processes).allMatch(ServerRef::isAlive);
+    processes.stream().filter(p -> p != holder).forEach(ServerRef::stop);
+    holder.cast(new Add(1));
+    awaitTotal(holder, 1001);
+    assertThat(holder.termination()).isNotDone();
   }
 
   @Test

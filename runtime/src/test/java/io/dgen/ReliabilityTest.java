@@ -89,6 +89,23 @@ class ReliabilityTest extends RuntimeTestBase {
   }
 
   @Test
+  void requeuedDeadLetter_startsWithAFreshFailureCount() {
+    ServerRef<Msg> ref = start(b -> b.deadLetterThreshold(3));
+    ref.cast(new Poison("again"));
+    await().atMost(Duration.ofSeconds(30)).until(() -> ref.deadLetters().size() == 1);
+    assertThat(hooks.attempts.get("again")).hasValue(3);
+
+    // still poisoned: the re-queued message gets three more attempts, not one
+    assertThat(ref.requeueDeadLetter(ref.deadLetters().get(0).id(), true)).isTrue();
+    await().atMost(Duration.ofSeconds(30)).until(() -> ref.deadLetters().size() == 1);
+    assertThat(hooks.attempts.get("again")).hasValue(6);
+    assertThat(ref.deadLetters().get(0).attempts()).isEqualTo(3);
+    await().atMost(Duration.ofSeconds(10)).until(() -> hooks.deadLetters.size() == 2);
+    assertThat(hooks.deadLetters).containsExactly("Poison[id=again]x3", "Poison[id=again]x3");
+    assertThat(ref.queueLength()).isZero();
+  }
+
+  @Test
   void deadLetters_canBePurged() {
     ServerRef<Msg> ref = start(b -> b.deadLetterThreshold(1));
     ref.cast(new Poison("a"));

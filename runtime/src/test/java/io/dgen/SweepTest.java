@@ -7,6 +7,7 @@ import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.TestServer.Add;
 import io.dgen.TestServer.Msg;
 import io.dgen.backend.KeyValue;
+import io.dgen.backend.RunIds;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -50,6 +51,21 @@ class SweepTest extends RuntimeTestBase {
     return backend.run(tx -> tx.getRange(space.range().begin, space.range().end));
   }
 
+  /** A commit marker as a run that started {@code age} ago (by the backend's clock) leaves it. */
+  private static byte[] markerOfARunStarted(Subspace markers, Duration age) {
+    return markers.pack(Tuple.from(RunIds.startingAt(System.currentTimeMillis() - age.toMillis())));
+  }
+
+  private void put(byte[]... keys) {
+    backend.run(
+        tx -> {
+          for (byte[] k : keys) {
+            tx.set(k, new byte[0]);
+          }
+          return null;
+        });
+  }
+
   @Test
   void batch_sweepsOldMarkersAndAbandonedSlots_andKeepsLiveOnes() {
     ServerRef<Msg> publisher = start(b -> b.consume(false));
@@ -60,21 +76,53 @@ class SweepTest extends RuntimeTestBase {
     // a caller that died two hours ago, and one that is waiting now
     byte[] abandoned = calls.pack(Tuple.from(nowSeconds - 7_200, "dead", "t", 0L));
     byte[] live = calls.pack(Tuple.from(nowSeconds + 660, "live", "t", 0L));
-    backend.run(
-        tx -> {
-          tx.set(abandoned, new byte[0]);
-          tx.set(live, new byte[0]);
-          return null;
-        });
+    // a run that started eleven minutes ago
+    byte[] oldMarker = markerOfARunStarted(markers, Duration.ofMinutes(11));
+    put(abandoned, live, oldMarker);
     publisher.cast(new Add(1));
-    assertThat(rows(markers)).hasSize(2); // the start's state write and the push left markers
+    List<byte[]> fresh = keys(markers);
+    assertThat(fresh).hasSize(3); // the old one, the start's state write and the push
 
-    wallMillis.addAndGet(Duration.ofMinutes(11).toMillis());
     ServerRef<Msg> consumer = start();
     awaitTotal(consumer, 1);
 
-    // both are swept; only the sweeping batch's own marker is left
-    assertThat(rows(markers)).hasSize(1);
-    assertThat(rows(calls)).extracting(KeyValue::key).containsExactly(live);
+    // the old marker and the abandoned slot are swept; live ones stay
+    assertThat(keys(markers)).doesNotContain(oldMarker).hasSize(3); // + the sweeping batch's
+    assertThat(keys(calls)).containsExactly(live);
+  }
+
+  @Test
+  void sweep_keepsFreshMarkers_whenTheRuntimeClockIsAhead() {
+    wallMillis.addAndGet(Duration.ofHours(1).toMillis());
+    ServerRef<Msg> publisher = start(b -> b.consume(false));
+    Subspace markers = tenant.subspace().subspace(publisher.tuid()).subspace(Tuple.from("o"));
+    publisher.cast(new Add(1));
+    List<byte[]> fresh = keys(markers);
+    assertThat(fresh).hasSize(2);
+
+    ServerRef<Msg> consumer = start();
+    awaitTotal(consumer, 1);
+
+    // a marker swept at once would let a push retried after 1021 be queued twice
+    assertThat(keys(markers)).containsAll(fresh);
+  }
+
+  @Test
+  void sweep_clearsOldMarkers_whenTheRuntimeClockIsBehind() {
+    wallMillis.addAndGet(-Duration.ofHours(1).toMillis());
+    ServerRef<Msg> publisher = start(b -> b.consume(false));
+    Subspace markers = tenant.subspace().subspace(publisher.tuid()).subspace(Tuple.from("o"));
+    byte[] oldMarker = markerOfARunStarted(markers, Duration.ofMinutes(11));
+    put(oldMarker);
+    publisher.cast(new Add(1));
+
+    ServerRef<Msg> consumer = start();
+    awaitTotal(consumer, 1);
+
+    assertThat(keys(markers)).doesNotContain(oldMarker).hasSize(3);
+  }
+
+  private List<byte[]> keys(Subspace space) {
+    return rows(space).stream().map(KeyValue::key).toList();
   }
 }

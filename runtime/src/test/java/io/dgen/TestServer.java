@@ -1,6 +1,7 @@
 package io.dgen;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.backend.BackendException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -75,9 +76,26 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
   /** Replies a string of {@code size} characters. */
   record Echo(int size) implements Msg {}
 
+  /**
+   * For its first {@code times} executions with this id, throws a backend error of {@code code}
+   * wrapped by user code; then adds 1.
+   */
+  record Transient(String id, int times, int code) implements Msg {}
+
+  /**
+   * For its first {@code times} executions with this id, advances {@link Hooks#clock} (or, with
+   * {@code backendOnly}, {@link Hooks#backendClock}) by {@code nanos}, then reads a key of the
+   * tenant through the transaction; then adds 1.
+   */
+  record ReadAfter(String id, int times, long nanos, boolean backendOnly) implements Msg {}
+
   /** What the tests observe from outside the transaction. */
   static final class Hooks {
     final AtomicLong clock = new AtomicLong();
+
+    /** Time only the backend sees pass (a cluster-side delay), on top of {@link #clock}. */
+    final AtomicLong backendClock = new AtomicLong();
+
     final List<String> actions = new CopyOnWriteArrayList<>();
     final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
     final List<Object> infos = new CopyOnWriteArrayList<>();
@@ -201,6 +219,23 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
     }
     if (message instanceof Work) {
       return Result.lock(state);
+    }
+    if (message instanceof Transient t) {
+      int n = hooks.attempts.computeIfAbsent(t.id(), k -> new AtomicInteger()).incrementAndGet();
+      if (n <= t.times()) {
+        throw new IllegalStateException(
+            "user code wrapped a backend error",
+            new BackendException(t.code(), "thrown by the test, attempt " + n));
+      }
+      return Result.noReply(state.add(1));
+    }
+    if (message instanceof ReadAfter r) {
+      int n = hooks.attempts.computeIfAbsent(r.id(), k -> new AtomicInteger()).incrementAndGet();
+      if (n <= r.times()) {
+        (r.backendOnly() ? hooks.backendClock : hooks.clock).addAndGet(r.nanos());
+        tx.transaction().get(tx.tenant().subspace().pack(Tuple.from("user", r.id())));
+      }
+      return Result.noReply(state.add(1));
     }
     if (message instanceof ReturnNull) {
       return nullResult();

@@ -22,6 +22,19 @@ public final class RunIds {
   }
 
   /**
+   * When the run with this id started, by the clock that made the id: the wall clock of the JVM
+   * that started the run. Comparing two run ids' start times, or a run id's start time with a
+   * duration, uses one clock; comparing it with another clock (for example a runtime's injected
+   * one) does not.
+   *
+   * @param runId an id made by {@link #next()}
+   * @return wall-clock milliseconds
+   */
+  public static long startedAt(UUID runId) {
+    return runId.getMostSignificantBits() >>> 16;
+  }
+
+  /**
    * The smallest run id of a run that started at or after {@code epochMillis}: every id made
    * earlier sorts below it (as a tuple element or by its most significant bits).
    *

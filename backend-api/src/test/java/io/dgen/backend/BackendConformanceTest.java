@@ -1872,6 +1872,34 @@ public abstract class BackendConformanceTest {
   }
 
   @Test
+  void writingCommit_moreThanFiveSecondsAfterReadVersion_raises1007_evenWithoutReadConflicts() {
+    // FoundationDB adds a self-conflicting key to every writing commit, so a transaction that took
+    // a read version (here by a snapshot read, or by getReadVersion) fails 1007 at commit once it
+    // is five seconds old, although it has no read-conflict range of its own.
+    Faults faults = requireFaults();
+    put("k", "v");
+    for (String how : List.of("snapshot read", "getReadVersion")) {
+      AtomicInteger attempts = new AtomicInteger();
+      backend.run(
+          tx -> {
+            int attempt = attempts.incrementAndGet();
+            if (how.equals("snapshot read")) {
+              tx.snapshot().get(key("k"));
+            } else {
+              tx.getReadVersion();
+            }
+            if (attempt == 1) {
+              faults.advanceClock(OVER_AGE);
+            }
+            tx.set(key("x"), bytes(how + " " + attempt));
+            return null;
+          });
+      assertThat(attempts).as(how).hasValue(2);
+      assertThat(read("x")).isEqualTo(how + " 2");
+    }
+  }
+
+  @Test
   void readOnlyTransaction_olderThanFiveSeconds_commitsWithoutRetry() {
     Faults faults = requireFaults();
     put("k", "v");

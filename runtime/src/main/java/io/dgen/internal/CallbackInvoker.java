@@ -11,6 +11,7 @@ import io.dgen.Tenant;
 import io.dgen.TransactionTooLongException;
 import io.dgen.TxContext;
 import io.dgen.backend.Backend;
+import io.dgen.backend.BackendException;
 import io.dgen.backend.Transaction;
 import java.util.List;
 import java.util.Objects;
@@ -23,9 +24,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Every call into one server's user code: the {@code handle*} callbacks with their contexts, {@code
  * handleLocked}, {@code handleDeadLetter} and post-commit actions. It checks a callback's result
- * and age and classifies its failures: a callback that throws, returns null or outlives the
- * transaction limit fails with {@link CallbackFailure}, whether it ran inline, as a priority
- * message or in a batch.
+ * and age and classifies its failures: a callback that throws, returns null or ends past {@link
+ * #CALLBACK_LIMIT_NANOS} fails with {@link CallbackFailure}, whether it ran inline, as a priority
+ * message or in a batch; a retryable {@link BackendException} it met (in a read, or wrapped by user
+ * code) is rethrown as is, so that the transaction is retried and no failure is counted.
  *
  * <p>Never commits, reads or writes keys itself, and never decides what a failure leads to (retry,
  * dead letter, error to the caller): its callers do.
@@ -37,8 +39,16 @@ final class CallbackInvoker<S, M> {
 
   private static final Logger log = LoggerFactory.getLogger(CallbackInvoker.class);
 
-  /** FoundationDB's transaction lifetime; callbacks that reach it fail instead of retrying. */
+  /** FoundationDB's transaction lifetime. */
   static final long TRANSACTION_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(5);
+
+  /**
+   * How long a transaction's callbacks may run: a second under {@link #TRANSACTION_LIMIT_NANOS},
+   * left for the state write and the commit. A callback that ends later fails (and counts as its
+   * item's failure) instead of passing, then failing at commit with {@code transaction_too_old}
+   * every time, forever.
+   */
+  static final long CALLBACK_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(4);
 
   /** A callback failed; thrown out of a transaction body so that the attempt commits nothing. */
   static final class CallbackFailure extends RuntimeException {
@@ -105,18 +115,58 @@ final class CallbackInvoker<S, M> {
   /**
    * Runs {@code callback} in {@code tx}.
    *
-   * @throws CallbackFailure if it throws, returns null, or the transaction's work has run past
-   *     FoundationDB's limit
+   * @throws CallbackFailure if it throws, returns null, or ends past {@link #CALLBACK_LIMIT_NANOS}
+   *     into the transaction
+   * @throws BackendException a retryable one it met, for the transaction's retry loop
    */
   private Result<S> invoke(
       Transaction tx, S state, long startNanos, String name, Callback<S> callback) {
+    Result<S> r;
     try {
-      Result<S> r = checked(callback.apply(new Ctx(tx, tenant, tuid), state), name);
+      r = callback.apply(new Ctx(tx, tenant, tuid), state);
+    } catch (Exception e) {
+      throw failed(e, startNanos, name);
+    }
+    try {
+      checked(r, name);
       checkAge(startNanos, name);
       return r;
-    } catch (Exception e) {
+    } catch (RuntimeException e) {
       throw new CallbackFailure(e);
     }
+  }
+
+  /**
+   * What a callback's exception means. A slow callback failed, whatever it met on the way (its
+   * reads fail with 1007 past five seconds, and a retry would be as slow). Otherwise a retryable
+   * backend error, raised by a read through {@code TxContext} or wrapped by user code, is
+   * transient: it is returned unwrapped, so that the transaction's retry loop runs the attempt
+   * again and no failure is counted. Anything else is the callback's failure.
+   */
+  private RuntimeException failed(Exception e, long startNanos, String name) {
+    try {
+      checkAge(startNanos, name);
+    } catch (TransactionTooLongException late) {
+      late.addSuppressed(e);
+      return new CallbackFailure(late);
+    }
+    BackendException transientError = retryableCause(e);
+    if (transientError != null) {
+      log.debug("{} met a retryable backend error; retrying its transaction: {}", name, context, e);
+      return transientError;
+    }
+    return new CallbackFailure(e);
+  }
+
+  /** The first retryable backend error in {@code e}'s cause chain, or null. */
+  private static @Nullable BackendException retryableCause(Throwable e) {
+    int depth = 0;
+    for (Throwable c = e; c != null && depth < 32; c = c.getCause(), depth++) {
+      if (c instanceof BackendException be && be.isRetryable()) {
+        return be;
+      }
+    }
+    return null;
   }
 
   /**
@@ -176,13 +226,17 @@ final class CallbackInvoker<S, M> {
 
   private void checkAge(long startNanos, String what) {
     long elapsed = nanoTime.getAsLong() - startNanos;
-    if (elapsed >= TRANSACTION_LIMIT_NANOS) {
+    if (elapsed > CALLBACK_LIMIT_NANOS) {
       throw new TransactionTooLongException(
           what
               + " ran "
               + TimeUnit.NANOSECONDS.toMillis(elapsed)
-              + " ms, past FoundationDB's 5000 ms transaction limit: callbacks run inside a"
-              + " transaction and must be fast; move slow work to actions or lock mode. "
+              + " ms into its transaction, past the "
+              + TimeUnit.NANOSECONDS.toMillis(CALLBACK_LIMIT_NANOS)
+              + " ms allowed to callbacks (a margin under FoundationDB's "
+              + TimeUnit.NANOSECONDS.toMillis(TRANSACTION_LIMIT_NANOS)
+              + " ms transaction limit): callbacks run inside a transaction and must be fast;"
+              + " move slow work to actions or lock mode. "
               + context);
     }
   }

@@ -1,12 +1,16 @@
 package io.dgen.internal;
 
 import io.dgen.backend.Backend;
+import io.dgen.backend.BackendException;
 import io.dgen.backend.Futures;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.StoredState;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -57,14 +61,22 @@ final class CommitRunner {
       @Nullable CompletableFuture<byte[]> stamp,
       boolean replayed) {}
 
+  /**
+   * How long a run may keep retrying: well under {@link Sweeper#MARKER_TTL}, so that every attempt
+   * looks for its run's marker while the marker is certainly still there.
+   */
+  static final Duration RUN_LIMIT = Duration.ofMinutes(1);
+
   private final Backend backend;
   private final ServerKeys keys;
   private final Observer observer;
+  private final LongSupplier nanoTime;
 
-  CommitRunner(Backend backend, ServerKeys keys, Observer observer) {
+  CommitRunner(Backend backend, ServerKeys keys, Observer observer, LongSupplier nanoTime) {
     this.backend = backend;
     this.keys = keys;
     this.observer = observer;
+    this.nanoTime = nanoTime;
   }
 
   /** Runs a writing body exactly once in effect; see {@link #commit(Body, Replay)}. */
@@ -83,10 +95,17 @@ final class CommitRunner {
    *
    * <p>If the body's value is a {@link WritesState} that wrote the state, the commit's versionstamp
    * is waited for and handed to the observer; only the committing attempt's stamp escapes.
+   *
+   * <p>A run retries for at most {@link #RUN_LIMIT}: markers are swept by age, and an attempt that
+   * looked for its run's marker after the sweep could apply the run twice.
+   *
+   * @throws BackendException {@code transaction_timed_out (1031)} once the run is older than {@link
+   *     #RUN_LIMIT}; nothing was committed
    */
   <T> @Nullable T commit(Body<T> body, Replay<T> replay) {
     // The outcome of the last attempt that wrote: what a replay returns if that attempt committed.
     List<Attempt<T>> previous = new ArrayList<>(1);
+    long began = nanoTime.getAsLong();
     Attempt<T> done =
         backend.run(
             raw -> {
@@ -94,6 +113,8 @@ final class CommitRunner {
               if (!previous.isEmpty() && raw.attempt() > 1 && raw.get(marker) != null) {
                 return new Attempt<>(replay.apply(raw, previous.get(0).value()), null, null, true);
               }
+              // Measured after the marker read: it was answered while the marker was still kept.
+              checkAge(began, raw.attempt());
               TrackingTransaction tx = new TrackingTransaction(raw);
               T value = body.apply(tx);
               previous.clear();
@@ -113,5 +134,22 @@ final class CommitRunner {
       observer.stateCommitted(done.written(), Futures.join(done.stamp()));
     }
     return done.value();
+  }
+
+  private void checkAge(long began, int attempt) {
+    long age = nanoTime.getAsLong() - began;
+    if (age > RUN_LIMIT.toNanos()) {
+      throw new BackendException(
+          BackendException.TRANSACTION_TIMED_OUT,
+          "gave up after "
+              + TimeUnit.NANOSECONDS.toMillis(age)
+              + " ms and "
+              + (attempt - 1)
+              + " attempts, past the "
+              + RUN_LIMIT.toMillis()
+              + " ms a run may retry (commit markers are kept "
+              + Sweeper.MARKER_TTL.toMillis()
+              + " ms); nothing was committed");
+    }
   }
 }

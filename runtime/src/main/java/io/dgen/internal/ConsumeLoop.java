@@ -172,7 +172,9 @@ final class ConsumeLoop<S, M> {
 
   private void afterLocked(LockCoordinator.Run run) {
     switch (run.ending()) {
-      case RELEASED -> {
+      case RELEASED, FENCED -> {
+        // A fenced holder's result was refused and reported; one slow job must not take this
+        // consumer out of service.
         consecutiveFailures = 0;
         scheduled.set(false);
         schedule();
@@ -181,11 +183,6 @@ final class ConsumeLoop<S, M> {
           retryLater(
               "handleLocked failed; the lock is released and its message re-queued",
               Objects.requireNonNull(run.cause()));
-      case FENCED -> {
-        Throwable fenced = Objects.requireNonNull(run.cause());
-        log.error("{}; stopping this process", fenced.getMessage());
-        lifecycle.terminate(fenced);
-      }
       case STOPPED -> {
         // the process stopped itself; `scheduled` stays set, as nothing is to run any more
       }

@@ -207,13 +207,31 @@ final class DeadLetters<M> {
               }
               DeadRecord d = DeadRecord.decode(dead, serde);
               tx.clear(deadKey(stamp));
-              queue.push(tx, head ? ServerKeys.LANE_HEAD : ServerKeys.LANE_NORMAL, d.envelope());
+              queue.push(
+                  tx,
+                  head ? ServerKeys.LANE_HEAD : ServerKeys.LANE_NORMAL,
+                  freshCount(d.envelope()));
               return true;
             });
     if (Boolean.TRUE.equals(moved)) {
       log.info("dead letter re-queued at the {}: {} id={}", head ? "head" : "tail", context, id);
     }
     return Boolean.TRUE.equals(moved);
+  }
+
+  /**
+   * The envelope with its failure count cleared, so that a re-queued message gets the whole
+   * threshold again. An envelope that does not even decode goes back as it is (it is dead-lettered
+   * again at once unless the cause was fixed).
+   */
+  private byte[] freshCount(byte[] envelope) {
+    Envelope env;
+    try {
+      env = queue.envelope(envelope);
+    } catch (RuntimeException e) {
+      return envelope;
+    }
+    return env.failures() == 0 ? envelope : queue.withFailure(env, 0, null);
   }
 
   /** Deletes a dead letter; false if there was none. */

@@ -4,6 +4,7 @@ import io.dgen.Action;
 import io.dgen.CallbackException;
 import io.dgen.From;
 import io.dgen.Result;
+import io.dgen.ServerLockedException;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
@@ -22,8 +23,9 @@ import org.jspecify.annotations.Nullable;
  * actions and honours a stop.
  *
  * <p>Never takes the lock (a call that would is queued instead; a priority message that asks for it
- * fails) and never retries a failed callback itself: an inline call's failure queues the call for
- * the consumers, a priority message's is the caller's error.
+ * fails), never changes the state of a locked server (a priority message that would is refused) and
+ * never retries a failed callback itself: an inline call's failure queues the call for the
+ * consumers, a priority message's is the caller's error.
  *
  * @param <S> the state type
  * @param <M> the message type
@@ -170,6 +172,8 @@ final class InlineRunner<S, M> {
   /**
    * Runs a priority message: its callback at once in a transaction of its own, then its actions;
    * stops the process if the callback asked to.
+   *
+   * @throws ServerLockedException if the server is locked and the callback changed the state
    */
   private Outcome<S> priority(String name, Invocation<S> callback) {
     lifecycle.ensureAlive();
@@ -179,16 +183,32 @@ final class InlineRunner<S, M> {
           commits.commit(
               tx -> {
                 long start = nanoTime.getAsLong();
-                return runOnState(
-                    tx,
-                    states.load(tx, null, false),
-                    start,
-                    callback,
-                    () ->
-                        new CallbackInvoker.CallbackFailure(
-                            new IllegalStateException(
-                                "a priority message cannot take the lock (Result.lock): priority"
-                                    + " messages bypass the lock; send it with call or cast")));
+                // Read serializably, so that a lock taken concurrently aborts a state change.
+                CompletableFuture<byte @Nullable []> lock = tx.getAsync(keys.lockKey());
+                Outcome<S> o =
+                    runOnState(
+                        tx,
+                        states.load(tx, null, false),
+                        start,
+                        callback,
+                        () ->
+                            new CallbackInvoker.CallbackFailure(
+                                new IllegalStateException(
+                                    "a priority message cannot take the lock (Result.lock):"
+                                        + " priority messages bypass the lock; send it with call"
+                                        + " or cast")));
+                if (o.written() != null && Futures.join(lock) != null) {
+                  // handleLocked's result replaces the state when it commits: this change would
+                  // be silently undone, so it is refused instead.
+                  throw new ServerLockedException(
+                      "priority "
+                          + name
+                          + " changed the state of a locked server; refused, nothing was"
+                          + " committed (handleLocked's result will replace the state). Send state"
+                          + " changes with cast or call, which wait for the lock: "
+                          + context);
+                }
+                return o;
               });
     } catch (CallbackInvoker.CallbackFailure failure) {
       throw new CallbackException(

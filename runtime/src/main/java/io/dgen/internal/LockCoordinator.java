@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -24,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * outcome only while the lock still carries the holder's token (fencing).
  *
  * <p>Never schedules the consume loop and never decides what a fence or a failure means for the
- * process: {@link #runLocked} reports how it ended, and the loop acts on it.
+ * process: {@link #runLocked} reports how it ended (a fence also to the runtime's listener), and
+ * the loop acts on it.
  *
  * @param <S> the state type
  * @param <M> the message type
@@ -48,7 +50,7 @@ final class LockCoordinator<S, M> {
     RELEASED,
     /** The callback or its commit failed; the lock was released and its message re-queued. */
     FAILED,
-    /** The lock was busted and taken over meanwhile: the outcome was refused. */
+    /** The lock was busted and taken over meanwhile: the outcome was refused and reported. */
     FENCED,
     /** The result asked the process to stop, and it stopped. */
     STOPPED
@@ -67,6 +69,7 @@ final class LockCoordinator<S, M> {
   private final Lifecycle lifecycle;
   private final Optional<Duration> lockTimeout;
   private final LongSupplier wallMillis;
+  private final Consumer<LockFencedException> onFenced;
   private final String context;
 
   LockCoordinator(
@@ -80,6 +83,7 @@ final class LockCoordinator<S, M> {
       Lifecycle lifecycle,
       Optional<Duration> lockTimeout,
       LongSupplier wallMillis,
+      Consumer<LockFencedException> onFenced,
       String context) {
     this.keys = keys;
     this.serde = serde;
@@ -91,6 +95,7 @@ final class LockCoordinator<S, M> {
     this.lifecycle = lifecycle;
     this.lockTimeout = lockTimeout;
     this.wallMillis = wallMillis;
+    this.onFenced = onFenced;
     this.context = context;
   }
 
@@ -160,7 +165,7 @@ final class LockCoordinator<S, M> {
             return new StateStore.Written(written);
           });
     } catch (LockFencedException fenced) {
-      return new Run(Ending.FENCED, fenced);
+      return fenced(fenced);
     } catch (RuntimeException e) {
       return releaseAfterFailure(lock, e);
     }
@@ -194,11 +199,25 @@ final class LockCoordinator<S, M> {
             return null;
           });
     } catch (LockFencedException fenced) {
-      return new Run(Ending.FENCED, fenced);
+      fenced.addSuppressed(cause);
+      return fenced(fenced);
     } catch (RuntimeException e) {
       cause.addSuppressed(e);
     }
     return new Run(Ending.FAILED, cause);
+  }
+
+  /**
+   * The holder's outcome was refused: whoever busted the lock runs the message again. The result is
+   * discarded and the process stays in service; the fence is logged and reported.
+   */
+  private Run fenced(LockFencedException fenced) {
+    log.warn(
+        "{}; this process goes on consuming (handleLocked outlived lockTimeout, and the consumer"
+            + " that busted the lock runs its message again)",
+        fenced.getMessage());
+    onFenced.accept(fenced);
+    return new Run(Ending.FENCED, fenced);
   }
 
   private LockRecord decode(byte[] bytes) {

@@ -1,5 +1,8 @@
 package io.dgen.internal;
 
+import io.dgen.DGenListener;
+import io.dgen.LockFencedException;
+import io.dgen.ServerRef;
 import io.dgen.backend.Backend;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StateCodec;
@@ -17,6 +20,8 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What the processes of one {@code DGen} share: the backend, the mapper, a small worker pool that
@@ -26,6 +31,8 @@ import java.util.function.LongSupplier;
  * <p>Idle processes hold a watch, never a thread: the pool is sized by cores, not by servers.
  */
 public final class RuntimeCore implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(RuntimeCore.class);
 
   private final Backend backend;
   private final Serde serde;
@@ -37,6 +44,7 @@ public final class RuntimeCore implements AutoCloseable {
   private final ScheduledExecutorService scheduler;
   private final ExecutorService lockedWork;
   private final Clock clock;
+  private final DGenListener listener;
   private final List<ServerProcess<?, ?>> processes = new CopyOnWriteArrayList<>();
   private final Map<String, ServerProcess<?, ?>> names = new ConcurrentHashMap<>();
 
@@ -51,6 +59,7 @@ public final class RuntimeCore implements AutoCloseable {
    * @param workerThreads size of the worker pool
    * @param retryInitial first backoff after a failed batch
    * @param retryMax backoff cap
+   * @param listener hears events such as a fenced lock holder
    */
   public RuntimeCore(
       Backend backend,
@@ -60,7 +69,8 @@ public final class RuntimeCore implements AutoCloseable {
       Clock clock,
       int workerThreads,
       Duration retryInitial,
-      Duration retryMax) {
+      Duration retryMax,
+      DGenListener listener) {
     this.backend = backend;
     this.serde = serde;
     this.codec = codec;
@@ -68,6 +78,7 @@ public final class RuntimeCore implements AutoCloseable {
     this.clock = clock;
     this.retryInitial = retryInitial;
     this.retryMax = retryMax;
+    this.listener = listener;
     this.workers = Executors.newFixedThreadPool(workerThreads, daemonThreads("dgen-worker-"));
     this.scheduler = Executors.newSingleThreadScheduledExecutor(daemonThreads("dgen-scheduler-"));
     // handleLocked may run for long outside any transaction: it gets threads of its own, made on
@@ -114,6 +125,18 @@ public final class RuntimeCore implements AutoCloseable {
 
   ScheduledExecutorService scheduler() {
     return scheduler;
+  }
+
+  /**
+   * Tells the listener that {@code server}'s lock holder was fenced; a listener's failure is
+   * logged.
+   */
+  void lockFenced(ServerRef<?> server, LockFencedException error) {
+    try {
+      listener.lockFenced(server, error);
+    } catch (RuntimeException e) {
+      log.error("DGenListener.lockFenced failed", e);
+    }
   }
 
   /** The backoff before retry number {@code failures} (1-based): doubling, capped. */

@@ -84,7 +84,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     this.lifecycle = new Lifecycle(context);
     // Wired bottom-up: each component gets only the ones below it.
     this.states = new StateStore<>(keys, core.codec(), stateType, options.cache(), context);
-    this.commits = new CommitRunner(core.backend(), keys, states);
+    this.commits = new CommitRunner(core.backend(), keys, states, core::nanoTime);
     this.queue = new ServerQueue<>(keys, core.serde(), types, context);
     this.slots =
         new ReplySlots(core.backend(), keys, core.serde(), types, core::wallMillis, context);
@@ -126,6 +126,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             lifecycle,
             options.lockTimeout(),
             core::wallMillis,
+            fenced -> core.lockFenced(this, fenced),
             context);
     ConsumerBatch<S, M> batches =
         new ConsumerBatch<>(

@@ -114,8 +114,11 @@ final class ServerQueue<M> {
     return message(env);
   }
 
-  /** The item {@code env} came from, with {@code count} failures, the last one {@code id}. */
-  byte[] withFailure(Envelope env, int count, String id) {
+  /**
+   * The item {@code env} came from, with {@code count} failures, the last one {@code id} (null with
+   * no failures).
+   */
+  byte[] withFailure(Envelope env, int count, @Nullable String id) {
     int index = env.typeName() == null ? env.typeIndex() : types.messageIndex(env.typeName());
     return env.withFailure(count, id, index);
   }

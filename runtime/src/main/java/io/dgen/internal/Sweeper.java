@@ -10,7 +10,8 @@ import java.util.function.LongSupplier;
 /**
  * Removes what one server's dead runs and dead callers leave behind: commit markers older than
  * {@link #MARKER_TTL} and reply slots older than {@link ReplySlots#MAX_CALL_TIMEOUT}, now and then,
- * inside a consumer batch's transaction (blind range clears that cost only their bounds).
+ * inside a consumer batch's transaction (blind range clears that cost only their bounds). Each is
+ * aged by the clock that named it: markers by the backend's run-id clock, slots by the runtime's.
  *
  * <p>Never reads, never runs a transaction or a thread of its own, and never touches a live marker
  * or slot.
@@ -40,9 +41,13 @@ final class Sweeper {
       return;
     }
     lastSweep = now;
+    // Markers are keyed by run ids, which the backend makes with its own clock: the horizon comes
+    // from this transaction's run id, made by that clock too. The runtime's clock (which may be
+    // injected, or skewed) would sweep fresh markers at once when ahead, and none when behind.
+    long runStarted = RunIds.startedAt(tx.runId());
     tx.clearRange(
         keys.markers().range().begin,
-        keys.markers().pack(Tuple.from(RunIds.startingAt(now - MARKER_TTL.toMillis()))));
+        keys.markers().pack(Tuple.from(RunIds.startingAt(runStarted - MARKER_TTL.toMillis()))));
     long oldestLiveSlot =
         TimeUnit.MILLISECONDS.toSeconds(now) - ReplySlots.MAX_CALL_TIMEOUT.toSeconds() - 60;
     tx.clearRange(keys.calls().range().begin, keys.calls().pack(Tuple.from(oldestLiveSlot)));

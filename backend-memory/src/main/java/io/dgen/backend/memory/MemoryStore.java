@@ -291,7 +291,9 @@ final class MemoryStore {
     synchronized (lock) {
       long now = ticker.getAsLong();
       long rv = tx.readVersion;
-      if (!reads.isEmpty() && rv >= 0 && now - tx.readNanos > MAX_LIFE_NANOS) {
+      // Whatever its read-conflict ranges: FoundationDB's client makes every writing commit
+      // self-conflicting, so any writing attempt that took a read version can be too old.
+      if (rv >= 0 && now - tx.readNanos > MAX_LIFE_NANOS) {
         throw new BackendException(
             BackendException.TRANSACTION_TOO_OLD,
             "readVersion=" + rv + " ageMillis=" + (now - tx.readNanos) / 1_000_000);

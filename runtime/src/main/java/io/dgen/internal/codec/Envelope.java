@@ -94,9 +94,10 @@ public record Envelope(
   /**
    * This item, in this format, with {@code count} failures, the last one {@code failureId}.
    *
+   * @param failureId the last failure's id; null with no failures
    * @param typeIndex the message's type table entry (an item of the first format named its type)
    */
-  public byte[] withFailure(int count, String failureId, int typeIndex) {
+  public byte[] withFailure(int count, @Nullable String failureId, int typeIndex) {
     int length = bytes.length - messageOffset;
     Binary.Out out =
         header(kind, typeIndex, count, failureId, slotSeconds, slotId, length + MAX_FAILURE_GROWTH);

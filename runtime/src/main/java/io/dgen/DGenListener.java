@@ -1,0 +1,40 @@
+package io.dgen;
+
+/**
+ * Hears what a runtime's processes handle by themselves but an operator may want to see: events
+ * that need no action from the caller of any operation, yet say something about the system's
+ * health. Register one with {@link DGen.Builder#listener}; every method does nothing by default, so
+ * implement only those you need.
+ *
+ * <pre>{@code
+ * DGen dgen = DGen.builder(backend)
+ *     .listener(new DGenListener() {
+ *       @Override
+ *       public void lockFenced(ServerRef<?> server, LockFencedException error) {
+ *         fencedLocks.increment(); // e.g. a metric: a handleLocked ran longer than lockTimeout
+ *       }
+ *     })
+ *     .build();
+ * }</pre>
+ *
+ * <p>Threading: methods are called on the runtime's own threads (the one the event happened on),
+ * possibly concurrently; they must be thread-safe and return quickly. An exception thrown by a
+ * listener is logged and otherwise ignored.
+ */
+public interface DGenListener {
+
+  /**
+   * A lock holder's late result was refused: its lock was busted (it ran longer than {@code
+   * lockTimeout}, see {@link StartOptions.Builder#lockTimeout}) and another consumer took the
+   * message over. The holder's {@code handleLocked} result, reply and actions were discarded;
+   * nothing it would have committed was written. The process stays in service and goes on
+   * consuming.
+   *
+   * <p>One such event now and then means a {@code handleLocked} that was slower than the timeout
+   * (its message ran twice); many mean the timeout is too short for the work.
+   *
+   * @param server the process whose holder was fenced
+   * @param error what was refused, with the server and the lock's token
+   */
+  default void lockFenced(ServerRef<?> server, LockFencedException error) {}
+}
