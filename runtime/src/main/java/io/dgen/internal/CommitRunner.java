@@ -4,9 +4,9 @@ import io.dgen.backend.Backend;
 import io.dgen.backend.Futures;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.StoredState;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -24,6 +24,14 @@ final class CommitRunner {
   /** A transaction body; it may run more than once (one attempt per retry). */
   interface Body<T> {
     @Nullable T apply(Transaction tx);
+  }
+
+  /**
+   * A transaction body that starts its reads and completes once it has done its work; it may run
+   * more than once (one attempt per retry).
+   */
+  interface AsyncBody<T> {
+    CompletableFuture<@Nullable T> apply(Transaction tx);
   }
 
   /** What a retried attempt returns when an earlier attempt of its run turned out to commit. */
@@ -85,27 +93,16 @@ final class CommitRunner {
    * is waited for and handed to the observer; only the committing attempt's stamp escapes.
    */
   <T> @Nullable T commit(Body<T> body, Replay<T> replay) {
-    // The outcome of the last attempt that wrote: what a replay returns if that attempt committed.
-    List<Attempt<T>> previous = new ArrayList<>(1);
+    Run<T> run = new Run<>(replay);
     Attempt<T> done =
         backend.run(
             raw -> {
               byte[] marker = keys.marker(raw.runId());
-              if (!previous.isEmpty() && raw.attempt() > 1 && raw.get(marker) != null) {
-                return new Attempt<>(replay.apply(raw, previous.get(0).value()), null, null, true);
+              if (run.mayHaveCommitted(raw) && raw.get(marker) != null) {
+                return run.replayed(raw);
               }
               TrackingTransaction tx = new TrackingTransaction(raw);
-              T value = body.apply(tx);
-              previous.clear();
-              StoredState written = value instanceof WritesState w ? w.written() : null;
-              Attempt<T> attempt =
-                  new Attempt<>(
-                      value, written, written == null ? null : raw.getVersionstamp(), false);
-              if (tx.wrote()) {
-                raw.set(marker, EMPTY);
-                previous.add(attempt);
-              }
-              return attempt;
+              return run.ran(raw, tx, marker, body.apply(tx));
             });
     if (done.replayed()) {
       observer.replayed();
@@ -113,5 +110,98 @@ final class CommitRunner {
       observer.stateCommitted(done.written(), Futures.join(done.stamp()));
     }
     return done.value();
+  }
+
+  /**
+   * The asynchronous twin of {@link #commit(Body, Replay)}, with the same exactly-once rule: no
+   * thread waits for the reads the body starts, nor for the commit. The first attempt's body starts
+   * in the calling thread; a retry's starts on {@code executor} (never on the backend's threads),
+   * and so does each step of the body whose input was not ready ({@link Async#then}).
+   *
+   * @return a future of the committing attempt's value (or of the replay), completed once the
+   *     commit and, for a state write, its versionstamp are known
+   */
+  <T> CompletableFuture<@Nullable T> commitAsync(
+      AsyncBody<T> body, Replay<T> replay, Executor executor) {
+    Run<T> run = new Run<>(replay);
+    return backend
+        .<Attempt<T>>runAsync(
+            raw ->
+                raw.attempt() == 1
+                    ? attemptAsync(run, raw, body, executor)
+                    : CompletableFuture.supplyAsync(
+                            () -> attemptAsync(run, raw, body, executor), executor)
+                        .thenCompose(f -> f))
+        .thenCompose(
+            done -> {
+              if (done.replayed()) {
+                observer.replayed();
+              } else if (done.written() != null && done.stamp() != null) {
+                StoredState written = done.written();
+                return done.stamp()
+                    .thenApply(
+                        stamp -> {
+                          observer.stateCommitted(written, stamp);
+                          return done.value();
+                        });
+              }
+              return CompletableFuture.completedFuture(done.value());
+            });
+  }
+
+  private <T> CompletableFuture<Attempt<T>> attemptAsync(
+      Run<T> run, Transaction raw, AsyncBody<T> body, Executor executor) {
+    byte[] marker = keys.marker(raw.runId());
+    CompletableFuture<Boolean> committed =
+        run.mayHaveCommitted(raw)
+            ? raw.getAsync(marker).thenApply(m -> m != null)
+            : CompletableFuture.completedFuture(false);
+    return Async.then(
+        committed,
+        executor,
+        earlier -> {
+          if (earlier) {
+            return CompletableFuture.completedFuture(run.replayed(raw));
+          }
+          TrackingTransaction tx = new TrackingTransaction(raw);
+          return body.apply(tx).thenApply(value -> run.ran(raw, tx, marker, value));
+        });
+  }
+
+  /**
+   * One run's memory across its attempts: the outcome of the last attempt that wrote, which a
+   * replay returns if that attempt turns out to have committed. Attempts of a run never overlap;
+   * the field is volatile because an asynchronous run's attempts may run on different threads.
+   */
+  private static final class Run<T> {
+    private final Replay<T> replay;
+    private volatile @Nullable Attempt<T> previous;
+
+    Run(Replay<T> replay) {
+      this.replay = replay;
+    }
+
+    /** Whether an earlier attempt of this run wrote, so that its commit marker must be checked. */
+    boolean mayHaveCommitted(Transaction raw) {
+      return previous != null && raw.attempt() > 1;
+    }
+
+    Attempt<T> replayed(Transaction raw) {
+      Attempt<T> prior = Objects.requireNonNull(previous);
+      return new Attempt<>(replay.apply(raw, prior.value()), null, null, true);
+    }
+
+    /** The body ran to its end in this attempt: stamp, mark and remember what it wrote. */
+    Attempt<T> ran(Transaction raw, TrackingTransaction tx, byte[] marker, @Nullable T value) {
+      previous = null;
+      StoredState written = value instanceof WritesState w ? w.written() : null;
+      Attempt<T> attempt =
+          new Attempt<>(value, written, written == null ? null : raw.getVersionstamp(), false);
+      if (tx.wrote()) {
+        raw.set(marker, EMPTY);
+        previous = attempt;
+      }
+      return attempt;
+    }
   }
 }
