@@ -151,7 +151,7 @@ public final class Benchmarks {
                     "queued call K=2, AddAndGet, sequential",
                     2,
                     new CounterServer.AddAndGet(1),
-                    "push + batch + read-and-clear")),
+                    "push + batch + read; slots cleared in batches")),
         new Planned("servers", s::manyServers),
         new Planned("wide-1", () -> s.wideState("wide-1", StateEncoding.STRUCTURED, 1)),
         new Planned("wide-structured", () -> s.wideState(StateEncoding.STRUCTURED)),

@@ -80,9 +80,12 @@ class BenchmarksTest {
     assertThat(inline.commitsPerMessage()).isEqualTo(1.0);
     assertThat(inline.consumerTransactionsPerMessage()).isZero();
     assertThat(row("call-inline-read").commitsPerMessage()).isZero();
+    // A queued call commits its push and the consumer's batch; its reply is read without a
+    // commit, and read slots are cleared a few milliseconds later, as many to a transaction as
+    // calls were answered meanwhile (how many depends on the machine's speed).
     Row queued = row("call-queued");
-    assertThat(queued.consumerTransactionsPerMessage()).isBetween(0.9, 1.01);
-    assertThat(queued.commitsPerMessage()).isBetween(2.9, 3.01);
+    assertThat(queued.consumerTransactionsPerMessage()).isBetween(0.9, 2.0);
+    assertThat(queued.commitsPerMessage()).isBetween(1.9, 3.0);
     assertThat(queued.p50Micros()).isGreaterThan(0).isLessThanOrEqualTo(queued.p99Micros());
   }
 

@@ -1,29 +1,37 @@
 package io.dgen.internal;
 
+import com.apple.foundationdb.subspace.Subspace;
 import io.dgen.backend.Backend;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StateCodec;
+import java.nio.ByteBuffer;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
- * What the processes of one {@code DGen} share: the backend, the mapper, a small worker pool that
- * runs consumer batches and call completions, a scheduler for backoff and timeouts, the clock, and
- * the registry of live processes and names.
+ * What the processes of one {@code DGen} share: the backend, the mapper, the executor that runs
+ * callbacks and the steps of asynchronous work, the bound on batches in flight, a scheduler for
+ * backoff and timeouts, a pool for rare blocking work, the clocks, one doorbell watcher per tenant,
+ * and the registry of live processes and names.
  *
- * <p>Idle processes hold a watch, never a thread: the pool is sized by cores, not by servers.
+ * <p>Idle processes hold neither a thread nor a watch: the executor is sized by cores, the batches
+ * in flight by a configured bound, and the watches by tenants.
  */
 public final class RuntimeCore implements AutoCloseable {
 
@@ -33,12 +41,16 @@ public final class RuntimeCore implements AutoCloseable {
   private final LongSupplier ticker;
   private final Duration retryInitial;
   private final Duration retryMax;
-  private final ExecutorService workers;
+  private final Executor executor;
+  private final @Nullable ExecutorService ownExecutor;
+  private final BatchPermits permits;
   private final ScheduledExecutorService scheduler;
-  private final ExecutorService lockedWork;
+  private final ExecutorService blocking;
+  private final DeferredClears deferredClears;
   private final Clock clock;
   private final List<ServerProcess<?, ?>> processes = new CopyOnWriteArrayList<>();
   private final Map<String, ServerProcess<?, ?>> names = new ConcurrentHashMap<>();
+  private final Map<ByteBuffer, TenantWatcher> watchers = new ConcurrentHashMap<>();
 
   /**
    * Creates the shared runtime.
@@ -48,7 +60,10 @@ public final class RuntimeCore implements AutoCloseable {
    * @param codec the state codec
    * @param ticker nanosecond clock
    * @param clock wall clock (lock ages)
-   * @param workerThreads size of the worker pool
+   * @param executor the executor of callbacks and asynchronous steps, or null for a fixed pool of
+   *     {@code workerThreads} daemon threads that the runtime shuts down on close
+   * @param workerThreads size of that pool
+   * @param maxBatchesInFlight the bound on consumer batches in flight
    * @param retryInitial first backoff after a failed batch
    * @param retryMax backoff cap
    */
@@ -58,7 +73,9 @@ public final class RuntimeCore implements AutoCloseable {
       StateCodec codec,
       LongSupplier ticker,
       Clock clock,
+      @Nullable Executor executor,
       int workerThreads,
+      int maxBatchesInFlight,
       Duration retryInitial,
       Duration retryMax) {
     this.backend = backend;
@@ -68,11 +85,23 @@ public final class RuntimeCore implements AutoCloseable {
     this.clock = clock;
     this.retryInitial = retryInitial;
     this.retryMax = retryMax;
-    this.workers = Executors.newFixedThreadPool(workerThreads, daemonThreads("dgen-worker-"));
-    this.scheduler = Executors.newSingleThreadScheduledExecutor(daemonThreads("dgen-scheduler-"));
-    // handleLocked may run for long outside any transaction: it gets threads of its own, made on
-    // demand and dropped when idle, so it never starves the consume loops.
-    this.lockedWork = Executors.newCachedThreadPool(daemonThreads("dgen-locked-"));
+    this.ownExecutor =
+        executor == null
+            ? Executors.newFixedThreadPool(workerThreads, daemonThreads("dgen-worker-"))
+            : null;
+    this.executor = executor != null ? executor : ownExecutor;
+    this.permits = new BatchPermits(maxBatchesInFlight, this.executor);
+    ScheduledThreadPoolExecutor timers =
+        new ScheduledThreadPoolExecutor(1, daemonThreads("dgen-scheduler-"));
+    // every call schedules its deadline and cancels it when the reply comes: drop cancelled
+    // timers at once rather than holding them until they would have been due
+    timers.setRemoveOnCancelPolicy(true);
+    this.scheduler = timers;
+    // handleLocked may run for long outside any transaction, and a few rare steps (recording a
+    // failed item) wait for a commit: they get threads of their own, made on demand and dropped
+    // when idle, so that they never hold the executor's threads.
+    this.blocking = Executors.newCachedThreadPool(daemonThreads("dgen-blocking-"));
+    this.deferredClears = new DeferredClears(backend, scheduler);
   }
 
   private static ThreadFactory daemonThreads(String prefix) {
@@ -104,12 +133,24 @@ public final class RuntimeCore implements AutoCloseable {
     return clock.millis();
   }
 
-  ExecutorService lockedWork() {
-    return lockedWork;
+  /** Threads for {@code handleLocked} and rare steps that wait for a commit. */
+  ExecutorService blocking() {
+    return blocking;
   }
 
-  ExecutorService workers() {
-    return workers;
+  /** Clears of reply slots already read, batched. */
+  DeferredClears deferredClears() {
+    return deferredClears;
+  }
+
+  /** Runs callbacks and the steps of asynchronous work. */
+  Executor executor() {
+    return executor;
+  }
+
+  /** The bound on consumer batches in flight. */
+  BatchPermits permits() {
+    return permits;
   }
 
   ScheduledExecutorService scheduler() {
@@ -122,6 +163,13 @@ public final class RuntimeCore implements AutoCloseable {
     int shift = Math.min(Math.max(failures - 1, 0), 30);
     long d = base << shift;
     return d <= 0 ? retryMax.toNanos() : Math.min(d, retryMax.toNanos());
+  }
+
+  /** The doorbell watcher of {@code tenant} in this runtime, made on first use. */
+  TenantWatcher watcher(Subspace tenant, String context) {
+    return watchers.computeIfAbsent(
+        ByteBuffer.wrap(tenant.getKey()),
+        k -> new TenantWatcher(tenant, backend, executor, scheduler, ticker, context));
   }
 
   void register(ServerProcess<?, ?> p) {
@@ -137,10 +185,10 @@ public final class RuntimeCore implements AutoCloseable {
     p.name().ifPresent(n -> names.remove(n, p));
   }
 
-  /** Stops every local process of the server {@code root} (after a kill). */
+  /** Stops every local process of the server {@code keys} names (after a kill). */
   void stopLocal(ServerKeys keys) {
     for (ServerProcess<?, ?> p : processes) {
-      if (java.util.Arrays.equals(p.keys().root().getKey(), keys.root().getKey())) {
+      if (Arrays.equals(p.keys().root().getKey(), keys.root().getKey())) {
         p.stop();
       }
     }
@@ -161,22 +209,25 @@ public final class RuntimeCore implements AutoCloseable {
     return processes.size();
   }
 
-  /** Stops every process and the pools; does not close the backend. */
+  /** Stops every process, the watchers and the pools; does not close the backend. */
   @Override
   public void close() {
     for (ServerProcess<?, ?> p : processes) {
       p.stop();
     }
+    watchers.values().forEach(TenantWatcher::close);
     scheduler.shutdownNow();
-    lockedWork.shutdownNow();
-    workers.shutdown();
-    try {
-      if (!workers.awaitTermination(10, TimeUnit.SECONDS)) {
-        workers.shutdownNow();
+    blocking.shutdownNow();
+    if (ownExecutor != null) {
+      ownExecutor.shutdown();
+      try {
+        if (!ownExecutor.awaitTermination(10, TimeUnit.SECONDS)) {
+          ownExecutor.shutdownNow();
+        }
+      } catch (InterruptedException e) {
+        ownExecutor.shutdownNow();
+        Thread.currentThread().interrupt();
       }
-    } catch (InterruptedException e) {
-      workers.shutdownNow();
-      Thread.currentThread().interrupt();
     }
   }
 }
