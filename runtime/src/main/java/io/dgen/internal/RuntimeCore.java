@@ -4,15 +4,17 @@ import com.apple.foundationdb.subspace.Subspace;
 import io.dgen.backend.Backend;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StateCodec;
+import io.dgen.internal.codec.TypeRegistry;
 import java.nio.ByteBuffer;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -23,15 +25,19 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.JavaType;
 
 /**
  * What the processes of one {@code DGen} share: the backend, the mapper, the executor that runs
  * callbacks and the steps of asynchronous work, the bound on batches in flight, a scheduler for
  * backoff and timeouts, a pool for rare blocking work, the clocks, one doorbell watcher per tenant,
- * and the registry of live processes and names.
+ * the type registries, and the registry of live processes and names.
  *
  * <p>Idle processes hold neither a thread nor a watch: the executor is sized by cores, the batches
  * in flight by a configured bound, and the watches by tenants.
+ *
+ * <p>Threading: thread-safe; the registries are concurrent maps (starting or stopping a process is
+ * O(1)).
  */
 public final class RuntimeCore implements AutoCloseable {
 
@@ -48,9 +54,10 @@ public final class RuntimeCore implements AutoCloseable {
   private final ExecutorService blocking;
   private final DeferredClears deferredClears;
   private final Clock clock;
-  private final List<ServerProcess<?, ?>> processes = new CopyOnWriteArrayList<>();
+  private final Set<ServerProcess<?, ?>> processes = ConcurrentHashMap.newKeySet();
   private final Map<String, ServerProcess<?, ?>> names = new ConcurrentHashMap<>();
   private final Map<ByteBuffer, TenantWatcher> watchers = new ConcurrentHashMap<>();
+  private final Map<List<Object>, TypeRegistry> typeRegistries = new ConcurrentHashMap<>();
 
   /**
    * Creates the shared runtime.
@@ -170,6 +177,16 @@ public final class RuntimeCore implements AutoCloseable {
     return watchers.computeIfAbsent(
         ByteBuffer.wrap(tenant.getKey()),
         k -> new TenantWatcher(tenant, backend, executor, scheduler, ticker, context));
+  }
+
+  /**
+   * The type registry of a message type, state type and allowed classes: immutable, so processes of
+   * one behaviour share one.
+   */
+  TypeRegistry types(JavaType messageType, JavaType stateType, Collection<Class<?>> allowed) {
+    return typeRegistries.computeIfAbsent(
+        List.of(messageType, stateType, Set.copyOf(allowed)),
+        k -> new TypeRegistry(serde, messageType, stateType, allowed));
   }
 
   void register(ServerProcess<?, ?> p) {

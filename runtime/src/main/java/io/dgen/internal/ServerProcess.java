@@ -81,7 +81,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     this.tuid = tuid;
     this.options = options;
     this.keys = new ServerKeys(tenant.subspace(), tuid);
-    this.types = new TypeRegistry(core.serde(), messageType, stateType, options.allowedTypes());
+    this.types = core.types(messageType, stateType, options.allowedTypes());
     this.context = "tenant=" + tenant.path() + " tuid=" + tuid;
     this.lifecycle = new Lifecycle(context);
     this.doorbell = core.watcher(tenant.subspace(), "tenant=" + tenant.path());

@@ -1,13 +1,13 @@
 package io.dgen.internal;
 
+import com.google.common.collect.MapMaker;
 import io.dgen.backend.Transaction;
 import java.nio.ByteBuffer;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
-import java.util.WeakHashMap;
+import java.util.concurrent.ConcurrentMap;
 
 /**
  * Per-transaction bookkeeping of pushes made in transactions the runtime does not own (the outbox)
@@ -15,11 +15,15 @@ import java.util.WeakHashMap;
  * one transaction, so several pushes get distinct keys in push order), the doorbell rung in it
  * (once per server or reply slot, however many pushes), and, per server, whether an earlier attempt
  * of the same run already committed its pushes.
+ *
+ * <p>Threading: the scopes of foreign transactions sit in one concurrent map with weak keys
+ * (compared by identity), shared by every process; a scope itself is locked only by the threads of
+ * its one transaction.
  */
 final class UserVersions {
 
-  private static final Map<Transaction, Scope> SCOPES =
-      Collections.synchronizedMap(new WeakHashMap<>());
+  private static final ConcurrentMap<Transaction, Scope> SCOPES =
+      new MapMaker().weakKeys().makeMap();
 
   private static final class Scope {
     int next;
