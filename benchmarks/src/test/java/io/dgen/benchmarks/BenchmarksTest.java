@@ -113,6 +113,27 @@ class BenchmarksTest {
   }
 
   @Test
+  void throughputScenarios_reportTheirCounts() {
+    for (String id : new String[] {"drain-k16-0ms", "drain-k16-10ms"}) {
+      assertThat(row(id).consumerTransactionsPerMessage()).as(id).isBetween(0.01, 1.0 / 16 + 0.05);
+    }
+    for (String id : new String[] {"drain-k1-0ms", "drain-k1-5ms"}) {
+      assertThat(row(id).consumerTransactionsPerMessage()).as(id).isBetween(0.99, 1.01);
+    }
+    for (String id : new String[] {"idle-cpu", "idle-many"}) {
+      Row idle = row(id);
+      assertThat(idle.metric("watches")).as(id).isBetween(0.0, 32.0);
+      assertThat(idle.metric("idleCores")).as(id).isNotNaN();
+      assertThat(idle.commitsPerMessage()).as("%s: the initial state only", id).isEqualTo(1.0);
+      assertThat(idle.p50Micros()).as("%s: wake-up", id).isPositive();
+    }
+    Row calls = row("calls-async");
+    assertThat(calls.commitsPerMessage()).isBetween(1.0, 2.2);
+    assertThat(calls.metric("threads")).isPositive();
+    assertThat(calls.p50Micros()).isPositive();
+  }
+
+  @Test
   void latencies_useNearestRankPercentiles() {
     Latencies l = new Latencies();
     for (int i = 1; i <= 2_000; i++) {
