@@ -100,4 +100,12 @@ class FdbRuntimeBehaviourTest {
       return fdb();
     }
   }
+
+  @Nested
+  class ReplyDelivery extends ReplyDeliveryTest {
+    @Override
+    Backend newBackend() {
+      return fdb();
+    }
+  }
 }

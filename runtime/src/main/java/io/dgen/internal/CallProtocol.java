@@ -81,7 +81,7 @@ final class CallProtocol {
    * (one take at a time; a ring during a take takes again after it). Until its push is known to
    * have committed, a ring only counts: the slot may not exist yet.
    */
-  final class Waiting<R> implements TenantWatcher.Listener {
+  final class Waiting<R> implements TenantWatcher.Listener, ReplySlots.LocalCaller {
     private final From from;
     private final @Nullable Class<R> replyType;
     private final long deadline;
@@ -122,6 +122,9 @@ final class CallProtocol {
       if (takes.decrementAndGet() != 0) {
         takeOnce(takes.get());
       }
+      if (result.isDone()) {
+        return result; // a consumer of this runtime handed the reply over already
+      }
       try {
         timer =
             core.scheduler()
@@ -141,6 +144,24 @@ final class CallProtocol {
       stopListening();
       if (failure != null) {
         result.completeExceptionally(failure);
+      }
+    }
+
+    @Override
+    public boolean waitsFor(From from) {
+      return this.from.equals(from);
+    }
+
+    @Override
+    public void replied(@Nullable Object reply) {
+      try {
+        R value = slots.local(reply, replyType);
+        stopListening();
+        slots.clearLater(from);
+        result.complete(value);
+      } catch (RuntimeException e) {
+        slots.clearLater(from);
+        fail(e);
       }
     }
 

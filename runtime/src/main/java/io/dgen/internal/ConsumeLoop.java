@@ -245,6 +245,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     }
     limitOverride = 0;
     consecutiveFailures = 0;
+    batch.localReplies().forEach(ReplySlots.LocalReply::deliver);
     for (List<Action<S>> actions : batch.actions()) {
       invoker.runActions(actions, Objects.requireNonNull(batch.state()));
     }

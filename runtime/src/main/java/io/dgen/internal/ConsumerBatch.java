@@ -49,6 +49,7 @@ final class ConsumerBatch<S, M> {
    * @param processed items popped (applied or moved to the dead letters)
    * @param drained the batch saw the whole queue and processed all of it: nothing was left as of
    *     {@code readVersion}
+   * @param localReplies replies for callers in this runtime, to hand over after the commit
    */
   record Batch<S, M>(
       long readVersion,
@@ -61,11 +62,13 @@ final class ConsumerBatch<S, M> {
       List<List<Action<S>>> actions,
       @Nullable Object stopReason,
       LockCoordinator.@Nullable Held<M> lock,
-      @Nullable StoredState written)
+      @Nullable StoredState written,
+      List<ReplySlots.LocalReply> localReplies)
       implements CommitRunner.WritesState {
 
     static <S, M> Batch<S, M> idle(long readVersion) {
-      return new Batch<>(readVersion, false, -1, false, 0, true, null, List.of(), null, null, null);
+      return new Batch<>(
+          readVersion, false, -1, false, 0, true, null, List.of(), null, null, null, List.of());
     }
 
     static <S, M> Batch<S, M> locked(LockCoordinator.Meeting meeting, long readVersion) {
@@ -80,7 +83,8 @@ final class ConsumerBatch<S, M> {
           List.of(),
           null,
           null,
-          null);
+          null,
+          List.of());
     }
 
     /** The queue was empty. */
@@ -238,6 +242,7 @@ final class ConsumerBatch<S, M> {
       boolean sawAll) {
     S state = loaded.state();
     List<List<Action<S>>> actions = new ArrayList<>();
+    List<ReplySlots.LocalReply> localReplies = new ArrayList<>();
     Object stopReason = null;
     LockCoordinator.Held<M> lock = null;
     int processed = 0;
@@ -273,7 +278,10 @@ final class ConsumerBatch<S, M> {
         break;
       }
       if (from != null) {
-        slots.write(tx, from, slots.ok(r.reply()), item.slot());
+        ReplySlots.LocalReply local = slots.writeOk(tx, from, r.reply(), item.slot());
+        if (local != null) {
+          localReplies.add(local);
+        }
       }
       if (!r.actions().isEmpty()) {
         actions.add(r.actions());
@@ -304,7 +312,8 @@ final class ConsumerBatch<S, M> {
         actions,
         stopReason,
         lock,
-        written);
+        written,
+        localReplies);
   }
 
   /**

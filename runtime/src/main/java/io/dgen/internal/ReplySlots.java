@@ -46,6 +46,25 @@ final class ReplySlots {
   /** A slot as taken: its rows, and whether it was left in place because no reply had come. */
   record Taken(List<KeyValue> rows, boolean waiting) {}
 
+  /**
+   * A caller in this runtime waiting for the reply in its slot: the consumer that writes the reply
+   * hands it over after its commit, instead of ringing the doorbell for it to be read back.
+   */
+  interface LocalCaller {
+    /** Whether this is the caller of {@code from}. */
+    boolean waitsFor(From from);
+
+    /** The reply was committed into the caller's slot: complete the call with it. */
+    void replied(@Nullable Object reply);
+  }
+
+  /** A reply written for a caller in this runtime, to hand over once its batch committed. */
+  record LocalReply(LocalCaller caller, @Nullable Object reply) {
+    void deliver() {
+      caller.replied(reply);
+    }
+  }
+
   private final Backend backend;
   private final DeferredClears clears;
   private final TenantWatcher doorbell;
@@ -111,17 +130,57 @@ final class ReplySlots {
       From from,
       Reply reply,
       @Nullable CompletableFuture<byte @Nullable []> prefetched) {
+    if (writeSlot(tx, from, reply, prefetched)) {
+      doorbell.ring(tx, wakeId(from));
+    }
+  }
+
+  /**
+   * Writes the reply {@code value} into the caller's slot if the caller is still waiting. A caller
+   * in this runtime gets it handed over after the commit (the returned {@link LocalReply}): no
+   * ring, no read back. Any other caller is rung.
+   */
+  @Nullable LocalReply writeOk(
+      Transaction tx,
+      From from,
+      @Nullable Object value,
+      @Nullable CompletableFuture<byte @Nullable []> prefetched) {
+    if (!writeSlot(tx, from, ok(value), prefetched)) {
+      return null;
+    }
+    long id = wakeId(from);
+    for (TenantWatcher.Listener l : doorbell.listeners(id)) {
+      if (l instanceof LocalCaller caller && caller.waitsFor(from)) {
+        return new LocalReply(caller, value);
+      }
+    }
+    doorbell.ring(tx, id);
+    return null;
+  }
+
+  /** Writes the reply into the slot if it still exists; false if it does not. */
+  private boolean writeSlot(
+      Transaction tx,
+      From from,
+      Reply reply,
+      @Nullable CompletableFuture<byte @Nullable []> prefetched) {
     Subspace slot = slotOf(from);
     byte[] chunk0 = ServerKeys.slotChunk(slot, 0);
     byte[] current = prefetched != null ? Futures.join(prefetched) : tx.get(chunk0);
     if (current == null) {
-      return; // the caller gave up (timeout) or the call was inline-failed: drop the reply
+      return false; // the caller gave up (timeout) or the call was inline-failed: drop the reply
     }
     List<byte[]> parts = Chunks.split(serde.toBytes(reply), Chunks.MAX_VALUE);
     for (int i = 0; i < parts.size(); i++) {
       tx.set(ServerKeys.slotChunk(slot, i), parts.get(i));
     }
-    doorbell.ring(tx, wakeId(from));
+    return true;
+  }
+
+  /** Clears {@code from}'s slot soon, with others: its reply was handed over. */
+  void clearLater(From from) {
+    Subspace slot = slotOf(from);
+    clears.clear(slot.range().begin, slot.range().end);
   }
 
   /**
