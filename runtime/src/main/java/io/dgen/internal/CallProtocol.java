@@ -171,6 +171,13 @@ final class CallProtocol {
     }
 
     @Override
+    public void closed() {
+      fail(
+          new ServerStoppedException(
+              "the runtime was closed while the call waited; it stays queued: " + context));
+    }
+
+    @Override
     public void ringAll() {
       take();
     }

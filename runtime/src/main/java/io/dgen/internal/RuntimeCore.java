@@ -41,7 +41,7 @@ import tools.jackson.databind.JavaType;
  */
 public final class RuntimeCore implements AutoCloseable {
 
-  private final Backend backend;
+  private final TrackedBackend backend;
   private final Serde serde;
   private final StateCodec codec;
   private final LongSupplier ticker;
@@ -85,7 +85,7 @@ public final class RuntimeCore implements AutoCloseable {
       int maxBatchesInFlight,
       Duration retryInitial,
       Duration retryMax) {
-    this.backend = backend;
+    this.backend = new TrackedBackend(backend);
     this.serde = serde;
     this.codec = codec;
     this.ticker = ticker;
@@ -226,13 +226,21 @@ public final class RuntimeCore implements AutoCloseable {
     return processes.size();
   }
 
-  /** Stops every process, the watchers and the pools; does not close the backend. */
+  /**
+   * Stops every process and the watchers (calls still waiting fail), waits up to 10 seconds for the
+   * transactions under way to end, then stops the pools; does not close the backend.
+   */
   @Override
   public void close() {
     for (ServerProcess<?, ?> p : processes) {
       p.stop();
     }
     watchers.values().forEach(TenantWatcher::close);
+    try {
+      backend.awaitQuiet(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     scheduler.shutdownNow();
     blocking.shutdownNow();
     if (ownExecutor != null) {

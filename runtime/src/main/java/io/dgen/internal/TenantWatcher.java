@@ -70,6 +70,9 @@ final class TenantWatcher {
 
     /** Rings may have been missed: behave as if every commit so far had rung. */
     void ringAll();
+
+    /** The watcher closed (the runtime is closing): no ring will come any more. */
+    default void closed() {}
   }
 
   /** Entries read per cycle; a full chunk is followed by another cycle at once. */
@@ -87,9 +90,10 @@ final class TenantWatcher {
   private record Sample(long nanos, byte[] key) {}
 
   /**
-   * What a cycle read: the entries (or, for the first cycle, the last one) and the bell's watch.
+   * What a cycle read: the entries (or, for the first cycle, the last one), whether they filled a
+   * chunk (more may follow at once), and the bell's watch if it armed one.
    */
-  private record Read(List<KeyValue> rows, @Nullable CompletableFuture<Void> bell) {}
+  private record Read(List<KeyValue> rows, boolean full, @Nullable CompletableFuture<Void> bell) {}
 
   private final TenantKeys keys;
   private final Backend backend;
@@ -189,12 +193,20 @@ final class TenantWatcher {
     return ls == null ? new Listener[0] : ls;
   }
 
-  /** Stops watching: cancels the bell's watch. Registered listeners are no longer rung. */
+  /**
+   * Stops watching: cancels the bell's watch, and tells the listeners still registered that no ring
+   * will come.
+   */
   void close() {
     closed = true;
     CompletableFuture<Void> w = bell.getAndSet(null);
     if (w != null) {
       w.cancel(false);
+    }
+    for (Listener[] ls : listeners.values()) {
+      for (Listener l : ls) {
+        l.closed();
+      }
     }
   }
 
@@ -260,7 +272,12 @@ final class TenantWatcher {
                       ? snap.getRangeAsync(keys.log().range().begin, end, 1, true)
                       : snap.getRangeAsync(from, end, LOG_CHUNK, false);
               return rows.thenApply(
-                  r -> new Read(r, first || r.size() < LOG_CHUNK ? tx.watch(keys.bell()) : null));
+                  r -> {
+                    boolean full = !first && r.size() >= LOG_CHUNK;
+                    // A watch still armed (from an earlier read) fires for any later ring too.
+                    boolean watch = first || (!full && bell.get() == null);
+                    return new Read(r, full, watch ? tx.watch(keys.bell()) : null);
+                  });
             })
         .whenComplete((read, err) -> execute(() -> afterCycle(requests, first, read, err)));
   }
@@ -316,10 +333,10 @@ final class TenantWatcher {
           ringAll();
         }
       }
-      if (read.bell() == null) {
+      if (read.full()) {
         unread = true;
-        requestCycle(); // a full chunk: read on
-      } else {
+        requestCycle(); // read on
+      } else if (read.bell() != null) {
         arm(read.bell());
       }
       sampleAndTrim();
