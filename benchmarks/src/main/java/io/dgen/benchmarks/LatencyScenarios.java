@@ -7,6 +7,9 @@ import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.backend.memory.MemoryBackend;
 import io.dgen.benchmarks.Target.Bench;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -172,12 +175,16 @@ final class LatencyScenarios {
       long threads = Scenarios.liveThreads();
       long watches = bench.cost().outstandingWatches();
 
-      // CPU while idle: nothing is sent for a while
+      // CPU while idle, nothing being sent: the runtime's and the backend's threads (dgen-*),
+      // and the whole process (which also counts the JIT compiling what the starts ran, and GC)
       LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(500));
       long cpu0 = Scenarios.processCpuNanos();
+      long dgen0 = dgenThreadsCpuNanos();
       long w0 = System.nanoTime();
       LockSupport.parkNanos(settings.measure().toNanos());
-      double idleCores = (Scenarios.processCpuNanos() - cpu0) / (double) (System.nanoTime() - w0);
+      double window = System.nanoTime() - w0;
+      double idleCores = (dgenThreadsCpuNanos() - dgen0) / window;
+      double processCores = (Scenarios.processCpuNanos() - cpu0) / window;
 
       commitLatency(bench, latency);
       Latencies wake = new Latencies();
@@ -199,6 +206,7 @@ final class LatencyScenarios {
       metrics.put("heapAddedMb", heap - heapBefore);
       metrics.put("watches", (double) watches);
       metrics.put("idleCores", idleCores);
+      metrics.put("idleProcessCores", processCores);
       metrics.put("startMs", startedNanos / 1e6);
       metrics.put("latencyMs", (double) latency.toMillis());
       metrics.put("servers", (double) n);
@@ -219,12 +227,13 @@ final class LatencyScenarios {
           metrics,
           String.format(
               Locale.ROOT,
-              "started in %,.0f ms, idle in %,.0f ms; %d watches; idle CPU %.3f cores; %d live"
-                  + " threads (+%d); heap after GC %.0f MB (+%.0f)",
+              "started in %,.0f ms, idle in %,.0f ms; %d watches; idle CPU %.3f cores (process:"
+                  + " %.3f); %d live threads (+%d); heap after GC %.0f MB (+%.0f)",
               startedNanos / 1e6,
               idleNanos / 1e6,
               watches,
               idleCores,
+              processCores,
               threads,
               threads - threadsBefore,
               heap,
@@ -336,6 +345,18 @@ final class LatencyScenarios {
     for (int i = 0; i < calls; i++) {
       latencies.add(done[i] - sent[i]);
     }
+  }
+
+  /** CPU time of the threads DGen and the memory backend run on (named {@code dgen-…}). */
+  private static long dgenThreadsCpuNanos() {
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    long sum = 0;
+    for (ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
+      if (t != null && t.getThreadName().startsWith("dgen-")) {
+        sum += Math.max(0, threads.getThreadCpuTime(t.getThreadId()));
+      }
+    }
+    return sum;
   }
 
   private static Tuple tuid(int i) {

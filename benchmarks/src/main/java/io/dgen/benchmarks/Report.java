@@ -313,7 +313,7 @@ final class Report {
               String n = String.format(Locale.ROOT, "%,.0f", r.metric("servers"));
               target(
                   out,
-                  n + " idle: CPU ≤ 0.05 cores",
+                  n + " idle: CPU ≤ 0.05 cores (dgen threads)",
                   r.metric("idleCores") <= 0.05,
                   String.format(Locale.ROOT, "%.3f cores", r.metric("idleCores")));
               target(out, n + " idle: wake-up p50 ≤ 5 ms", r.p50Micros() <= 5_000, p50(r));
