@@ -1,9 +1,8 @@
 package io.dgen.internal;
 
-import com.apple.foundationdb.subspace.Subspace;
 import io.dgen.backend.Backend;
+import io.dgen.backend.ForwardingBackend;
 import io.dgen.backend.Transaction;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -17,21 +16,20 @@ import java.util.function.Function;
  *
  * <p>Threading: thread-safe.
  */
-final class TrackedBackend implements Backend {
+final class TrackedBackend extends ForwardingBackend {
 
-  private final Backend delegate;
   private final AtomicInteger inFlight = new AtomicInteger();
   private final Object quiet = new Object();
 
   TrackedBackend(Backend delegate) {
-    this.delegate = delegate;
+    super(delegate);
   }
 
   @Override
   public <T> T run(Function<? super Transaction, ? extends T> body) {
     inFlight.incrementAndGet();
     try {
-      return delegate.run(body);
+      return delegate().run(body);
     } finally {
       done();
     }
@@ -43,7 +41,7 @@ final class TrackedBackend implements Backend {
     inFlight.incrementAndGet();
     CompletableFuture<T> f;
     try {
-      f = delegate.runAsync(body);
+      f = delegate().runAsync(body);
     } catch (RuntimeException | Error e) {
       done();
       throw e;
@@ -79,21 +77,6 @@ final class TrackedBackend implements Backend {
     return true;
   }
 
-  @Override
-  public Subspace directory(String... path) {
-    return delegate.directory(path);
-  }
-
-  @Override
-  public Optional<Subspace> openDirectory(String... path) {
-    return delegate.openDirectory(path);
-  }
-
-  @Override
-  public boolean removeDirectory(String... path) {
-    return delegate.removeDirectory(path);
-  }
-
   /** The runtime never closes the user's backend. */
   @Override
   public void close() {
@@ -102,6 +85,6 @@ final class TrackedBackend implements Backend {
 
   @Override
   public String toString() {
-    return delegate.toString();
+    return delegate().toString();
   }
 }
