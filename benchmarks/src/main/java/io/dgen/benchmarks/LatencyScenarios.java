@@ -80,11 +80,9 @@ final class LatencyScenarios {
         DGen dgen = DGen.builder(bench.backend()).build()) {
       Tenant tenant = dgen.tenant(bench.root(), id);
       Progress progress = new Progress();
-      StartOptions publishOnly = StartOptions.builder(tenant).consume(false).build();
-      List<ServerRef<CounterServer.Msg>> queues = new ArrayList<>(servers);
-      for (int i = 0; i < servers; i++) {
-        queues.add(dgen.start(new CounterServer(tuid(i), progress), null, publishOnly));
-      }
+      List<ServerRef<CounterServer.Msg>> queues =
+          startServers(
+              dgen, servers, progress, StartOptions.builder(tenant).consume(false).build());
       List<CounterServer.Msg> chunk = Collections.nCopies(FILL_BATCH, ONE);
       for (ServerRef<CounterServer.Msg> q : queues) {
         for (int sent = 0; sent < perServer; sent += FILL_BATCH) {
@@ -93,13 +91,11 @@ final class LatencyScenarios {
       }
       long total = (long) servers * perServer;
       commitLatency(bench, latency);
-      StartOptions consumer = StartOptions.builder(tenant).consumeK(consumeK).build();
       Cost before = bench.cost();
       long cpu0 = Scenarios.processCpuNanos();
       long t0 = System.nanoTime();
-      for (int i = 0; i < servers; i++) {
-        dgen.start(new CounterServer(tuid(i), progress), null, consumer);
-      }
+      startServers(
+          dgen, servers, progress, StartOptions.builder(tenant).consumeK(consumeK).build());
       long end = progress.awaitAtLeast(total, DRAIN_TIMEOUT);
       long elapsed = end - t0;
       Cost cost = bench.cost().minus(before);
@@ -158,14 +154,11 @@ final class LatencyScenarios {
         DGen dgen = DGen.builder(bench.backend()).build()) {
       Tenant tenant = dgen.tenant(bench.root(), id);
       Progress progress = new Progress();
-      StartOptions options = StartOptions.builder(tenant).build();
       Cost before = bench.cost();
       long startCpu0 = Scenarios.processCpuNanos();
       long t0 = System.nanoTime();
-      List<ServerRef<CounterServer.Msg>> refs = new ArrayList<>(n);
-      for (int i = 0; i < n; i++) {
-        refs.add(dgen.start(new CounterServer(tuid(i), progress), null, options));
-      }
+      List<ServerRef<CounterServer.Msg>> refs =
+          startServers(dgen, n, progress, StartOptions.builder(tenant).build());
       long startedNanos = System.nanoTime() - t0;
       Scenarios.awaitIdle(bench, before, n);
       long idleNanos = System.nanoTime() - t0;
@@ -253,12 +246,10 @@ final class LatencyScenarios {
         DGen dgen = DGen.builder(bench.backend()).build()) {
       Tenant tenant = dgen.tenant(bench.root(), id);
       Progress progress = new Progress();
-      StartOptions options = StartOptions.builder(tenant).consumeK(consumeK).build();
-      List<ServerRef<CounterServer.Msg>> refs = new ArrayList<>(servers);
       Cost started = bench.cost();
-      for (int i = 0; i < servers; i++) {
-        refs.add(dgen.start(new CounterServer(tuid(i), progress), null, options));
-      }
+      List<ServerRef<CounterServer.Msg>> refs =
+          startServers(
+              dgen, servers, progress, StartOptions.builder(tenant).consumeK(consumeK).build());
       Scenarios.awaitIdle(bench, started, servers);
       commitLatency(bench, latency);
       CounterServer.AddAndGet add = new CounterServer.AddAndGet(1);
@@ -359,7 +350,13 @@ final class LatencyScenarios {
     return sum;
   }
 
-  private static Tuple tuid(int i) {
-    return Tuple.from("counter", i);
+  /** Starts counters {@code 0..n-1} with {@code options}, one after the other. */
+  private static List<ServerRef<CounterServer.Msg>> startServers(
+      DGen dgen, int n, Progress progress, StartOptions options) {
+    List<ServerRef<CounterServer.Msg>> refs = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      refs.add(dgen.start(new CounterServer(Tuple.from("counter", i), progress), null, options));
+    }
+    return refs;
   }
 }
