@@ -108,4 +108,12 @@ class FdbRuntimeBehaviourTest {
       return fdb();
     }
   }
+
+  @Nested
+  class SharedTypes extends SharedTypesTest {
+    @Override
+    Backend newBackend() {
+      return fdb();
+    }
+  }
 }

@@ -180,13 +180,16 @@ public final class RuntimeCore implements AutoCloseable {
   }
 
   /**
-   * The type registry of a message type, state type and allowed classes: immutable, so processes of
-   * one behaviour share one.
+   * A type registry for one server: the allowed types and readers of a message type, state type and
+   * allowed classes are built once and shared by the servers that declare them; the type table is
+   * the server's own.
    */
   TypeRegistry types(JavaType messageType, JavaType stateType, Collection<Class<?>> allowed) {
-    return typeRegistries.computeIfAbsent(
-        List.of(messageType, stateType, Set.copyOf(allowed)),
-        k -> new TypeRegistry(serde, messageType, stateType, allowed));
+    return typeRegistries
+        .computeIfAbsent(
+            List.of(messageType, stateType, Set.copyOf(allowed)),
+            k -> new TypeRegistry(serde, messageType, stateType, allowed))
+        .forServer();
   }
 
   void register(ServerProcess<?, ?> p) {
