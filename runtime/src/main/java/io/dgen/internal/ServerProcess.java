@@ -345,39 +345,28 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
               + ", was "
               + timeout);
     }
-    CallProtocol.Waiting<R> waiting;
-    Supplier<byte[]> env;
     try {
       ensureAlive();
       From from = slots.newFrom();
       types.messageTag(request); // refuse a message of a wrong type before any transaction
       // Serialized only if the call is queued: an inline call never stores its envelope.
-      env = Suppliers.memoize(() -> queue.encode(Envelope.CALL, request, from));
-      waiting = calls.waiting(from, replyType, timeout);
-      if (options.consume() && options.consumeK() == 1) {
-        return inline
-            .call(request, from, env, waiting)
-            .handle(
-                (outcome, err) -> {
-                  if (err != null) {
-                    waiting.abandon(Futures.unwrap(err));
-                    return waiting.result();
-                  }
-                  return outcome.queued()
-                      ? waiting.await()
-                      : CompletableFuture.completedFuture(slots.local(outcome.reply(), replyType));
-                })
-            .thenCompose(f -> f);
-      }
-      return calls
-          .pushOnce(env.get(), waiting)
-          .handle(
-              (v, err) -> {
+      Supplier<byte[]> env = Suppliers.memoize(() -> queue.encode(Envelope.CALL, request, from));
+      CallProtocol.Waiting<R> waiting = calls.waiting(from, replyType, timeout);
+      CompletableFuture<InlineRunner.Outcome<S>> sent =
+          options.consume() && options.consumeK() == 1
+              ? inline.call(request, from, env, waiting)
+              : calls
+                  .pushOnce(env.get(), waiting)
+                  .thenApply(pushed -> InlineRunner.Outcome.queuedInstead());
+      return sent.handle(
+              (outcome, err) -> {
                 if (err != null) {
                   waiting.abandon(Futures.unwrap(err));
                   return waiting.result();
                 }
-                return waiting.await();
+                return outcome.queued()
+                    ? waiting.await()
+                    : CompletableFuture.completedFuture(slots.local(outcome.reply(), replyType));
               })
           .thenCompose(f -> f);
     } catch (RuntimeException e) {
