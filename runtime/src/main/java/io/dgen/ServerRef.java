@@ -44,8 +44,9 @@ public interface ServerRef<M> {
    * {@link StartOptions.Builder#callTimeout} says otherwise).
    *
    * <p>With {@code consumeK == 1}, a call that finds the queue empty and the server unlocked runs
-   * inline, in the caller's own transaction. Otherwise it is queued: a reply slot is written and
-   * watched, a consumer runs {@code handleCall} and writes the reply into the slot.
+   * inline, in the caller's own transaction. Otherwise it is queued: a reply slot is written, a
+   * consumer runs {@code handleCall} and writes the reply into the slot, and the caller, listening
+   * on its tenant's doorbell (no watch of its own), gets the reply.
    *
    * @param request the request, not null
    * @param <R> the reply type
@@ -81,7 +82,9 @@ public interface ServerRef<M> {
 
   /**
    * Sends a call and returns a future of its reply, with the default call timeout. Never blocks a
-   * thread while waiting for the reply.
+   * thread while waiting, neither for the push's commit nor for the reply: it may return before the
+   * call is queued, so calls in flight together are concurrent (one whose push is retried may be
+   * queued after a message sent later). Wait for the future before sending what must follow it.
    *
    * @param request the request, not null
    * @param <R> the reply type

@@ -108,4 +108,20 @@ class FdbRuntimeBehaviourTest {
       return fdb();
     }
   }
+
+  @Nested
+  class ReplyDelivery extends ReplyDeliveryTest {
+    @Override
+    Backend newBackend() {
+      return fdb();
+    }
+  }
+
+  @Nested
+  class SharedTypes extends SharedTypesTest {
+    @Override
+    Backend newBackend() {
+      return fdb();
+    }
+  }
 }

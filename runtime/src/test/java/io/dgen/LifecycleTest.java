@@ -2,6 +2,7 @@ package io.dgen;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.TestServer.Add;
@@ -12,6 +13,8 @@ import io.dgen.TestServer.Stop;
 import io.dgen.backend.KeyValue;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class LifecycleTest extends RuntimeTestBase {
@@ -146,5 +149,41 @@ class LifecycleTest extends RuntimeTestBase {
     assertThatThrownBy(() -> ref.priorityCall(new Get()))
         .isInstanceOf(ServerStoppedException.class);
     assertThatThrownBy(ref::queueLength).isInstanceOf(ServerStoppedException.class);
+  }
+
+  @Test
+  void close_waitsForTheBatchesInFlight() {
+    ServerRef<Msg> ref = start();
+    hooks.poisoned.set(false);
+    faults().commitLatency(Duration.ofMillis(500));
+    ref.cast(new TestServer.Poison("in-flight"));
+    // the callback has run; its batch's commit waits half a second
+    await().atMost(Duration.ofSeconds(30)).until(() -> hooks.attempts.containsKey("in-flight"));
+
+    dgen.close();
+
+    faults().commitLatency(Duration.ZERO);
+    try (DGen after = DGen.builder(backend).build()) {
+      ServerRef<Msg> reader =
+          after.start(
+              new TestServer(hooks),
+              null,
+              StartOptions.builder(after.tenant(tenant.path().toArray(String[]::new)))
+                  .consume(false)
+                  .build());
+      assertThat(total(reader)).as("committed before close returned").isEqualTo(1);
+    }
+  }
+
+  @Test
+  void close_failsTheCallsStillWaiting() {
+    ServerRef<Msg> publisher = start(b -> b.consume(false)); // nobody consumes: no reply comes
+    CompletableFuture<Long> call = publisher.callAsync(new Add(1), Duration.ofMinutes(10));
+    await().atMost(Duration.ofSeconds(30)).until(() -> publisher.queueLength() == 1);
+
+    dgen.close();
+
+    assertThatThrownBy(() -> call.get(10, TimeUnit.SECONDS))
+        .hasCauseInstanceOf(ServerStoppedException.class);
   }
 }

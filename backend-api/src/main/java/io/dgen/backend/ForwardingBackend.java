@@ -5,16 +5,25 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * A {@link Backend} that forwards directories and {@link #close()} to another one: the base of the
- * backend decorators in this package, which implement {@code run} and {@code runAsync} around the
- * wrapped backend's.
+ * A {@link Backend} that forwards directories and {@link #close()} to another one: the base of
+ * backend decorators (this package's {@link CountingBackend} and {@link FaultInjectingBackend}, the
+ * runtime's count of its transactions under way), which implement {@code run} and {@code runAsync}
+ * around the wrapped backend's.
+ *
+ * <p>Threading: as thread-safe as the wrapped backend and the subclass's own state.
  */
-abstract class ForwardingBackend implements Backend {
+public abstract class ForwardingBackend implements Backend {
 
   /** The wrapped backend. */
   final Backend delegate;
 
-  ForwardingBackend(Backend delegate) {
+  /**
+   * Wraps {@code delegate}.
+   *
+   * @param delegate the backend to forward to
+   * @throws NullPointerException if {@code delegate} is null
+   */
+  protected ForwardingBackend(Backend delegate) {
     this.delegate = Objects.requireNonNull(delegate, "delegate");
   }
 

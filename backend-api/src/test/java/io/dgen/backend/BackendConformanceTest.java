@@ -419,14 +419,22 @@ public abstract class BackendConformanceTest {
     int threads = 8;
     int perThread = 1_000;
     AtomicInteger executions = new AtomicInteger();
+    // Every thread's first attempt reads before any of them commits, so conflicts are certain
+    // rather than left to the scheduler of a loaded machine.
+    CountDownLatch allRead = new CountDownLatch(threads);
     inThreads(
         threads,
         id -> {
           for (int i = 0; i < perThread; i++) {
+            boolean first = i == 0;
             backend.run(
                 tx -> {
                   executions.incrementAndGet();
                   byte[] v = tx.get(key("counter"));
+                  if (first && allRead.getCount() > 0) {
+                    allRead.countDown();
+                    awaitQuietly(allRead);
+                  }
                   tx.set(key("counter"), le64(v == null ? 1 : le64(v) + 1));
                   return null;
                 });
@@ -2096,6 +2104,18 @@ public abstract class BackendConformanceTest {
       }
     } finally {
       pool.shutdownNow();
+    }
+  }
+
+  /** Waits for {@code latch} inside a transaction body, which cannot throw checked exceptions. */
+  private static void awaitQuietly(CountDownLatch latch) {
+    try {
+      if (!latch.await(WAIT.toMillis(), MILLISECONDS)) {
+        throw new AssertionError("threads did not meet within " + WAIT);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
     }
   }
 

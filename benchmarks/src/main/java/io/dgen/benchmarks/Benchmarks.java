@@ -5,6 +5,7 @@ import java.io.PrintStream;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
@@ -111,12 +112,19 @@ public final class Benchmarks {
 
   /** The scenario ids, in the order the table lists them. */
   static List<String> ids() {
-    return plan(new Scenarios(Settings.tiny(), Target.memory())).stream()
+    return plan(Settings.tiny(), Target.memory()).stream()
         .map(Planned::id)
         .collect(Collectors.toList());
   }
 
-  private static List<Planned> plan(Scenarios s) {
+  private static List<Planned> plan(Settings settings, Target target) {
+    List<Planned> plan = new ArrayList<>(classic(settings, target));
+    plan.addAll(atLatency(settings, target));
+    return plan;
+  }
+
+  private static List<Planned> classic(Settings settings, Target target) {
+    Scenarios s = new Scenarios(settings, target);
     return List.of(
         new Planned("raw-tx", s::rawTransactions),
         new Planned("plain-actor", s::plainActor),
@@ -151,7 +159,7 @@ public final class Benchmarks {
                     "queued call K=2, AddAndGet, sequential",
                     2,
                     new CounterServer.AddAndGet(1),
-                    "push + batch + read-and-clear")),
+                    "push + batch + read; slots cleared in batches")),
         new Planned("servers", s::manyServers),
         new Planned("wide-1", () -> s.wideState("wide-1", StateEncoding.STRUCTURED, 1)),
         new Planned("wide-structured", () -> s.wideState(StateEncoding.STRUCTURED)),
@@ -160,8 +168,59 @@ public final class Benchmarks {
   }
 
   /**
+   * The throughput issue's rows (#13). On the memory backend each drain runs without and with
+   * injected commit latency; on FoundationDB once, at the cluster's own latency.
+   */
+  private static List<Planned> atLatency(Settings settings, Target target) {
+    LatencyScenarios l = new LatencyScenarios(settings, target);
+    Settings.Throughput t = settings.throughput();
+    List<Planned> rows = new ArrayList<>();
+    for (int ms : target.isMemory() ? new int[] {0, 10} : new int[] {-1}) {
+      String id = ms < 0 ? "drain-k16" : "drain-k16-" + ms + "ms";
+      rows.add(
+          new Planned(
+              id, () -> l.drain(id, t.drainServersK16(), 16, latency(ms), t.drainPerServerK16())));
+    }
+    for (int ms : target.isMemory() ? new int[] {0, 5} : new int[] {-1}) {
+      String id = ms < 0 ? "drain-k1" : "drain-k1-" + ms + "ms";
+      rows.add(
+          new Planned(
+              id, () -> l.drain(id, t.drainServersK1(), 1, latency(ms), t.drainPerServerK1())));
+    }
+    rows.add(
+        new Planned(
+            "idle-cpu",
+            () -> l.idle("idle-cpu", t.idleCpuServers(), Duration.ZERO, settings.wakeSamples())));
+    rows.add(
+        new Planned(
+            "idle-many",
+            () ->
+                l.idle(
+                    "idle-many",
+                    t.idleManyServers(),
+                    Duration.ofMillis(5),
+                    Math.max(10, settings.wakeSamples() / 3))));
+    rows.add(
+        new Planned(
+            "calls-async",
+            () ->
+                l.concurrentCalls(
+                    "calls-async",
+                    t.callServers(),
+                    t.concurrentCalls(),
+                    16,
+                    Duration.ofMillis(5))));
+    return rows;
+  }
+
+  /** An injected commit latency; negative: none injected (FoundationDB's own). */
+  private static Duration latency(int ms) {
+    return Duration.ofMillis(Math.max(0, ms));
+  }
+
+  /**
    * Runs the planned scenarios (all, or those in {@code only}) and returns the report. A JIT
-   * warm-up runs first; then the idle scenario, before the other scenarios leave garbage behind.
+   * warm-up runs first; then the idle scenarios, before the other scenarios leave garbage behind.
    *
    * @param settings sizes and durations
    * @param target the backend the scenarios run on
@@ -170,7 +229,7 @@ public final class Benchmarks {
    * @return the report
    */
   static Report run(Settings settings, Target target, @Nullable Set<String> only, PrintStream log) {
-    List<Planned> plan = plan(new Scenarios(settings, target));
+    List<Planned> plan = plan(settings, target);
     if (only != null) {
       Set<String> known = plan.stream().map(Planned::id).collect(Collectors.toSet());
       for (String id : only) {
@@ -184,8 +243,8 @@ public final class Benchmarks {
             .filter(p -> only == null || only.contains(p.id()))
             .collect(Collectors.toList());
     List<Planned> order = new ArrayList<>();
-    chosen.stream().filter(p -> p.id().equals("idle")).forEach(order::add);
-    chosen.stream().filter(p -> !p.id().equals("idle")).forEach(order::add);
+    chosen.stream().filter(p -> p.id().startsWith("idle")).forEach(order::add);
+    chosen.stream().filter(p -> !p.id().startsWith("idle")).forEach(order::add);
 
     ZonedDateTime started = ZonedDateTime.now().truncatedTo(ChronoUnit.SECONDS);
     double loadBefore = loadAverage();

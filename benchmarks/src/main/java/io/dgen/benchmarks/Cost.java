@@ -8,6 +8,7 @@ import io.dgen.backend.memory.MemoryBackend;
  * {@link CountingBackend} around it.
  *
  * @param transactionsCommitted writing commits
+ * @param readOnlyCommits commits of attempts that wrote nothing
  * @param transactionsRetried attempts retried
  * @param conflicts retries caused by conflicts, or -1 where the counters cannot tell
  * @param keysRead single-key reads (watches included)
@@ -18,6 +19,7 @@ import io.dgen.backend.memory.MemoryBackend;
  */
 record Cost(
     long transactionsCommitted,
+    long readOnlyCommits,
     long transactionsRetried,
     long conflicts,
     long keysRead,
@@ -29,6 +31,7 @@ record Cost(
   static Cost of(MemoryBackend.Counters c) {
     return new Cost(
         c.transactionsCommitted(),
+        c.readOnlyCommits(),
         c.transactionsRetried(),
         c.conflicts(),
         c.keysRead(),
@@ -41,6 +44,7 @@ record Cost(
   static Cost of(CountingBackend.Counters c) {
     return new Cost(
         c.transactionsCommitted(),
+        c.readOnlyCommits(),
         c.transactionsRetried(),
         -1,
         c.keysRead(),
@@ -53,6 +57,7 @@ record Cost(
   Cost minus(Cost earlier) {
     return new Cost(
         transactionsCommitted - earlier.transactionsCommitted,
+        readOnlyCommits - earlier.readOnlyCommits,
         transactionsRetried - earlier.transactionsRetried,
         conflicts < 0 ? -1 : conflicts - earlier.conflicts,
         keysRead - earlier.keysRead,

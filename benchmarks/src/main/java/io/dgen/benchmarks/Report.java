@@ -31,8 +31,8 @@ final class Report {
   /**
    * A report.
    *
-   * @param backend the target's short name ("memory", "FoundationDB"); the targets of issue 7 are
-   *     the memory backend's and are checked only there
+   * @param backend the target's short name ("memory", "FoundationDB"); the targets of issues 7 and
+   *     13 are the memory backend's and are checked only there
    */
   Report(List<String> header, List<Row> rows, Settings settings, String backend) {
     this.header = List.copyOf(header);
@@ -79,6 +79,10 @@ final class Report {
     if (!cpuTargets.isEmpty()) {
       out.append("\ntargets (issue 18): CPU per message, same run     reached\n")
           .append(cpuTargets);
+    }
+    String atLatency = backend.equals("memory") ? latencyTargets() : "";
+    if (!atLatency.isEmpty()) {
+      out.append("\ntargets (issue 13)                              reached\n").append(atLatency);
     }
     return out.toString();
   }
@@ -202,6 +206,20 @@ final class Report {
         "wide-term",
         Row::bytesWrittenPerMessage,
         " B");
+    ratio(
+        out,
+        "drain K=16: 10 ms ÷ 0 ms commit latency",
+        "drain-k16-10ms",
+        "drain-k16-0ms",
+        Row::opsPerSecond,
+        "/s");
+    ratio(
+        out,
+        "drain K=1: 5 ms ÷ 0 ms commit latency",
+        "drain-k1-5ms",
+        "drain-k1-0ms",
+        Row::opsPerSecond,
+        "/s");
     return out.toString();
   }
 
@@ -279,6 +297,73 @@ final class Report {
     }
     double ratio = ra.get().cpuMicrosPerMessage() / rb.get().cpuMicrosPerMessage();
     target(out, name, ratio <= max, num(ratio, ratio < 1 ? 3 : 2));
+  }
+
+  /**
+   * The throughput issue's targets. The rows' labels carry their sizes: the standard run's are the
+   * issue's, {@code --quick} runs some smaller.
+   */
+  private String latencyTargets() {
+    StringBuilder out = new StringBuilder();
+    ratioTarget(out, "drain K=16: 10 ms ÷ 0 ms ≥ 0.60", "drain-k16-10ms", "drain-k16-0ms", 0.60);
+    ratioTarget(out, "drain K=1: 5 ms ÷ 0 ms ≥ 0.50", "drain-k1-5ms", "drain-k1-0ms", 0.50);
+    row("idle-cpu")
+        .ifPresent(
+            r -> {
+              String n = String.format(Locale.ROOT, "%,.0f", r.metric("servers"));
+              target(
+                  out,
+                  n + " idle: CPU ≤ 0.05 cores (dgen threads)",
+                  r.metric("idleCores") <= 0.05,
+                  String.format(Locale.ROOT, "%.3f cores", r.metric("idleCores")));
+              target(out, n + " idle: wake-up p50 ≤ 5 ms", r.p50Micros() <= 5_000, p50(r));
+            });
+    row("idle-many")
+        .ifPresent(
+            r -> {
+              String n = String.format(Locale.ROOT, "%,.0f", r.metric("servers"));
+              double bound = 3 * r.metric("latencyMs") * 1_000;
+              target(
+                  out,
+                  n + " idle: ≤ 32 watches",
+                  r.metric("watches") <= 32,
+                  String.format(Locale.ROOT, "%.0f watches", r.metric("watches")));
+              target(
+                  out,
+                  n + " idle: wake-up p50 ≤ 3 × latency",
+                  r.p50Micros() <= bound,
+                  String.format(Locale.ROOT, "%s µs (≤ %.0f)", micros(r.p50Micros()), bound));
+              target(
+                  out,
+                  n + " idle: heap after GC ≤ 1 GB",
+                  r.metric("heapMb") <= 1_024,
+                  String.format(Locale.ROOT, "%.0f MB", r.metric("heapMb")));
+            });
+    row("calls-async")
+        .ifPresent(
+            r -> {
+              double bound = 4 * r.metric("latencyMs") * 1_000;
+              target(
+                  out,
+                  "concurrent calls: p50 ≤ 4 × latency",
+                  r.p50Micros() <= bound,
+                  String.format(Locale.ROOT, "%s µs (≤ %.0f)", micros(r.p50Micros()), bound));
+              target(
+                  out,
+                  "concurrent calls: ≤ 64 threads",
+                  r.metric("threads") <= 64,
+                  String.format(Locale.ROOT, "%.0f live threads", r.metric("threads")));
+            });
+    return out.toString();
+  }
+
+  private void ratioTarget(StringBuilder out, String name, String a, String b, double atLeast) {
+    Optional<Row> ra = row(a);
+    Optional<Row> rb = row(b);
+    if (ra.isPresent() && rb.isPresent()) {
+      double x = ra.get().opsPerSecond() / rb.get().opsPerSecond();
+      target(out, name, x >= atLeast, num(x, 3));
+    }
   }
 
   private static String rate(Row r) {

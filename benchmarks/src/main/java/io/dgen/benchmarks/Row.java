@@ -16,7 +16,7 @@ import org.jspecify.annotations.Nullable;
  * @param p99Micros 99th percentile latency, NaN where not meaningful
  * @param cost the backend's counters over the interval; null for baselines without DGen
  * @param clientTransactions writing transactions committed on the publishers' or callers' side
- *     (pushes, reply read-and-clears, inline calls), known by construction; the rest of {@code
+ *     (pushes, inline calls), known by construction; the rest of {@code
  *     cost.transactionsCommitted()} are the consumers'. Negative when not known.
  * @param cpuNanos CPU time of the whole process over the interval, every thread included; negative
  *     when not known

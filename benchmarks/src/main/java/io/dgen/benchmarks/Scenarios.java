@@ -257,10 +257,11 @@ final class Scenarios {
       Cost cost = bench.cost().minus(before);
       long cpu = processCpuNanos() - cpu0;
       // Caller-side writing transactions: an inline call that changes the state commits one; a
-      // queued call commits its push and its read-and-clear of the reply slot.
+      // queued call commits its push (its reply is read without a commit; the read slots are
+      // cleared a few milliseconds later, many to a transaction, counted with the consumers').
       long client;
       if (consumeK > 1) {
-        client = 2 * n;
+        client = n;
       } else {
         client = request instanceof CounterServer.Get ? 0 : n;
       }
@@ -291,7 +292,7 @@ final class Scenarios {
   Row manyServers() {
     int n = settings.manyServers();
     int k = 16;
-    try (Bench bench = target.open(n + 1_000);
+    try (Bench bench = target.open(DEFAULT_MAX_WATCHES);
         DGen dgen = DGen.builder(bench.backend()).build()) {
       Tenant tenant = dgen.tenant(bench.root(), "many");
       Progress progress = new Progress();
@@ -409,9 +410,9 @@ final class Scenarios {
     int n = settings.idleServers();
     long threadsBefore = liveThreads();
     double heapBefore = heapMbAfterGc();
-    // Every idle consumer holds one watch: the backend's limit (10,000 by default, like
-    // FoundationDB's) must leave room for them and for calls in flight.
-    try (Bench bench = target.open(n + 1_000);
+    // The backend's default watch limit (10,000, like FoundationDB's): idle consumers hold no
+    // watch of their own, only their tenant's doorbell does.
+    try (Bench bench = target.open(DEFAULT_MAX_WATCHES);
         DGen dgen = DGen.builder(bench.backend()).build()) {
       Tenant tenant = dgen.tenant(bench.root(), "idle");
       Progress progress = new Progress();
@@ -423,18 +424,7 @@ final class Scenarios {
       for (int i = 0; i < n; i++) {
         refs.add(dgen.start(new CounterServer(Tuple.from("idle", i), progress), null, options));
       }
-      long deadline = System.nanoTime() + DRAIN_TIMEOUT.toNanos();
-      while (bench.cost().outstandingWatches() < n) {
-        if (System.nanoTime() > deadline) {
-          throw new IllegalStateException(
-              "idle servers: only "
-                  + bench.cost().outstandingWatches()
-                  + " of "
-                  + n
-                  + " went idle");
-        }
-        LockSupport.parkNanos(WINDOW_WAIT_NANOS);
-      }
+      awaitIdle(bench, before, n);
       long elapsed = System.nanoTime() - t0;
       Cost cost = bench.cost().minus(before);
       long cpu = processCpuNanos() - cpu0;
@@ -474,6 +464,25 @@ final class Scenarios {
           String.format(
               "%d live threads (+%d), heap after GC %.0f MB (+%.0f)",
               threads, threads - threadsBefore, heap, heap - heapBefore));
+    }
+  }
+
+  /**
+   * Waits until {@code n} servers started since {@code before} have gone idle: each one's first
+   * batch found its queue empty, a read-only commit.
+   */
+  static void awaitIdle(Bench bench, Cost before, int n) {
+    long deadline = System.nanoTime() + DRAIN_TIMEOUT.toNanos();
+    while (bench.cost().minus(before).readOnlyCommits() < n) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(
+            "idle servers: only "
+                + bench.cost().minus(before).readOnlyCommits()
+                + " of "
+                + n
+                + " went idle");
+      }
+      LockSupport.parkNanos(WINDOW_WAIT_NANOS);
     }
   }
 
@@ -642,7 +651,7 @@ final class Scenarios {
     return a.isEmpty() ? b : b.isEmpty() ? a : a + "; " + b;
   }
 
-  private static Row row(
+  static Row row(
       String id,
       String label,
       long messages,

@@ -20,6 +20,7 @@ import java.time.Duration;
  * @param idleServers servers of the idle-servers scenario
  * @param wakeSamples idle servers woken one at a time to time a wake-up
  * @param wideFields fields of the wide state
+ * @param throughput sizes of the throughput-at-latency scenarios
  */
 record Settings(
     String mode,
@@ -32,7 +33,30 @@ record Settings(
     int manyServers,
     int idleServers,
     int wakeSamples,
-    int wideFields) {
+    int wideFields,
+    Throughput throughput) {
+
+  /**
+   * Sizes of the scenarios of the throughput issue (#13); {@link #standard()} has the issue's.
+   *
+   * @param drainServersK16 servers of the K=16 drain (100)
+   * @param drainPerServerK16 casts queued per server for it
+   * @param drainServersK1 servers of the K=1 drain (1,000)
+   * @param drainPerServerK1 casts queued per server for it
+   * @param idleCpuServers idle servers whose CPU is measured (30,000)
+   * @param idleManyServers idle servers started in one JVM (100,000)
+   * @param callServers servers of the concurrent calls (100)
+   * @param concurrentCalls calls in flight at once (1,000)
+   */
+  record Throughput(
+      int drainServersK16,
+      int drainPerServerK16,
+      int drainServersK1,
+      int drainPerServerK1,
+      int idleCpuServers,
+      int idleManyServers,
+      int callServers,
+      int concurrentCalls) {}
 
   /** The default run: about a minute on two cores. */
   static Settings standard() {
@@ -47,7 +71,8 @@ record Settings(
         1_000,
         10_000,
         300,
-        1_000);
+        1_000,
+        new Throughput(100, 1_500, 1_000, 60, 30_000, 100_000, 100, 1_000));
   }
 
   /** The settings of one JIT warm-up run: {@link #jitWarmup} of warm-up and of measurement. */
@@ -63,7 +88,8 @@ record Settings(
         manyServers,
         idleServers,
         wakeSamples,
-        wideFields);
+        wideFields,
+        throughput);
   }
 
   /** These settings without the JIT warm-up. */
@@ -79,7 +105,8 @@ record Settings(
         manyServers,
         idleServers,
         wakeSamples,
-        wideFields);
+        wideFields,
+        throughput);
   }
 
   /** {@code --quick}: the same scenarios, shorter, for a sanity check. */
@@ -95,7 +122,8 @@ record Settings(
         1_000,
         10_000,
         100,
-        1_000);
+        1_000,
+        new Throughput(100, 500, 1_000, 20, 30_000, 30_000, 100, 1_000));
   }
 
   /** Tiny sizes for the smoke test: every scenario runs, nothing is measured seriously. */
@@ -111,6 +139,7 @@ record Settings(
         50,
         300,
         20,
-        1_000);
+        1_000,
+        new Throughput(10, 40, 20, 5, 300, 500, 5, 50));
   }
 }

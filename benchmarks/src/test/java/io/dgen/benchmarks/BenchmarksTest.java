@@ -80,9 +80,12 @@ class BenchmarksTest {
     assertThat(inline.commitsPerMessage()).isEqualTo(1.0);
     assertThat(inline.consumerTransactionsPerMessage()).isZero();
     assertThat(row("call-inline-read").commitsPerMessage()).isZero();
+    // A queued call commits its push and the consumer's batch; its reply is read without a
+    // commit, and read slots are cleared a few milliseconds later, as many to a transaction as
+    // calls were answered meanwhile (how many depends on the machine's speed).
     Row queued = row("call-queued");
-    assertThat(queued.consumerTransactionsPerMessage()).isBetween(0.9, 1.01);
-    assertThat(queued.commitsPerMessage()).isBetween(2.9, 3.01);
+    assertThat(queued.consumerTransactionsPerMessage()).isBetween(0.9, 2.0);
+    assertThat(queued.commitsPerMessage()).isBetween(1.9, 3.0);
     assertThat(queued.p50Micros()).isGreaterThan(0).isLessThanOrEqualTo(queued.p99Micros());
   }
 
@@ -107,6 +110,27 @@ class BenchmarksTest {
     assertThat(idle.p50Micros()).as("wake-up latency").isPositive();
     // an idle server has committed its initial state and nothing else
     assertThat(idle.commitsPerMessage()).isEqualTo(1.0);
+  }
+
+  @Test
+  void throughputScenarios_reportTheirCounts() {
+    for (String id : new String[] {"drain-k16-0ms", "drain-k16-10ms"}) {
+      assertThat(row(id).consumerTransactionsPerMessage()).as(id).isBetween(0.01, 1.0 / 16 + 0.05);
+    }
+    for (String id : new String[] {"drain-k1-0ms", "drain-k1-5ms"}) {
+      assertThat(row(id).consumerTransactionsPerMessage()).as(id).isBetween(0.99, 1.01);
+    }
+    for (String id : new String[] {"idle-cpu", "idle-many"}) {
+      Row idle = row(id);
+      assertThat(idle.metric("watches")).as(id).isBetween(0.0, 32.0);
+      assertThat(idle.metric("idleCores")).as(id).isNotNaN();
+      assertThat(idle.commitsPerMessage()).as("%s: the initial state only", id).isEqualTo(1.0);
+      assertThat(idle.p50Micros()).as("%s: wake-up", id).isPositive();
+    }
+    Row calls = row("calls-async");
+    assertThat(calls.commitsPerMessage()).isBetween(1.0, 2.2);
+    assertThat(calls.metric("threads")).isPositive();
+    assertThat(calls.p50Micros()).isPositive();
   }
 
   @Test

@@ -1,30 +1,29 @@
 package io.dgen.internal;
 
 import io.dgen.CallTimeoutException;
-import io.dgen.DGenException;
 import io.dgen.From;
 import io.dgen.ServerStoppedException;
-import io.dgen.backend.BackendException;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The queued call, caller's side: pushing a call together with its reply slot (exactly once), and
- * waiting for the reply without a thread — the slot's watch against the caller's deadline,
- * whichever comes first takes the slot.
+ * waiting for the reply without a thread and without a watch of its own — the call listens on the
+ * tenant's doorbell for its slot's wake id, which the consumer rings when it writes the reply, and
+ * its deadline races that ring: whichever comes first takes the slot.
  *
  * <p>Never runs callbacks and never decides whether a call is queued or inline (the handle does);
- * never blocks a pool thread while it waits.
+ * never blocks a thread while it waits.
  */
 final class CallProtocol {
 
@@ -32,6 +31,7 @@ final class CallProtocol {
   private final CommitRunner commits;
   private final ServerQueue<?> queue;
   private final ReplySlots slots;
+  private final TenantWatcher doorbell;
   private final String context;
 
   CallProtocol(
@@ -39,131 +39,229 @@ final class CallProtocol {
       CommitRunner commits,
       ServerQueue<?> queue,
       ReplySlots slots,
+      TenantWatcher doorbell,
       String context) {
     this.core = core;
     this.commits = commits;
     this.queue = queue;
     this.slots = slots;
+    this.doorbell = doorbell;
     this.context = context;
   }
 
-  /** Writes an empty reply slot, pushes the call, and returns the watch on the slot. */
-  CompletableFuture<Void> push(Transaction tx, byte[] envelope, From from) {
-    CompletableFuture<Void> watch = slots.open(tx, from);
-    queue.push(tx, ServerKeys.LANE_NORMAL, envelope);
-    return watch;
-  }
-
-  /** Pushes a call exactly once; after a replayed commit, waits on the slot as it is now. */
-  CompletableFuture<Void> pushOnce(byte[] envelope, From from) {
-    return Objects.requireNonNull(
-        commits.commit(tx -> push(tx, envelope, from), (tx, prior) -> slots.reopen(tx, from)));
-  }
-
-  /** Completes with the reply that lands in {@code from}'s slot, or fails at the timeout. */
-  <R> CompletableFuture<R> await(
-      From from, CompletableFuture<Void> watch, @Nullable Class<R> replyType, Duration timeout) {
-    CompletableFuture<R> result = new CompletableFuture<>();
-    awaitInto(from, watch, replyType, core.nanoTime() + timeout.toNanos(), timeout, result);
-    return result;
+  /** A call that may be queued: its reply, once it comes, completes {@link Waiting#result()}. */
+  <R> Waiting<R> waiting(From from, @Nullable Class<R> replyType, Duration timeout) {
+    return new Waiting<>(from, replyType, core.nanoTime() + timeout.toNanos(), timeout);
   }
 
   /**
-   * Completes {@code result} from the reply slot when the watch fires, or at the deadline. Both
-   * paths read and clear the slot in one transaction; whichever claims the call first does it, so a
-   * reply that lands just before the deadline is still delivered.
+   * Writes an empty reply slot and pushes the call; the call listens for its reply from now on
+   * (before the push commits, so that no reply can ring unheard).
    */
-  private <R> void awaitInto(
-      From from,
-      CompletableFuture<Void> watch,
-      @Nullable Class<R> replyType,
-      long deadline,
-      Duration timeout,
-      CompletableFuture<R> result) {
-    AtomicBoolean claimed = new AtomicBoolean();
-    ScheduledFuture<?> timer =
-        core.scheduler()
-            .schedule(
-                () ->
-                    core.workers()
-                        .execute(
-                            () -> {
-                              if (claimed.compareAndSet(false, true)) {
-                                watch.cancel(false);
-                                finish(from, replyType, deadline, timeout, true, result);
-                              }
-                            }),
-                Math.max(0, deadline - core.nanoTime()),
-                TimeUnit.NANOSECONDS);
-    watch.whenComplete(
-        (v, err) -> {
-          if (err instanceof CancellationException) {
-            return;
-          }
-          core.workers()
-              .execute(
-                  () -> {
-                    if (!claimed.compareAndSet(false, true)) {
-                      return;
-                    }
-                    timer.cancel(false);
-                    if (err != null) {
-                      slots.clearQuietly(from);
-                      result.completeExceptionally(watchFailure(err));
-                    } else {
-                      finish(from, replyType, deadline, timeout, false, result);
-                    }
-                  });
-        });
+  void push(Transaction tx, byte[] envelope, Waiting<?> call) {
+    call.listen();
+    slots.open(tx, call.from);
+    queue.push(tx, ServerKeys.LANE_NORMAL, envelope);
   }
 
-  private RuntimeException watchFailure(Throwable err) {
-    Throwable c = Futures.unwrap(err);
-    if (c instanceof BackendException be && be.code() == BackendException.TOO_MANY_WATCHES) {
-      return new DGenException(
-          "cannot wait for the reply: the backend's limit of outstanding watches is reached (each"
-              + " call in flight and each idle consumer holds one); raise the backend's max-watches"
-              + " knob or send fewer calls at once. The call stays queued: "
-              + context,
-          c);
+  /** Pushes a call exactly once, without waiting for the commit on a thread. */
+  CompletableFuture<@Nullable Void> pushOnce(byte[] envelope, Waiting<?> call) {
+    return commits.commitAsync(
+        tx -> {
+          push(tx, envelope, call);
+          return CompletableFuture.completedFuture(null);
+        },
+        (tx, prior) -> prior,
+        core.executor());
+  }
+
+  /**
+   * One queued call waiting for its reply: a doorbell listener under its slot's wake id from the
+   * push until the reply is taken or the deadline passes. A ring, or the deadline, takes the slot
+   * (one take at a time; a ring during a take takes again after it). Until its push is known to
+   * have committed, a ring only counts: the slot may not exist yet.
+   */
+  final class Waiting<R> implements TenantWatcher.Listener, ReplySlots.LocalCaller {
+    private final From from;
+    private final @Nullable Class<R> replyType;
+    private final long deadline;
+    private final Duration timeout;
+    private final long wakeId;
+    private final CompletableFuture<R> result = new CompletableFuture<>();
+    private final AtomicBoolean listening = new AtomicBoolean();
+
+    /** Takes asked for, the one in flight included; the push counts as one until it commits. */
+    private final AtomicInteger takes = new AtomicInteger(1);
+
+    private volatile boolean timedOut;
+    private volatile @Nullable ScheduledFuture<?> timer;
+
+    private Waiting(From from, @Nullable Class<R> replyType, long deadline, Duration timeout) {
+      this.from = from;
+      this.replyType = replyType;
+      this.deadline = deadline;
+      this.timeout = timeout;
+      this.wakeId = slots.wakeId(from);
     }
-    return c instanceof RuntimeException re
-        ? re
-        : new DGenException("waiting for a reply failed: " + context, c);
-  }
 
-  private <R> void finish(
-      From from,
-      @Nullable Class<R> replyType,
-      long deadline,
-      Duration timeout,
-      boolean timedOut,
-      CompletableFuture<R> result) {
-    try {
-      ReplySlots.Taken taken = slots.take(from, timedOut);
-      List<KeyValue> rows = taken.rows();
-      CompletableFuture<Void> again = taken.again();
-      if (again != null) {
-        awaitInto(from, again, replyType, deadline, timeout, result);
-      } else if (rows.isEmpty()) {
-        result.completeExceptionally(
-            new ServerStoppedException(
-                "the reply slot was removed before a reply arrived (the server was killed): "
-                    + context));
-      } else if (rows.get(0).value().length == 0) {
-        result.completeExceptionally(
-            new CallTimeoutException(
-                "no reply within "
-                    + timeout.toMillis()
-                    + " ms; the call stays queued and will still execute: "
-                    + context
-                    + " from="
-                    + from));
-      } else {
-        result.complete(slots.decode(rows, replyType));
+    /** The reply, a timeout, or the failure of the wait. */
+    CompletableFuture<R> result() {
+      return result;
+    }
+
+    /** Starts listening for the reply's ring; idempotent (a push may be attempted again). */
+    void listen() {
+      if (listening.compareAndSet(false, true)) {
+        doorbell.register(wakeId, this);
+        doorbell.parked();
       }
-    } catch (RuntimeException e) {
-      result.completeExceptionally(e);
+    }
+
+    /** The call was pushed: take the slot if a ring came meanwhile, and start the deadline. */
+    CompletableFuture<R> await() {
+      if (takes.decrementAndGet() != 0) {
+        takeOnce(takes.get());
+      }
+      if (result.isDone()) {
+        return result; // a consumer of this runtime handed the reply over already
+      }
+      try {
+        timer =
+            core.scheduler()
+                .schedule(
+                    () -> core.executor().execute(this::deadlinePassed),
+                    Math.max(0, deadline - core.nanoTime()),
+                    TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException e) {
+        fail(
+            new ServerStoppedException("the runtime was closed while the call waited: " + context));
+      }
+      return result;
+    }
+
+    /** The call was not queued after all (it ran inline), or its push failed. */
+    void abandon(@Nullable Throwable failure) {
+      stopListening();
+      if (failure != null) {
+        result.completeExceptionally(failure);
+      }
+    }
+
+    @Override
+    public boolean waitsFor(From from) {
+      return this.from.equals(from);
+    }
+
+    @Override
+    public void replied(@Nullable Object reply) {
+      try {
+        R value = slots.local(reply, replyType);
+        stopListening();
+        slots.clearLater(from);
+        result.complete(value);
+      } catch (RuntimeException e) {
+        slots.clearLater(from);
+        fail(e);
+      }
+    }
+
+    @Override
+    public void ring(long version) {
+      take();
+    }
+
+    @Override
+    public void closed() {
+      fail(
+          new ServerStoppedException(
+              "the runtime was closed while the call waited; it stays queued: " + context));
+    }
+
+    @Override
+    public void ringAll() {
+      take();
+    }
+
+    private void deadlinePassed() {
+      timedOut = true;
+      take();
+    }
+
+    private void take() {
+      if (!result.isDone() && takes.getAndIncrement() == 0) {
+        takeOnce(takes.get());
+      }
+    }
+
+    private void takeOnce(int requests) {
+      slots
+          .take(from, timedOut)
+          .whenComplete(
+              (taken, err) -> {
+                try {
+                  core.executor().execute(() -> afterTake(requests, taken, err));
+                } catch (RejectedExecutionException e) {
+                  fail(new ServerStoppedException("the runtime was closed: " + context));
+                }
+              });
+    }
+
+    private void afterTake(
+        int requests, ReplySlots.@Nullable Taken taken, @Nullable Throwable err) {
+      if (err != null || taken == null) {
+        fail(Futures.unwrap(err));
+        return;
+      }
+      if (!taken.waiting()) {
+        finish(taken.rows());
+        return;
+      }
+      if (takes.addAndGet(-requests) != 0) {
+        takeOnce(takes.get()); // rung (or timed out) while this take was on its way
+      }
+    }
+
+    private void finish(List<KeyValue> rows) {
+      try {
+        if (rows.isEmpty()) {
+          fail(
+              new ServerStoppedException(
+                  "the reply slot was removed before a reply arrived (the server was killed): "
+                      + context));
+        } else if (rows.get(0).value().length == 0) {
+          fail(
+              new CallTimeoutException(
+                  "no reply within "
+                      + timeout.toMillis()
+                      + " ms; the call stays queued and will still execute: "
+                      + context
+                      + " from="
+                      + from));
+        } else {
+          R reply = slots.decode(rows, replyType);
+          stopListening();
+          result.complete(reply);
+        }
+      } catch (RuntimeException e) {
+        fail(e);
+      }
+    }
+
+    private void fail(@Nullable Throwable t) {
+      stopListening();
+      result.completeExceptionally(
+          t != null ? t : new IllegalStateException("waiting for a reply failed: " + context));
+    }
+
+    private void stopListening() {
+      ScheduledFuture<?> t = timer;
+      if (t != null) {
+        t.cancel(false);
+      }
+      if (listening.compareAndSet(true, false)) {
+        doorbell.unregister(wakeId, this);
+        doorbell.unparked();
+      }
     }
   }
 }

@@ -6,9 +6,9 @@ import io.dgen.backend.Futures;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.StoredState;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -28,6 +28,14 @@ final class CommitRunner {
   /** A transaction body; it may run more than once (one attempt per retry). */
   interface Body<T> {
     @Nullable T apply(Transaction tx);
+  }
+
+  /**
+   * A transaction body that starts its reads and completes once it has done its work; it may run
+   * more than once (one attempt per retry).
+   */
+  interface AsyncBody<T> {
+    CompletableFuture<@Nullable T> apply(Transaction tx);
   }
 
   /** What a retried attempt returns when an earlier attempt of its run turned out to commit. */
@@ -103,30 +111,18 @@ final class CommitRunner {
    *     #RUN_LIMIT}; nothing was committed
    */
   <T> @Nullable T commit(Body<T> body, Replay<T> replay) {
-    // The outcome of the last attempt that wrote: what a replay returns if that attempt committed.
-    List<Attempt<T>> previous = new ArrayList<>(1);
-    long began = nanoTime.getAsLong();
+    Run<T> run = new Run<>(replay, nanoTime.getAsLong());
     Attempt<T> done =
         backend.run(
             raw -> {
               byte[] marker = keys.marker(raw.runId());
-              if (!previous.isEmpty() && raw.attempt() > 1 && raw.get(marker) != null) {
-                return new Attempt<>(replay.apply(raw, previous.get(0).value()), null, null, true);
+              if (run.mayHaveCommitted(raw) && raw.get(marker) != null) {
+                return run.replayed(raw);
               }
               // Measured after the marker read: it was answered while the marker was still kept.
-              checkAge(began, raw.attempt());
+              checkAge(run, raw.attempt());
               TrackingTransaction tx = new TrackingTransaction(raw);
-              T value = body.apply(tx);
-              previous.clear();
-              StoredState written = value instanceof WritesState w ? w.written() : null;
-              Attempt<T> attempt =
-                  new Attempt<>(
-                      value, written, written == null ? null : raw.getVersionstamp(), false);
-              if (tx.wrote()) {
-                raw.set(marker, EMPTY);
-                previous.add(attempt);
-              }
-              return attempt;
+              return run.ran(raw, tx, marker, body.apply(tx));
             });
     if (done.replayed()) {
       observer.replayed();
@@ -136,8 +132,8 @@ final class CommitRunner {
     return done.value();
   }
 
-  private void checkAge(long began, int attempt) {
-    long age = nanoTime.getAsLong() - began;
+  private void checkAge(Run<?> run, int attempt) {
+    long age = nanoTime.getAsLong() - run.began;
     if (age > RUN_LIMIT.toNanos()) {
       throw new BackendException(
           BackendException.TRANSACTION_TIMED_OUT,
@@ -150,6 +146,103 @@ final class CommitRunner {
               + " ms a run may retry (commit markers are kept "
               + Sweeper.MARKER_TTL.toMillis()
               + " ms); nothing was committed");
+    }
+  }
+
+  /**
+   * The asynchronous twin of {@link #commit(Body, Replay)}, with the same exactly-once rule: no
+   * thread waits for the reads the body starts, nor for the commit. The first attempt's body starts
+   * in the calling thread; a retry's starts on {@code executor} (never on the backend's threads),
+   * and so does each step of the body whose input was not ready ({@link Async#then}).
+   *
+   * @return a future of the committing attempt's value (or of the replay), completed once the
+   *     commit and, for a state write, its versionstamp are known
+   */
+  <T> CompletableFuture<@Nullable T> commitAsync(
+      AsyncBody<T> body, Replay<T> replay, Executor executor) {
+    Run<T> run = new Run<>(replay, nanoTime.getAsLong());
+    return backend
+        .<Attempt<T>>runAsync(
+            raw ->
+                raw.attempt() == 1
+                    ? attemptAsync(run, raw, body, executor)
+                    : CompletableFuture.supplyAsync(
+                            () -> attemptAsync(run, raw, body, executor), executor)
+                        .thenCompose(f -> f))
+        .thenCompose(
+            done -> {
+              if (done.replayed()) {
+                observer.replayed();
+              } else if (done.written() != null && done.stamp() != null) {
+                StoredState written = done.written();
+                return done.stamp()
+                    .thenApply(
+                        stamp -> {
+                          observer.stateCommitted(written, stamp);
+                          return done.value();
+                        });
+              }
+              return CompletableFuture.completedFuture(done.value());
+            });
+  }
+
+  private <T> CompletableFuture<Attempt<T>> attemptAsync(
+      Run<T> run, Transaction raw, AsyncBody<T> body, Executor executor) {
+    byte[] marker = keys.marker(raw.runId());
+    CompletableFuture<Boolean> committed =
+        run.mayHaveCommitted(raw)
+            ? raw.getAsync(marker).thenApply(m -> m != null)
+            : CompletableFuture.completedFuture(false);
+    return Async.then(
+        committed,
+        executor,
+        earlier -> {
+          if (earlier) {
+            return CompletableFuture.completedFuture(run.replayed(raw));
+          }
+          // Measured after the marker read: it was answered while the marker was still kept.
+          checkAge(run, raw.attempt());
+          TrackingTransaction tx = new TrackingTransaction(raw);
+          return body.apply(tx).thenApply(value -> run.ran(raw, tx, marker, value));
+        });
+  }
+
+  /**
+   * One run's memory across its attempts: the outcome of the last attempt that wrote, which a
+   * replay returns if that attempt turns out to have committed. Attempts of a run never overlap;
+   * the field is volatile because an asynchronous run's attempts may run on different threads.
+   */
+  private static final class Run<T> {
+    private final Replay<T> replay;
+    private final long began;
+    private volatile @Nullable Attempt<T> previous;
+
+    Run(Replay<T> replay, long began) {
+      this.replay = replay;
+      this.began = began;
+    }
+
+    /** Whether an earlier attempt of this run wrote, so that its commit marker must be checked. */
+    boolean mayHaveCommitted(Transaction raw) {
+      return previous != null && raw.attempt() > 1;
+    }
+
+    Attempt<T> replayed(Transaction raw) {
+      Attempt<T> prior = Objects.requireNonNull(previous);
+      return new Attempt<>(replay.apply(raw, prior.value()), null, null, true);
+    }
+
+    /** The body ran to its end in this attempt: stamp, mark and remember what it wrote. */
+    Attempt<T> ran(Transaction raw, TrackingTransaction tx, byte[] marker, @Nullable T value) {
+      previous = null;
+      StoredState written = value instanceof WritesState w ? w.written() : null;
+      Attempt<T> attempt =
+          new Attempt<>(value, written, written == null ? null : raw.getVersionstamp(), false);
+      if (tx.wrote()) {
+        raw.set(marker, EMPTY);
+        previous = attempt;
+      }
+      return attempt;
     }
   }
 }

@@ -2,36 +2,42 @@ package io.dgen.internal;
 
 import io.dgen.Action;
 import io.dgen.ServerStoppedException;
-import io.dgen.backend.BackendException;
 import io.dgen.backend.Futures;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The consume loop of one process: scheduling drains on the shared workers (at most one at a time),
- * running batches back to back within a time slice, parking on a watch when the queue is empty or
- * locked (no thread held), backing off after failures and repeated cache misses, retrying a failed
- * batch up to its failing item, and handing a taken lock to {@code handleLocked}'s threads.
+ * The consume loop of one process: running batches back to back (one at a time per process, each
+ * holding one of the runtime's {@linkplain BatchPermits permits to be in flight}, none holding a
+ * thread while it waits for the database), parking when the queue is drained or locked (no thread,
+ * no watch: the tenant's doorbell rings it), backing off after failures and repeated cache misses,
+ * retrying a failed batch up to its failing item, and handing a taken lock to {@code
+ * handleLocked}'s threads.
  *
  * <p>Never touches keys itself: batches, dead letters and the lock coordinator do, through the
  * commit runner. Never runs two batches of its process at once.
  *
- * <p>Threading: {@link #scheduled} guards the loop, so that it never runs concurrently with itself;
- * the failure count and the batch limit are touched only by the loop. The idle watch is volatile:
- * stopping the process cancels it from any thread.
+ * <p>No lost wake-up: a parked loop remembers the read version of its last batch, which saw every
+ * push committed up to it; a later push rings the doorbell with its commit version, which wakes the
+ * loop (a ring while a batch runs is kept, and looked at before parking).
+ *
+ * <p>Threading: {@link #running} says who owns the loop: false exactly while it is parked; whoever
+ * sets it to true (a ring, a timer, the start) runs the next step, so the loop never runs
+ * concurrently with itself. The failure count and the batch limit are touched only by the owner;
+ * hand-offs between threads go through the executor, which orders them.
  *
  * @param <S> the state type
  * @param <M> the message type
  */
-final class ConsumeLoop<S, M> {
+final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
 
   private static final Logger log = LoggerFactory.getLogger(ConsumeLoop.class);
 
@@ -46,12 +52,15 @@ final class ConsumeLoop<S, M> {
   private final DeadLetters<M> deadLetters;
   private final CallbackInvoker<S, M> invoker;
   private final Lifecycle lifecycle;
+  private final TenantWatcher doorbell;
   private final int consumeK;
   private final int deadLetterThreshold;
   private final String context;
 
-  private final AtomicBoolean scheduled = new AtomicBoolean();
-  private volatile @Nullable CompletableFuture<Void> idleWatch;
+  private final AtomicBoolean running = new AtomicBoolean(true);
+  private final AtomicLong rungAt = new AtomicLong(Long.MIN_VALUE);
+  private final AtomicBoolean rungAll = new AtomicBoolean();
+  private volatile long seen = Long.MIN_VALUE;
   private int consecutiveFailures;
   private int limitOverride;
 
@@ -64,6 +73,7 @@ final class ConsumeLoop<S, M> {
       DeadLetters<M> deadLetters,
       CallbackInvoker<S, M> invoker,
       Lifecycle lifecycle,
+      TenantWatcher doorbell,
       int consumeK,
       int deadLetterThreshold,
       String context) {
@@ -75,98 +85,208 @@ final class ConsumeLoop<S, M> {
     this.deadLetters = deadLetters;
     this.invoker = invoker;
     this.lifecycle = lifecycle;
+    this.doorbell = doorbell;
     this.consumeK = consumeK;
     this.deadLetterThreshold = deadLetterThreshold;
     this.context = context;
   }
 
-  /** Cancels the watch an idle loop sleeps on (the process stopped). */
-  void cancelIdleWatch() {
-    CompletableFuture<Void> w = idleWatch;
-    if (w != null) {
-      w.cancel(false);
+  /** Starts consuming: the first batch looks at the queue as it is now. */
+  void start() {
+    execute(this::drain);
+  }
+
+  /** The process stopped: a parked loop stays parked for good. */
+  void stopped() {
+    if (running.compareAndSet(false, true)) {
+      doorbell.unparked();
     }
   }
 
-  /** Starts consuming: schedules a drain unless one is scheduled or running. */
-  void schedule() {
-    if (lifecycle.isAlive() && scheduled.compareAndSet(false, true)) {
-      try {
-        core.workers().execute(this::drain);
-      } catch (RejectedExecutionException e) {
-        scheduled.set(false); // the runtime is closing
-      }
+  @Override
+  public void ring(long version) {
+    rungAt.accumulateAndGet(version, Math::max);
+    if (version > seen) {
+      unpark();
     }
   }
 
-  private void scheduleAfter(long nanos) {
+  @Override
+  public void ringAll() {
+    rungAll.set(true);
+    unpark();
+  }
+
+  private void unpark() {
+    if (lifecycle.isAlive() && running.compareAndSet(false, true)) {
+      doorbell.unparked();
+      execute(this::drain);
+    }
+  }
+
+  /**
+   * Parks after a batch that read the queue at {@code readVersion}: a ring of a later commit, or
+   * (with a lock that expires) a timer, unparks it.
+   */
+  private void park(long readVersion, long lockExpiresAt) {
+    seen = readVersion;
+    if (lockExpiresAt >= 0) {
+      long delayMs = Math.max(0, lockExpiresAt - core.wallMillis()) + 1;
+      scheduleAfter(TimeUnit.MILLISECONDS.toNanos(delayMs), this::unpark);
+    }
+    doorbell.parked();
+    running.set(false);
+    // A ring that came while the batch ran, or while parking, is looked at now.
+    if (rungAll.get() || rungAt.get() > readVersion) {
+      unpark();
+    }
+    if (!lifecycle.isAlive()) {
+      stopped();
+    }
+  }
+
+  private void execute(Runnable step) {
     try {
-      core.scheduler().schedule(this::schedule, nanos, TimeUnit.NANOSECONDS);
+      core.executor().execute(step);
+    } catch (RejectedExecutionException e) {
+      // the runtime is closing
+    }
+  }
+
+  private void scheduleAfter(long nanos, Runnable step) {
+    try {
+      core.scheduler().schedule(() -> execute(step), nanos, TimeUnit.NANOSECONDS);
     } catch (RejectedExecutionException e) {
       // the runtime is closing
     }
   }
 
   private void drain() {
-    long sliceEnd = core.nanoTime() + BATCH_SLICE_NANOS;
-    try {
-      while (lifecycle.isAlive()) {
-        int limit = limitOverride > 0 ? limitOverride : consumeK;
-        ConsumerBatch.Batch<S, M> batch;
-        try {
-          batch = Objects.requireNonNull(commits.commit(tx -> batches.run(tx, limit)));
-        } catch (ConsumerBatch.ItemFailure failure) {
-          onItemFailure(failure);
-          return;
-        }
-        if (batch.busted()) {
-          continue;
-        }
-        if (batch.watch() != null) {
-          park(batch.watch(), batch.lockExpiresAt());
-          return;
-        }
-        limitOverride = 0;
-        consecutiveFailures = 0;
-        for (List<Action<S>> actions : batch.actions()) {
-          invoker.runActions(actions, Objects.requireNonNull(batch.state()));
-        }
-        if (batch.stopReason() != null) {
-          lifecycle.stopIfAsked(batch.stopReason());
-          return;
-        }
-        if (batch.lock() != null) {
-          LockCoordinator.Held<M> lock = batch.lock();
-          S locked = Objects.requireNonNull(batch.state());
-          // keeps `scheduled` set until handleLocked's run has ended
-          core.lockedWork().execute(() -> afterLocked(locks.runLocked(lock, locked)));
-          return;
-        }
-        int misses = states.missStreak();
-        if (misses >= 3) {
-          scheduled.set(false);
-          scheduleAfter(
-              TimeUnit.MILLISECONDS.toNanos(
-                  Math.min(CACHE_MISS_BACKOFF_CAP_MS, 1L << Math.min(misses - 3, 6))));
-          return;
-        }
-        if (core.nanoTime() - sliceEnd > 0) {
-          scheduled.set(false); // let other servers' batches run, then continue
-          schedule();
-          return;
-        }
+    run(core.nanoTime() + BATCH_SLICE_NANOS, false);
+  }
+
+  /**
+   * Runs batches back to back in this thread while each completes at once; returns when one is in
+   * flight (its completion continues the loop on the executor), or the loop parked, backs off, or
+   * stopped. After a time slice it yields the thread to other processes' loops.
+   */
+  private void run(long sliceEnd, boolean holdsPermit) {
+    while (lifecycle.isAlive()) {
+      if (!holdsPermit && !core.permits().tryAcquire()) {
+        core.permits().enqueue(() -> run(core.nanoTime() + BATCH_SLICE_NANOS, true));
+        return;
       }
-      scheduled.set(false);
-    } catch (ServerStoppedException e) {
-      log.warn("stopping consumer: {}", e.getMessage());
-      scheduled.set(false);
-      lifecycle.terminate(null);
+      holdsPermit = false;
+      CompletableFuture<ConsumerBatch.@Nullable Batch<S, M>> batch = startBatch();
+      if (!batch.isDone()) {
+        batch.whenComplete(
+            (b, err) -> {
+              core.permits().release();
+              execute(
+                  () -> {
+                    if (afterBatch(b, err)) {
+                      drain();
+                    }
+                  });
+            });
+        return;
+      }
+      core.permits().release();
+      ConsumerBatch.Batch<S, M> b = null;
+      Throwable err = null;
+      try {
+        b = batch.join();
+      } catch (RuntimeException e) {
+        err = e;
+      }
+      if (!afterBatch(b, err)) {
+        return;
+      }
+      if (core.nanoTime() - sliceEnd > 0) {
+        execute(this::drain); // let other servers' batches run, then continue
+        return;
+      }
+    }
+    if (holdsPermit) {
+      core.permits().release();
+    }
+  }
+
+  private CompletableFuture<ConsumerBatch.@Nullable Batch<S, M>> startBatch() {
+    rungAll.set(false); // a ring-all before this batch is answered by it
+    int limit = limitOverride > 0 ? limitOverride : consumeK;
+    try {
+      return commits.commitAsync(
+          tx -> batches.run(tx, limit, core.executor()), (tx, prior) -> prior, core.executor());
     } catch (RuntimeException e) {
-      retryLater("consumer transaction failed", e);
-    } catch (Error e) {
-      scheduled.set(false);
-      log.error("consumer died: {}", context, e);
-      throw e;
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /**
+   * Acts on a batch's outcome. Returns true if the next batch should run at once; otherwise the
+   * loop parked, waits for a timer, hands over to another thread, or stopped.
+   */
+  private boolean afterBatch(ConsumerBatch.@Nullable Batch<S, M> batch, @Nullable Throwable err) {
+    if (err != null || batch == null) {
+      onFailure(Futures.unwrap(Objects.requireNonNull(err)));
+      return false;
+    }
+    if (batch.busted()) {
+      return true;
+    }
+    if (batch.lockWait()) {
+      park(batch.readVersion(), batch.lockExpiresAt());
+      return false;
+    }
+    if (batch.idle()) {
+      park(batch.readVersion(), -1);
+      return false;
+    }
+    limitOverride = 0;
+    consecutiveFailures = 0;
+    batch.localReplies().forEach(ReplySlots.LocalReply::deliver);
+    for (List<Action<S>> actions : batch.actions()) {
+      invoker.runActions(actions, Objects.requireNonNull(batch.state()));
+    }
+    if (batch.stopReason() != null) {
+      lifecycle.stopIfAsked(batch.stopReason());
+      return false;
+    }
+    if (batch.lock() != null) {
+      LockCoordinator.Held<M> lock = batch.lock();
+      S locked = Objects.requireNonNull(batch.state());
+      // the loop stays owned (not parked) until handleLocked's run has ended
+      core.blocking().execute(() -> afterLocked(locks.runLocked(lock, locked)));
+      return false;
+    }
+    int misses = states.missStreak();
+    if (misses >= 3) {
+      scheduleAfter(
+          TimeUnit.MILLISECONDS.toNanos(
+              Math.min(CACHE_MISS_BACKOFF_CAP_MS, 1L << Math.min(misses - 3, 6))),
+          this::drain);
+      return false;
+    }
+    if (batch.drained()) {
+      // Nothing was left as of the batch's read: a later push rings; no empty batch to find out.
+      park(batch.readVersion(), -1);
+      return false;
+    }
+    return true;
+  }
+
+  private void onFailure(Throwable cause) {
+    if (cause instanceof ConsumerBatch.ItemFailure failure) {
+      onItemFailure(failure);
+    } else if (cause instanceof ServerStoppedException e) {
+      log.warn("stopping consumer: {}", e.getMessage());
+      lifecycle.terminate(null);
+    } else if (cause instanceof Error e) {
+      log.error("consumer batch failed with an error: {}", context, e);
+      retryLater("consumer batch failed with an error", e);
+    } else {
+      retryLater("consumer transaction failed", cause);
     }
   }
 
@@ -176,15 +296,14 @@ final class ConsumeLoop<S, M> {
         // A fenced holder's result was refused and reported; one slow job must not take this
         // consumer out of service.
         consecutiveFailures = 0;
-        scheduled.set(false);
-        schedule();
+        execute(this::drain);
       }
       case FAILED ->
           retryLater(
               "handleLocked failed; the lock is released and its message re-queued",
               Objects.requireNonNull(run.cause()));
       case STOPPED -> {
-        // the process stopped itself; `scheduled` stays set, as nothing is to run any more
+        // the process stopped itself; the loop stays owned, as nothing is to run any more
       }
     }
   }
@@ -200,54 +319,26 @@ final class ConsumeLoop<S, M> {
         consecutiveFailures,
         cause);
     states.invalidate();
-    scheduled.set(false);
-    scheduleAfter(delay);
-  }
-
-  /** Sleeps on a watch (and, for a lock with a timeout, until it expires) without a thread. */
-  private void park(CompletableFuture<Void> watch, long lockExpiresAt) {
-    idleWatch = watch;
-    scheduled.set(false);
-    watch.whenComplete((v, err) -> onIdleWatch(err));
-    if (lockExpiresAt >= 0) {
-      long delayMs = Math.max(0, lockExpiresAt - core.wallMillis()) + 1;
-      scheduleAfter(TimeUnit.MILLISECONDS.toNanos(delayMs));
-    }
-    if (!lifecycle.isAlive()) {
-      watch.cancel(false);
-    }
-  }
-
-  private void onIdleWatch(@Nullable Throwable err) {
-    if (!lifecycle.isAlive()) {
-      return;
-    }
-    if (err == null) {
-      schedule();
-      return;
-    }
-    Throwable c = Futures.unwrap(err);
-    if (c instanceof CancellationException) {
-      return;
-    }
-    if (c instanceof BackendException be && be.code() == BackendException.TOO_MANY_WATCHES) {
-      log.warn(
-          "idle consumer cannot watch its queue (too many watches); polling every 100 ms: {}",
-          context);
-    } else {
-      log.warn("idle watch failed; polling in 100 ms: {}", context, c);
-    }
-    scheduleAfter(TimeUnit.MILLISECONDS.toNanos(100));
+    scheduleAfter(delay, this::drain);
   }
 
   /**
    * A callback failed: count the failure against that item in its own transaction (the batch's was
    * aborted), dead-letter it at the threshold, and retry the batch up to the failing item so that
-   * its neighbours commit without it.
+   * its neighbours commit without it. Recording waits for a commit, so it runs on a blocking
+   * thread.
    */
   private void onItemFailure(ConsumerBatch.ItemFailure failure) {
     limitOverride = Math.max(1, failure.index());
     Throwable cause = failure.reason();
+    try {
+      core.blocking().execute(() -> recordFailure(failure, cause));
+    } catch (RejectedExecutionException e) {
+      // the runtime is closing
+    }
+  }
+
+  private void recordFailure(ConsumerBatch.ItemFailure failure, Throwable cause) {
     int attempts;
     try {
       attempts = deadLetters.recordFailure(failure.item(), cause, deadLetterThreshold);
@@ -260,8 +351,7 @@ final class ConsumeLoop<S, M> {
       limitOverride = 0;
       consecutiveFailures = 0;
       deadLetters.afterDeadLetter(failure.item(), attempts);
-      scheduled.set(false);
-      schedule();
+      execute(this::drain);
       return;
     }
     retryLater("callback failed, transaction aborted (attempt " + attempts + ")", cause);

@@ -5,7 +5,6 @@ import io.dgen.Event;
 import io.dgen.From;
 import io.dgen.Result;
 import io.dgen.StateTooLargeException;
-import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Envelope;
@@ -14,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -24,8 +24,8 @@ import org.jspecify.annotations.Nullable;
  * them, and sweep now and then — capped by count, bytes and time.
  *
  * <p>Never commits, retries, waits or schedules (the consume loop runs this body through the commit
- * runner and acts on the {@link Batch} it returns), and never adds a read conflict on the queue
- * beyond the items it pops.
+ * runner and acts on the {@link Batch} it returns), never blocks a thread on a read, and never adds
+ * a read conflict on the queue beyond the items it pops.
  *
  * @param <S> the state type
  * @param <M> the message type
@@ -38,36 +38,68 @@ final class ConsumerBatch<S, M> {
   /** A batch stops taking items after one second, far below FoundationDB's five. */
   static final long BATCH_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-  /** What one consumer transaction found or did. */
+  /**
+   * What one consumer transaction found or did.
+   *
+   * @param readVersion the version the batch read the queue at: it saw every push committed up to
+   *     it, so a ring of an older commit need not wake its loop
+   * @param lockWait the server is locked: wait for a ring (the release) or, with {@code
+   *     lockExpiresAt >= 0}, until then
+   * @param busted the batch busted an expired lock (and re-queued its message)
+   * @param processed items popped (applied or moved to the dead letters)
+   * @param drained the batch saw the whole queue and processed all of it: nothing was left as of
+   *     {@code readVersion}
+   * @param localReplies replies for callers in this runtime, to hand over after the commit
+   */
   record Batch<S, M>(
-      @Nullable CompletableFuture<Void> watch,
+      long readVersion,
+      boolean lockWait,
       long lockExpiresAt,
       boolean busted,
       int processed,
+      boolean drained,
       @Nullable S state,
       List<List<Action<S>>> actions,
       @Nullable Object stopReason,
       LockCoordinator.@Nullable Held<M> lock,
-      @Nullable StoredState written)
+      @Nullable StoredState written,
+      List<ReplySlots.LocalReply> localReplies)
       implements CommitRunner.WritesState {
 
-    static <S, M> Batch<S, M> idle(CompletableFuture<Void> watch) {
-      return new Batch<>(watch, -1, false, 0, null, List.of(), null, null, null);
+    static <S, M> Batch<S, M> idle(long readVersion) {
+      return new Batch<>(
+          readVersion, false, -1, false, 0, true, null, List.of(), null, null, null, List.of());
     }
 
-    static <S, M> Batch<S, M> locked(LockCoordinator.Meeting meeting) {
+    static <S, M> Batch<S, M> locked(LockCoordinator.Meeting meeting, long readVersion) {
       return new Batch<>(
-          meeting.watch(),
+          readVersion,
+          !meeting.busted(),
           meeting.expiresAt(),
           meeting.busted(),
           0,
+          false,
           null,
           List.of(),
           null,
           null,
-          null);
+          null,
+          List.of());
+    }
+
+    /** The queue was empty. */
+    boolean idle() {
+      return drained && processed == 0;
     }
   }
+
+  /** A peeked item, decoded before the callbacks run (or why it could not be). */
+  private record Item<M>(
+      KeyValue kv,
+      @Nullable M message,
+      @Nullable RuntimeException undecodable,
+      @Nullable From from,
+      @Nullable CompletableFuture<byte @Nullable []> slot) {}
 
   /** A callback failed on {@code item}, the {@code index}-th item of its batch. */
   static final class ItemFailure extends RuntimeException {
@@ -127,11 +159,14 @@ final class ConsumerBatch<S, M> {
 
   /**
    * One consumer transaction: check the lock, peek up to {@code limit} items, run their callbacks
-   * carrying the state in memory, write the state once, write replies, pop the items.
+   * carrying the state in memory, write the state once, write replies, pop the items. Its reads are
+   * issued together and waited for without a thread; the callbacks run on {@code executor} once the
+   * reads they need are in (or at once in this thread, if they are in already).
    *
-   * @throws ItemFailure if an item's callback failed, or the state it left does not fit
+   * @return the batch; fails with {@link ItemFailure} if an item's callback failed, or the state it
+   *     left does not fit
    */
-  Batch<S, M> run(Transaction tx, int limit) {
+  CompletableFuture<Batch<S, M>> run(Transaction tx, int limit, Executor executor) {
     long start = nanoTime.getAsLong();
     // Snapshot read of the queue: concurrent pushes must not abort this batch (DESIGN §8). Read
     // conflicts are added below for exactly the items popped. The lock key is read serializably,
@@ -139,38 +174,91 @@ final class ConsumerBatch<S, M> {
     CompletableFuture<List<KeyValue>> peek = queue.peek(tx, limit);
     CompletableFuture<byte @Nullable []> lockRead = locks.read(tx);
     CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, true);
-    byte[] lockBytes = Futures.join(lockRead);
+    CompletableFuture<Void> reads =
+        CompletableFuture.allOf(
+            peek, lockRead, version != null ? version : CompletableFuture.completedFuture(null));
+    return Async.then(
+        reads,
+        executor,
+        ignored -> afterReads(tx, limit, start, peek.join(), lockRead.join(), version, executor));
+  }
+
+  private CompletableFuture<Batch<S, M>> afterReads(
+      Transaction tx,
+      int limit,
+      long start,
+      List<KeyValue> peeked,
+      byte @Nullable [] lockBytes,
+      @Nullable CompletableFuture<byte @Nullable []> version,
+      Executor executor) {
+    long readVersion = tx.getReadVersion();
     if (lockBytes != null) {
-      return Batch.locked(locks.meet(tx, lockBytes));
+      return CompletableFuture.completedFuture(
+          Batch.locked(locks.meet(tx, lockBytes), readVersion));
     }
-    List<KeyValue> batch = Futures.join(peek);
-    if (batch.isEmpty()) {
-      return Batch.idle(queue.watchPushes(tx));
+    if (peeked.isEmpty()) {
+      return CompletableFuture.completedFuture(Batch.idle(readVersion));
     }
-    StateStore.Loaded<S> loaded = states.load(tx, version, true);
+    // Decode first, so that the reads the callbacks need (the state on a cache miss, whether each
+    // caller's reply slot still exists) go out together rather than one per call.
+    List<Item<M>> items = new ArrayList<>(peeked.size());
+    List<CompletableFuture<?>> needed = new ArrayList<>();
+    CompletableFuture<StateStore.Loaded<S>> loaded = states.loadAsync(tx, version, true);
+    needed.add(loaded);
+    for (KeyValue kv : peeked) {
+      Item<M> item = decode(tx, kv);
+      items.add(item);
+      if (item.slot() != null) {
+        needed.add(item.slot());
+      }
+    }
+    boolean sawAll = peeked.size() < limit;
+    return Async.thenApply(
+        CompletableFuture.allOf(needed.toArray(CompletableFuture[]::new)),
+        executor,
+        ignored -> apply(tx, start, items, loaded.join(), readVersion, sawAll));
+  }
+
+  private Item<M> decode(Transaction tx, KeyValue kv) {
+    try {
+      Envelope env = queue.envelope(kv.value());
+      M msg = queue.message(tx, env);
+      if (!env.isCall()) {
+        return new Item<>(kv, msg, null, null, null);
+      }
+      From from = new From(env.slotSeconds(), Objects.requireNonNull(env.slotId()));
+      return new Item<>(kv, msg, null, from, slots.prefetch(tx, from));
+    } catch (RuntimeException e) {
+      return new Item<>(kv, null, e, null, null);
+    }
+  }
+
+  private Batch<S, M> apply(
+      Transaction tx,
+      long start,
+      List<Item<M>> items,
+      StateStore.Loaded<S> loaded,
+      long readVersion,
+      boolean sawAll) {
     S state = loaded.state();
     List<List<Action<S>>> actions = new ArrayList<>();
+    List<ReplySlots.LocalReply> localReplies = new ArrayList<>();
     Object stopReason = null;
     LockCoordinator.Held<M> lock = null;
     int processed = 0;
-    for (KeyValue item : batch) {
+    for (Item<M> item : items) {
       if (processed > 0
           && (batchBytes(tx) > BATCH_BYTES || nanoTime.getAsLong() - start > BATCH_NANOS)) {
         break; // the rest stays queued for the next batch
       }
-      queue.pop(tx, item);
+      queue.pop(tx, item.kv());
       processed++;
-      Envelope env;
-      M msg;
-      try {
-        env = queue.envelope(item.value());
-        msg = queue.message(tx, env);
-      } catch (RuntimeException e) {
-        deadLetters.moveUndecodable(tx, item, e);
+      if (item.undecodable() != null) {
+        deadLetters.moveUndecodable(tx, item.kv(), item.undecodable());
         continue;
       }
-      From from =
-          env.isCall() ? new From(env.slotSeconds(), Objects.requireNonNull(env.slotId())) : null;
+      M msg = Objects.requireNonNull(item.message());
+      From from = item.from();
       Result<S> r;
       try {
         r =
@@ -178,19 +266,22 @@ final class ConsumerBatch<S, M> {
                 ? invoker.handleCall(tx, msg, from, state, start)
                 : invoker.handleCast(tx, msg, state, start);
       } catch (CallbackInvoker.CallbackFailure failure) {
-        throw new ItemFailure(failure.reason(), item, processed - 1);
+        throw new ItemFailure(failure.reason(), item.kv(), processed - 1);
       }
       state = r.state();
       if (r.kind() == Result.Kind.LOCK) {
         lock =
             locks.take(
                 tx,
-                item.value(),
+                item.kv().value(),
                 new Event<>(from != null ? Event.Type.CALL : Event.Type.CAST, msg, from));
         break;
       }
       if (from != null) {
-        slots.write(tx, from, slots.ok(r.reply()));
+        ReplySlots.LocalReply local = slots.writeOk(tx, from, r.reply(), item.slot());
+        if (local != null) {
+          localReplies.add(local);
+        }
       }
       if (!r.actions().isEmpty()) {
         actions.add(r.actions());
@@ -206,11 +297,23 @@ final class ConsumerBatch<S, M> {
     } catch (StateTooLargeException e) {
       // Blame the last item: the batch is then retried up to it, so the item that made the
       // state too large ends up alone, failing, and (with a threshold) dead-lettered.
-      throw new ItemFailure(e, batch.get(processed - 1), processed - 1);
+      throw new ItemFailure(e, items.get(processed - 1).kv(), processed - 1);
     }
     queue.popped(tx, processed);
     sweeper.sweep(tx);
-    return new Batch<>(null, -1, false, processed, state, actions, stopReason, lock, written);
+    return new Batch<>(
+        readVersion,
+        false,
+        -1,
+        false,
+        processed,
+        sawAll && processed == items.size(),
+        state,
+        actions,
+        stopReason,
+        lock,
+        written,
+        localReplies);
   }
 
   /**

@@ -109,7 +109,8 @@ final class DeadLetters<M> {
             slots.write(
                 tx,
                 new From(env.slotSeconds(), Objects.requireNonNull(env.slotId())),
-                ReplySlots.deadLettered(count, error));
+                ReplySlots.deadLettered(count, error),
+                null);
           }
           return count;
         });

@@ -12,15 +12,17 @@ import io.dgen.internal.codec.StoredState;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Callbacks that run in the caller's thread, each in a transaction of its own: the inline call
- * (with {@code consumeK == 1}, a call that finds the queue empty and the server unlocked) and
- * priority messages (which bypass the queue and the lock). After the commit it runs the result's
- * actions and honours a stop.
+ * Callbacks that run outside the consume loop, each in a transaction of its own: the inline call
+ * (with {@code consumeK == 1}, a call that finds the queue empty and the server unlocked; in the
+ * caller's thread when its reads are in at once, else on the runtime's executor, never waiting on a
+ * thread) and priority messages (which bypass the queue and the lock; in the caller's thread).
+ * After the commit it runs the result's actions and honours a stop.
  *
  * <p>Never takes the lock (a call that would is queued instead; a priority message that asks for it
  * fails), never changes the state of a locked server (a priority message that would is refused) and
@@ -38,13 +40,13 @@ final class InlineRunner<S, M> {
       @Nullable S state,
       List<Action<S>> actions,
       @Nullable Object stopReason,
-      @Nullable CompletableFuture<Void> watch,
+      boolean queued,
       @Nullable StoredState written)
       implements CommitRunner.WritesState {
 
-    /** A call that was queued instead: its caller waits on {@code watch}. */
-    static <S> Outcome<S> queued(CompletableFuture<Void> watch) {
-      return new Outcome<>(null, null, List.of(), null, watch, null);
+    /** A call that was queued instead: its caller waits for the reply. */
+    static <S> Outcome<S> queuedInstead() {
+      return new Outcome<>(null, null, List.of(), null, true, null);
     }
   }
 
@@ -67,10 +69,10 @@ final class InlineRunner<S, M> {
   private final StateStore<S> states;
   private final ServerQueue<M> queue;
   private final CallProtocol calls;
-  private final ReplySlots slots;
   private final CallbackInvoker<S, M> invoker;
   private final Lifecycle lifecycle;
   private final LongSupplier nanoTime;
+  private final Executor executor;
   private final String context;
 
   InlineRunner(
@@ -79,77 +81,119 @@ final class InlineRunner<S, M> {
       StateStore<S> states,
       ServerQueue<M> queue,
       CallProtocol calls,
-      ReplySlots slots,
       CallbackInvoker<S, M> invoker,
       Lifecycle lifecycle,
       LongSupplier nanoTime,
+      Executor executor,
       String context) {
     this.keys = keys;
     this.commits = commits;
     this.states = states;
     this.queue = queue;
     this.calls = calls;
-    this.slots = slots;
     this.invoker = invoker;
     this.lifecycle = lifecycle;
     this.nanoTime = nanoTime;
+    this.executor = executor;
     this.context = context;
   }
 
   /**
-   * Runs a call in the caller's transaction if the queue is empty and the server unlocked;
-   * otherwise queues it in the same transaction. A reply's actions have run when this returns.
+   * Runs a call in its own transaction if the queue is empty and the server unlocked; otherwise
+   * queues it in the same transaction. No thread waits for the reads or the commit: the callback
+   * runs in this thread if the reads are in at once, else on {@code executor}, and so do the
+   * reply's actions after the commit. The outcome completes once they have run.
    *
    * @param envelope the call's envelope, made only if the call is queued
-   * @throws CallbackException if {@code handleCall} failed; the call was queued for retry
+   * @param waiting the call's wait for a reply, should it be queued
+   * @return the outcome; fails with {@link CallbackException} if {@code handleCall} failed (the
+   *     call was queued for retry)
    */
-  Outcome<S> call(M request, From from, Supplier<byte[]> envelope) {
-    Outcome<S> outcome;
-    try {
-      outcome =
-          commits.commit(
-              tx -> {
-                long start = nanoTime.getAsLong();
-                // A snapshot read: a concurrent push must not abort the inline call; the call then
-                // serializes before that push, which is a legal order for concurrent operations.
-                CompletableFuture<List<KeyValue>> head = queue.peek(tx, 1);
-                CompletableFuture<byte @Nullable []> lock = tx.getAsync(keys.lockKey());
-                CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, false);
-                if (!Futures.join(head).isEmpty() || Futures.join(lock) != null) {
-                  return Outcome.queued(calls.push(tx, envelope.get(), from));
-                }
-                return runOnState(
-                    tx,
-                    states.load(tx, version, false),
-                    start,
-                    (t, state, st) -> invoker.handleCall(t, request, from, state, st),
-                    TakesLock::new);
-              },
-              (tx, prior) ->
-                  prior != null && prior.watch() != null
-                      ? Outcome.<S>queued(slots.reopen(tx, from))
-                      : prior);
-    } catch (TakesLock lock) {
-      // The lock is taken by the consume loop only, so that handleLocked runs where the lock is
-      // fenced and recoverable: queue the call like any other. The attempt committed nothing.
-      return Outcome.queued(calls.pushOnce(envelope.get(), from));
-    } catch (CallbackInvoker.CallbackFailure failure) {
-      // The failed attempt committed nothing; queue the call (without a reply slot: the caller
-      // gets the error now) so that consumers retry it, as the seed does.
-      byte[] env = envelope.get();
-      commits.commit(
-          tx -> {
-            queue.push(tx, ServerKeys.LANE_NORMAL, env);
-            return null;
-          });
-      throw new CallbackException(
-          "inline handleCall failed; the call was queued for retry: " + context, failure.reason());
-    }
-    Objects.requireNonNull(outcome);
-    if (outcome.watch() == null) {
-      afterCommit(outcome);
-    }
-    return outcome;
+  CompletableFuture<Outcome<S>> call(
+      M request, From from, Supplier<byte[]> envelope, CallProtocol.Waiting<?> waiting) {
+    CompletableFuture<@Nullable Outcome<S>> committed =
+        commits.commitAsync(
+            tx -> {
+              long start = nanoTime.getAsLong();
+              // A snapshot read: a concurrent push must not abort the inline call; the call then
+              // serializes before that push, which is a legal order for concurrent operations.
+              CompletableFuture<List<KeyValue>> head = queue.peek(tx, 1);
+              CompletableFuture<byte @Nullable []> lock = tx.getAsync(keys.lockKey());
+              CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, false);
+              CompletableFuture<Void> reads =
+                  version == null
+                      ? CompletableFuture.allOf(head, lock)
+                      : CompletableFuture.allOf(head, lock, version);
+              return Async.then(
+                  reads,
+                  executor,
+                  ignored -> {
+                    if (!head.join().isEmpty() || lock.join() != null) {
+                      calls.push(tx, envelope.get(), waiting);
+                      return CompletableFuture.completedFuture(Outcome.queuedInstead());
+                    }
+                    return Async.thenApply(
+                        states.loadAsync(tx, version, false),
+                        executor,
+                        loaded ->
+                            runOnState(
+                                tx,
+                                loaded,
+                                start,
+                                (t, state, st) -> invoker.handleCall(t, request, from, state, st),
+                                TakesLock::new));
+                  });
+            },
+            (tx, prior) -> prior,
+            executor);
+    return Async.whenDone(
+        committed,
+        executor,
+        (outcome, err) -> {
+          Throwable failure = err == null ? null : Futures.unwrap(err);
+          if (failure instanceof TakesLock) {
+            // The lock is taken by the consume loop only, so that handleLocked runs where the lock
+            // is fenced and recoverable: queue the call like any other. The attempt committed
+            // nothing.
+            return calls
+                .pushOnce(envelope.get(), waiting)
+                .thenApply(v -> Outcome.<S>queuedInstead());
+          }
+          if (failure instanceof CallbackInvoker.CallbackFailure callback) {
+            return queueForRetry(envelope.get(), callback);
+          }
+          if (failure != null) {
+            return CompletableFuture.failedFuture(failure);
+          }
+          Outcome<S> done = Objects.requireNonNull(outcome);
+          if (!done.queued()) {
+            waiting.abandon(null); // an earlier attempt may have queued it, and did not commit
+            afterCommit(done);
+          }
+          return CompletableFuture.completedFuture(done);
+        });
+  }
+
+  /**
+   * The failed attempt committed nothing; queue the call (without a reply slot: the caller gets the
+   * error now) so that consumers retry it, as the seed does.
+   */
+  private CompletableFuture<Outcome<S>> queueForRetry(
+      byte[] envelope, CallbackInvoker.CallbackFailure failure) {
+    return commits
+        .commitAsync(
+            tx -> {
+              queue.push(tx, ServerKeys.LANE_NORMAL, envelope);
+              return CompletableFuture.completedFuture(null);
+            },
+            (tx, prior) -> prior,
+            executor)
+        .thenApply(
+            v -> {
+              throw new CallbackException(
+                  "inline handleCall failed; the call was queued for retry: " + context,
+                  failure.reason());
+            });
   }
 
   /** A priority call; returns its reply. */
@@ -244,7 +288,7 @@ final class InlineRunner<S, M> {
         r.state(),
         r.actions(),
         r.kind() == Result.Kind.STOP ? r.reason() : null,
-        null,
+        false,
         written);
   }
 }

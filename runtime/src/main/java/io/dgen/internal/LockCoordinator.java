@@ -39,10 +39,11 @@ final class LockCoordinator<S, M> {
   record Held<M>(String token, byte[] envelope, Event<M> event) {}
 
   /**
-   * What a batch found on a locked server: the lock was busted (the batch goes on), or a watch on
-   * the lock and, with a {@code lockTimeout}, when it expires (-1 without one).
+   * What a batch found on a locked server: the lock was busted (the batch goes on), or it is held
+   * and, with a {@code lockTimeout}, expires at {@code expiresAt} (-1 without one). Every release
+   * rings the server's doorbell, so a waiting consumer needs no watch of its own.
    */
-  record Meeting(boolean busted, @Nullable CompletableFuture<Void> watch, long expiresAt) {}
+  record Meeting(boolean busted, long expiresAt) {}
 
   /** How a run of {@code handleLocked} ended. */
   enum Ending {
@@ -134,11 +135,11 @@ final class LockCoordinator<S, M> {
             lockTimeout.get().toMillis(),
             context,
             lock.token());
-        return new Meeting(true, null, -1);
+        return new Meeting(true, -1);
       }
-      return new Meeting(false, tx.watch(keys.lockKey()), expiresAt);
+      return new Meeting(false, expiresAt);
     }
-    return new Meeting(false, tx.watch(keys.lockKey()), -1);
+    return new Meeting(false, -1);
   }
 
   /**
@@ -159,8 +160,9 @@ final class LockCoordinator<S, M> {
             StateStore.Loaded<S> loaded = states.load(tx, null, false);
             StoredState written = states.write(tx, loaded, r.state());
             tx.clear(keys.lockKey());
+            queue.wakeConsumers(tx);
             if (lock.event().from() != null) {
-              slots.write(tx, lock.event().from(), slots.ok(r.reply()));
+              slots.write(tx, lock.event().from(), slots.ok(r.reply()), null);
             }
             return new StateStore.Written(written);
           });

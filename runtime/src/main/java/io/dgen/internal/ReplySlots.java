@@ -1,12 +1,15 @@
 package io.dgen.internal;
 
 import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGenException;
 import io.dgen.DeadLetterException;
 import io.dgen.From;
 import io.dgen.UndecodableDataException;
 import io.dgen.backend.Backend;
+import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
+import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Chunks;
 import io.dgen.internal.codec.Reply;
@@ -19,21 +22,19 @@ import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The reply slots of one server's queued calls: a caller's {@link From} and the slot it names,
  * opening a slot, writing a reply into it (only while it exists), taking it (read and clear), and
  * the encoding of replies, successful or failed.
  *
- * <p>Never pushes messages and never waits: it hands out watches; the call protocol waits on them.
+ * <p>Never pushes messages and never waits: a reply written rings the slot's wake id on the
+ * tenant's doorbell, and the call protocol, which waits, listens for it.
  */
 final class ReplySlots {
-
-  private static final Logger log = LoggerFactory.getLogger(ReplySlots.class);
 
   private static final byte[] EMPTY = new byte[0];
 
@@ -42,10 +43,31 @@ final class ReplySlots {
   /** The longest a call may wait; older reply slots are swept as abandoned. */
   static final Duration MAX_CALL_TIMEOUT = Duration.ofHours(1);
 
-  /** A slot as taken: its rows, or, if no reply has come yet, a watch to wait again on. */
-  record Taken(List<KeyValue> rows, @Nullable CompletableFuture<Void> again) {}
+  /** A slot as taken: its rows, and whether it was left in place because no reply had come. */
+  record Taken(List<KeyValue> rows, boolean waiting) {}
+
+  /**
+   * A caller in this runtime waiting for the reply in its slot: the consumer that writes the reply
+   * hands it over after its commit, instead of ringing the doorbell for it to be read back.
+   */
+  interface LocalCaller {
+    /** Whether this is the caller of {@code from}. */
+    boolean waitsFor(From from);
+
+    /** The reply was committed into the caller's slot: complete the call with it. */
+    void replied(@Nullable Object reply);
+  }
+
+  /** A reply written for a caller in this runtime, to hand over once its batch committed. */
+  record LocalReply(LocalCaller caller, @Nullable Object reply) {
+    void deliver() {
+      caller.replied(reply);
+    }
+  }
 
   private final Backend backend;
+  private final DeferredClears clears;
+  private final TenantWatcher doorbell;
   private final ServerKeys keys;
   private final Serde serde;
   private final TypeRegistry types;
@@ -54,12 +76,16 @@ final class ReplySlots {
 
   ReplySlots(
       Backend backend,
+      DeferredClears clears,
+      TenantWatcher doorbell,
       ServerKeys keys,
       Serde serde,
       TypeRegistry types,
       LongSupplier wallMillis,
       String context) {
     this.backend = backend;
+    this.clears = clears;
+    this.doorbell = doorbell;
     this.keys = keys;
     this.serde = serde;
     this.types = types;
@@ -78,33 +104,96 @@ final class ReplySlots {
     return keys.slot(from.slotSeconds(), from.slotId());
   }
 
-  /** Writes {@code from}'s empty slot and returns the watch that fires when a reply lands. */
-  CompletableFuture<Void> open(Transaction tx, From from) {
-    byte[] chunk0 = ServerKeys.slotChunk(slotOf(from), 0);
-    tx.set(chunk0, EMPTY);
-    return tx.watch(chunk0);
+  /** The wake id the doorbell rings when a reply lands in {@code from}'s slot. */
+  long wakeId(From from) {
+    return TenantKeys.wakeIdOf(slotOf(from).getKey());
+  }
+
+  /** Writes {@code from}'s empty slot: the caller is waiting. */
+  void open(Transaction tx, From from) {
+    tx.set(ServerKeys.slotChunk(slotOf(from), 0), EMPTY);
+  }
+
+  /** Starts the read {@link #write} needs: whether the caller's slot still exists. */
+  CompletableFuture<byte @Nullable []> prefetch(Transaction tx, From from) {
+    return tx.getAsync(ServerKeys.slotChunk(slotOf(from), 0));
   }
 
   /**
-   * A watch on a slot opened in an earlier attempt that committed (its watch died with that
-   * attempt): a slot that is no longer empty (replied, or removed by a kill) is ready at once.
+   * Writes {@code reply} into the caller's slot if the caller is still waiting, and rings the
+   * slot's wake id.
+   *
+   * @param prefetched the slot's {@link #prefetch}, or null to read it now
    */
-  CompletableFuture<Void> reopen(Transaction tx, From from) {
-    byte[] chunk0 = ServerKeys.slotChunk(slotOf(from), 0);
-    byte[] v = tx.get(chunk0);
-    return v != null && v.length == 0 ? tx.watch(chunk0) : CompletableFuture.completedFuture(null);
+  void write(
+      Transaction tx,
+      From from,
+      Reply reply,
+      @Nullable CompletableFuture<byte @Nullable []> prefetched) {
+    if (writeSlot(tx, from, reply, prefetched)) {
+      doorbell.ring(tx, wakeId(from));
+    }
   }
 
-  /** Writes {@code reply} into the caller's slot if the caller is still waiting. */
-  void write(Transaction tx, From from, Reply reply) {
+  /**
+   * Writes the reply {@code value} into the caller's slot if the caller is still waiting. A caller
+   * in this runtime gets it handed over after the commit (the returned {@link LocalReply}): no
+   * ring, no read back. Any other caller is rung.
+   */
+  @Nullable LocalReply writeOk(
+      Transaction tx,
+      From from,
+      @Nullable Object value,
+      @Nullable CompletableFuture<byte @Nullable []> prefetched) {
+    if (!writeSlot(tx, from, ok(value), prefetched)) {
+      return null;
+    }
+    long id = wakeId(from);
+    for (TenantWatcher.Listener l : doorbell.listeners(id)) {
+      if (l instanceof LocalCaller caller && caller.waitsFor(from)) {
+        return new LocalReply(caller, value);
+      }
+    }
+    doorbell.ring(tx, id);
+    return null;
+  }
+
+  /** Writes the reply into the slot if it still exists; false if it does not. */
+  private boolean writeSlot(
+      Transaction tx,
+      From from,
+      Reply reply,
+      @Nullable CompletableFuture<byte @Nullable []> prefetched) {
     Subspace slot = slotOf(from);
     byte[] chunk0 = ServerKeys.slotChunk(slot, 0);
-    if (tx.get(chunk0) == null) {
-      return; // the caller gave up (timeout) or the call was inline-failed: drop the reply
+    byte[] current = prefetched != null ? Futures.join(prefetched) : tx.get(chunk0);
+    if (current == null) {
+      return false; // the caller gave up (timeout) or the call was inline-failed: drop the reply
     }
     List<byte[]> parts = Chunks.split(serde.toBytes(reply), Chunks.MAX_VALUE);
     for (int i = 0; i < parts.size(); i++) {
       tx.set(ServerKeys.slotChunk(slot, i), parts.get(i));
+    }
+    return true;
+  }
+
+  /** Clears {@code from}'s slot soon, with others: its reply was handed over. */
+  void clearLater(From from) {
+    Subspace slot = slotOf(from);
+    clears.clear(slot.range().begin, slot.range().end);
+  }
+
+  /**
+   * Rings the wake id of every open slot, in a transaction that removes them (a kill): their
+   * callers take their slots, find them gone, and fail instead of waiting for their deadlines.
+   */
+  void wakeAll(Transaction tx) {
+    Subspace calls = keys.calls();
+    for (KeyValue kv : tx.getRange(calls.range().begin, calls.range().end)) {
+      Tuple t = calls.unpack(kv.key());
+      if (t.size() >= 2 && t.get(0) instanceof Long sec && t.get(1) instanceof String id) {
+        doorbell.ring(tx, wakeId(new From(sec, id)));
+      }
     }
   }
 
@@ -124,46 +213,46 @@ final class ReplySlots {
   }
 
   /**
-   * Reads the slot and clears it in one transaction, unless it is still empty and the caller has
-   * not timed out (then it returns a watch to wait again on).
+   * Takes the reply from the slot. Before the deadline it only reads: a slot that holds a reply is
+   * never written again, so its reply is returned without waiting for a commit, and the slot is
+   * cleared a little later with others ({@link DeferredClears}); a slot still empty is left for the
+   * reply to come. At the deadline ({@code timedOut}) it reads and clears the slot in one
+   * transaction, so that a reply either is in what it read or is never written. Holds no thread
+   * while it waits.
    */
-  Taken take(From from, boolean timedOut) {
+  CompletableFuture<Taken> take(From from, boolean timedOut) {
     Subspace slot = slotOf(from);
-    byte[] chunk0 = ServerKeys.slotChunk(slot, 0);
+    if (!timedOut) {
+      return backend.runAsync(
+          tx ->
+              tx.snapshot()
+                  .getRangeAsync(
+                      slot.range().begin, slot.range().end, ReadTransaction.UNLIMITED, false)
+                  .thenApply(
+                      rows -> {
+                        boolean replied = !rows.isEmpty() && rows.get(0).value().length > 0;
+                        if (replied) {
+                          clears.clear(slot.range().begin, slot.range().end);
+                        }
+                        return new Taken(rows, !rows.isEmpty() && !replied);
+                      }));
+    }
     // Idempotent without a commit marker (a marker would outlive the slot): if an earlier attempt
     // read the reply and its clear applied before commit_unknown_result, the rows it read are the
     // reply.
-    List<KeyValue> earlier = new ArrayList<>();
-    return backend.run(
-        tx -> {
-          List<KeyValue> rows = tx.getRange(slot.range().begin, slot.range().end);
-          if (rows.isEmpty() && !earlier.isEmpty()) {
-            return new Taken(List.copyOf(earlier), null);
-          }
-          earlier.clear();
-          earlier.addAll(rows);
-          boolean empty = !rows.isEmpty() && rows.get(0).value().length == 0;
-          if (empty && !timedOut) {
-            return new Taken(rows, tx.watch(chunk0)); // no reply yet: wait again
-          }
-          tx.clearRange(slot.range().begin, slot.range().end);
-          return new Taken(rows, null);
-        });
-  }
-
-  /** Clears a slot whose caller stopped waiting; on failure the sweep removes it later. */
-  void clearQuietly(From from) {
-    try {
-      Subspace slot = slotOf(from);
-      backend.run(
-          tx -> {
-            tx.clearRange(slot.range().begin, slot.range().end);
-            return null;
-          });
-    } catch (RuntimeException e) {
-      log.warn(
-          "could not clear a reply slot (it will be swept by age): {} from={}", context, from, e);
-    }
+    AtomicReference<List<KeyValue>> earlier = new AtomicReference<>(List.of());
+    return backend.runAsync(
+        tx ->
+            tx.getRangeAsync(slot.range().begin, slot.range().end, ReadTransaction.UNLIMITED, false)
+                .thenApply(
+                    rows -> {
+                      if (rows.isEmpty() && !earlier.get().isEmpty()) {
+                        return new Taken(earlier.get(), false);
+                      }
+                      earlier.set(List.copyOf(rows));
+                      tx.clearRange(slot.range().begin, slot.range().end);
+                      return new Taken(rows, false);
+                    }));
   }
 
   /**

@@ -1,52 +1,71 @@
 package io.dgen.internal;
 
+import com.apple.foundationdb.subspace.Subspace;
 import io.dgen.DGenListener;
 import io.dgen.LockFencedException;
 import io.dgen.ServerRef;
 import io.dgen.backend.Backend;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StateCodec;
+import io.dgen.internal.codec.TypeRegistry;
+import java.nio.ByteBuffer;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import tools.jackson.databind.JavaType;
 
 /**
- * What the processes of one {@code DGen} share: the backend, the mapper, a small worker pool that
- * runs consumer batches and call completions, a scheduler for backoff and timeouts, the clock, and
- * the registry of live processes and names.
+ * What the processes of one {@code DGen} share: the backend, the mapper, the executor that runs
+ * callbacks and the steps of asynchronous work, the bound on batches in flight, a scheduler for
+ * backoff and timeouts, a pool for rare blocking work, the clocks, one doorbell watcher per tenant,
+ * the type registries, and the registry of live processes and names.
  *
- * <p>Idle processes hold a watch, never a thread: the pool is sized by cores, not by servers.
+ * <p>Idle processes hold neither a thread nor a watch: the executor is sized by cores, the batches
+ * in flight by a configured bound, and the watches by tenants.
+ *
+ * <p>Threading: thread-safe; the registries are concurrent maps (starting or stopping a process is
+ * O(1)).
  */
 public final class RuntimeCore implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(RuntimeCore.class);
 
-  private final Backend backend;
+  private final TrackedBackend backend;
   private final Serde serde;
   private final StateCodec codec;
   private final LongSupplier ticker;
   private final Duration retryInitial;
   private final Duration retryMax;
-  private final ExecutorService workers;
+  private final Executor executor;
+  private final @Nullable ExecutorService ownExecutor;
+  private final BatchPermits permits;
   private final ScheduledExecutorService scheduler;
-  private final ExecutorService lockedWork;
+  private final ExecutorService blocking;
+  private final DeferredClears deferredClears;
   private final Clock clock;
   private final DGenListener listener;
-  private final List<ServerProcess<?, ?>> processes = new CopyOnWriteArrayList<>();
+  private final Set<ServerProcess<?, ?>> processes = ConcurrentHashMap.newKeySet();
   private final Map<String, ServerProcess<?, ?>> names = new ConcurrentHashMap<>();
+  private final Map<ByteBuffer, TenantWatcher> watchers = new ConcurrentHashMap<>();
+  private final Map<List<Object>, TypeRegistry> typeRegistries = new ConcurrentHashMap<>();
 
   /**
    * Creates the shared runtime.
@@ -56,7 +75,10 @@ public final class RuntimeCore implements AutoCloseable {
    * @param codec the state codec
    * @param ticker nanosecond clock
    * @param clock wall clock (lock ages)
-   * @param workerThreads size of the worker pool
+   * @param executor the executor of callbacks and asynchronous steps, or null for a fixed pool of
+   *     {@code workerThreads} daemon threads that the runtime shuts down on close
+   * @param workerThreads size of that pool
+   * @param maxBatchesInFlight the bound on consumer batches in flight
    * @param retryInitial first backoff after a failed batch
    * @param retryMax backoff cap
    * @param listener hears events such as a fenced lock holder
@@ -67,11 +89,13 @@ public final class RuntimeCore implements AutoCloseable {
       StateCodec codec,
       LongSupplier ticker,
       Clock clock,
+      @Nullable Executor executor,
       int workerThreads,
+      int maxBatchesInFlight,
       Duration retryInitial,
       Duration retryMax,
       DGenListener listener) {
-    this.backend = backend;
+    this.backend = new TrackedBackend(backend);
     this.serde = serde;
     this.codec = codec;
     this.ticker = ticker;
@@ -79,11 +103,23 @@ public final class RuntimeCore implements AutoCloseable {
     this.retryInitial = retryInitial;
     this.retryMax = retryMax;
     this.listener = listener;
-    this.workers = Executors.newFixedThreadPool(workerThreads, daemonThreads("dgen-worker-"));
-    this.scheduler = Executors.newSingleThreadScheduledExecutor(daemonThreads("dgen-scheduler-"));
-    // handleLocked may run for long outside any transaction: it gets threads of its own, made on
-    // demand and dropped when idle, so it never starves the consume loops.
-    this.lockedWork = Executors.newCachedThreadPool(daemonThreads("dgen-locked-"));
+    this.ownExecutor =
+        executor == null
+            ? Executors.newFixedThreadPool(workerThreads, daemonThreads("dgen-worker-"))
+            : null;
+    this.executor = executor != null ? executor : ownExecutor;
+    this.permits = new BatchPermits(maxBatchesInFlight, this.executor);
+    ScheduledThreadPoolExecutor timers =
+        new ScheduledThreadPoolExecutor(1, daemonThreads("dgen-scheduler-"));
+    // every call schedules its deadline and cancels it when the reply comes: drop cancelled
+    // timers at once rather than holding them until they would have been due
+    timers.setRemoveOnCancelPolicy(true);
+    this.scheduler = timers;
+    // handleLocked may run for long outside any transaction, and a few rare steps (recording a
+    // failed item) wait for a commit: they get threads of their own, made on demand and dropped
+    // when idle, so that they never hold the executor's threads.
+    this.blocking = Executors.newCachedThreadPool(daemonThreads("dgen-blocking-"));
+    this.deferredClears = new DeferredClears(backend, scheduler);
   }
 
   private static ThreadFactory daemonThreads(String prefix) {
@@ -115,12 +151,24 @@ public final class RuntimeCore implements AutoCloseable {
     return clock.millis();
   }
 
-  ExecutorService lockedWork() {
-    return lockedWork;
+  /** Threads for {@code handleLocked} and rare steps that wait for a commit. */
+  ExecutorService blocking() {
+    return blocking;
   }
 
-  ExecutorService workers() {
-    return workers;
+  /** Clears of reply slots already read, batched. */
+  DeferredClears deferredClears() {
+    return deferredClears;
+  }
+
+  /** Runs callbacks and the steps of asynchronous work. */
+  Executor executor() {
+    return executor;
+  }
+
+  /** The bound on consumer batches in flight. */
+  BatchPermits permits() {
+    return permits;
   }
 
   ScheduledExecutorService scheduler() {
@@ -147,6 +195,26 @@ public final class RuntimeCore implements AutoCloseable {
     return d <= 0 ? retryMax.toNanos() : Math.min(d, retryMax.toNanos());
   }
 
+  /** The doorbell watcher of {@code tenant} in this runtime, made on first use. */
+  TenantWatcher watcher(Subspace tenant, String context) {
+    return watchers.computeIfAbsent(
+        ByteBuffer.wrap(tenant.getKey()),
+        k -> new TenantWatcher(tenant, backend, executor, scheduler, ticker, context));
+  }
+
+  /**
+   * A type registry for one server: the allowed types and readers of a message type, state type and
+   * allowed classes are built once and shared by the servers that declare them; the type table is
+   * the server's own.
+   */
+  TypeRegistry types(JavaType messageType, JavaType stateType, Collection<Class<?>> allowed) {
+    return typeRegistries
+        .computeIfAbsent(
+            List.of(messageType, stateType, Set.copyOf(allowed)),
+            k -> new TypeRegistry(serde, messageType, stateType, allowed))
+        .forServer();
+  }
+
   void register(ServerProcess<?, ?> p) {
     String name = p.name().orElse(null);
     if (name != null && names.putIfAbsent(name, p) != null) {
@@ -160,10 +228,10 @@ public final class RuntimeCore implements AutoCloseable {
     p.name().ifPresent(n -> names.remove(n, p));
   }
 
-  /** Stops every local process of the server {@code root} (after a kill). */
+  /** Stops every local process of the server {@code keys} names (after a kill). */
   void stopLocal(ServerKeys keys) {
     for (ServerProcess<?, ?> p : processes) {
-      if (java.util.Arrays.equals(p.keys().root().getKey(), keys.root().getKey())) {
+      if (Arrays.equals(p.keys().root().getKey(), keys.root().getKey())) {
         p.stop();
       }
     }
@@ -184,22 +252,33 @@ public final class RuntimeCore implements AutoCloseable {
     return processes.size();
   }
 
-  /** Stops every process and the pools; does not close the backend. */
+  /**
+   * Stops every process and the watchers (calls still waiting fail), waits up to 10 seconds for the
+   * transactions under way to end, then stops the pools; does not close the backend.
+   */
   @Override
   public void close() {
     for (ServerProcess<?, ?> p : processes) {
       p.stop();
     }
-    scheduler.shutdownNow();
-    lockedWork.shutdownNow();
-    workers.shutdown();
+    watchers.values().forEach(TenantWatcher::close);
     try {
-      if (!workers.awaitTermination(10, TimeUnit.SECONDS)) {
-        workers.shutdownNow();
-      }
+      backend.awaitQuiet(10, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
-      workers.shutdownNow();
       Thread.currentThread().interrupt();
+    }
+    scheduler.shutdownNow();
+    blocking.shutdownNow();
+    if (ownExecutor != null) {
+      ownExecutor.shutdown();
+      try {
+        if (!ownExecutor.awaitTermination(10, TimeUnit.SECONDS)) {
+          ownExecutor.shutdownNow();
+        }
+      } catch (InterruptedException e) {
+        ownExecutor.shutdownNow();
+        Thread.currentThread().interrupt();
+      }
     }
   }
 }

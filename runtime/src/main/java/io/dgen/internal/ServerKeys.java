@@ -53,6 +53,7 @@ public final class ServerKeys {
   private final byte[] lockKey;
   private final Subspace dead;
   private final Subspace markers;
+  private final long wakeId;
 
   /**
    * The layout of server {@code tuid} in {@code tenant}.
@@ -75,6 +76,12 @@ public final class ServerKeys {
     this.lockKey = root.pack(Tuple.from(LOCK));
     this.dead = root.subspace(Tuple.from(DEAD));
     this.markers = root.subspace(Tuple.from(MARKERS));
+    this.wakeId = TenantKeys.wakeIdOf(root.getKey());
+  }
+
+  /** The id under which pushes to this server ring the tenant's doorbell. */
+  public long wakeId() {
+    return wakeId;
   }
 
   /** Everything of this server. */
@@ -107,7 +114,7 @@ public final class ServerKeys {
     return itemsTuple.add(lane).add(Versionstamp.incomplete(userVersion));
   }
 
-  /** The push counter, watched by idle consumers. */
+  /** The push counter. */
   public byte[] pushCounter() {
     return pushCounter;
   }

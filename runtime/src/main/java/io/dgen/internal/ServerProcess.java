@@ -40,8 +40,9 @@ import tools.jackson.databind.JavaType;
  * each component owns its part of the key layout. See {@code docs/architecture.md} for the
  * components and who calls whom.
  *
- * <p>Threading: thread-safe. The consume loop runs on the shared worker pool, at most one batch at
- * a time per process; calls, casts and priority messages run in the caller's thread.
+ * <p>Threading: thread-safe. The consume loop runs on the runtime's executor, at most one batch at
+ * a time per process; casts and priority messages run in the caller's thread; a call starts in the
+ * caller's thread and completes without holding one.
  *
  * @param <S> the state type
  * @param <M> the message type
@@ -65,6 +66,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private final CallProtocol calls;
   private final InlineRunner<S, M> inline;
   private final DeadLetters<M> deadLetters;
+  private final TenantWatcher doorbell;
   private final ConsumeLoop<S, M> loop;
 
   private ServerProcess(
@@ -79,18 +81,27 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     this.tuid = tuid;
     this.options = options;
     this.keys = new ServerKeys(tenant.subspace(), tuid);
-    this.types = new TypeRegistry(core.serde(), messageType, stateType, options.allowedTypes());
+    this.types = core.types(messageType, stateType, options.allowedTypes());
     this.context = "tenant=" + tenant.path() + " tuid=" + tuid;
     this.lifecycle = new Lifecycle(context);
+    this.doorbell = core.watcher(tenant.subspace(), "tenant=" + tenant.path());
     // Wired bottom-up: each component gets only the ones below it.
     this.states = new StateStore<>(keys, core.codec(), stateType, options.cache(), context);
     this.commits = new CommitRunner(core.backend(), keys, states, core::nanoTime);
-    this.queue = new ServerQueue<>(keys, core.serde(), types, context);
+    this.queue = new ServerQueue<>(keys, doorbell, core.serde(), types, context);
     this.slots =
-        new ReplySlots(core.backend(), keys, core.serde(), types, core::wallMillis, context);
+        new ReplySlots(
+            core.backend(),
+            core.deferredClears(),
+            doorbell,
+            keys,
+            core.serde(),
+            types,
+            core::wallMillis,
+            context);
     CallbackInvoker<S, M> invoker =
         new CallbackInvoker<>(server, core.backend(), tenant, tuid, core::nanoTime, context);
-    this.calls = new CallProtocol(core, commits, queue, slots, context);
+    this.calls = new CallProtocol(core, commits, queue, slots, doorbell, context);
     this.inline =
         new InlineRunner<>(
             keys,
@@ -98,10 +109,10 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             states,
             queue,
             calls,
-            slots,
             invoker,
             lifecycle,
             core::nanoTime,
+            core.executor(),
             context);
     this.deadLetters =
         new DeadLetters<>(
@@ -148,10 +159,17 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             deadLetters,
             invoker,
             lifecycle,
+            doorbell,
             options.consumeK(),
             options.deadLetterThreshold().orElse(Integer.MAX_VALUE),
             context);
-    lifecycle.onStop(loop::cancelIdleWatch);
+    if (options.consume()) {
+      lifecycle.onStop(
+          () -> {
+            doorbell.unregister(keys.wakeId(), loop);
+            loop.stopped();
+          });
+    }
     lifecycle.onStop(() -> core.unregister(this));
   }
 
@@ -194,7 +212,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     p.initialize(Objects.requireNonNull(init.state()));
     core.register(p);
     if (options.consume()) {
-      p.loop.schedule();
+      p.doorbell.register(p.keys.wakeId(), p.loop);
+      p.loop.start();
     }
     return p;
   }
@@ -333,17 +352,24 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       types.messageTag(request); // refuse a message of a wrong type before any transaction
       // Serialized only if the call is queued: an inline call never stores its envelope.
       Supplier<byte[]> env = Suppliers.memoize(() -> queue.encode(Envelope.CALL, request, from));
-      CompletableFuture<Void> watch;
-      if (options.consume() && options.consumeK() == 1) {
-        InlineRunner.Outcome<S> outcome = inline.call(request, from, env);
-        if (outcome.watch() == null) {
-          return CompletableFuture.completedFuture(slots.local(outcome.reply(), replyType));
-        }
-        watch = outcome.watch();
-      } else {
-        watch = calls.pushOnce(env.get(), from);
-      }
-      return calls.await(from, watch, replyType, timeout);
+      CallProtocol.Waiting<R> waiting = calls.waiting(from, replyType, timeout);
+      CompletableFuture<InlineRunner.Outcome<S>> sent =
+          options.consume() && options.consumeK() == 1
+              ? inline.call(request, from, env, waiting)
+              : calls
+                  .pushOnce(env.get(), waiting)
+                  .thenApply(pushed -> InlineRunner.Outcome.queuedInstead());
+      return sent.handle(
+              (outcome, err) -> {
+                if (err != null) {
+                  waiting.abandon(Futures.unwrap(err));
+                  return waiting.result();
+                }
+                return outcome.queued()
+                    ? waiting.await()
+                    : CompletableFuture.completedFuture(slots.local(outcome.reply(), replyType));
+              })
+          .thenCompose(f -> f);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -437,6 +463,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     core.backend() // idempotent: no commit marker, which would outlive the server
         .run(
             tx -> {
+              slots.wakeAll(tx); // waiting callers fail at once
+              queue.wakeConsumers(tx); // consumers in other runtimes look again
               tx.clearRange(keys.root().range().begin, keys.root().range().end);
               return null;
             });

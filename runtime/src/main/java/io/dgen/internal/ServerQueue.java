@@ -21,8 +21,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One server's durable queue: encoding messages into envelopes (and back), pushing them (blind
- * writes: a versionstamped item key and an atomic add, so producers never conflict), peeking and
- * popping items, the push and pop counters, and the outbox that pushes inside a user's transaction.
+ * writes: a versionstamped item key, an atomic add, and a ring of the server's doorbell, so
+ * producers never conflict), peeking and popping items, the push and pop counters, and the outbox
+ * that pushes inside a user's transaction.
  *
  * <p>Never commits (callers hand it their transaction, except the outbox, whose transaction is the
  * user's) and never runs callbacks.
@@ -38,13 +39,16 @@ final class ServerQueue<M> {
   static final int MAX_ENVELOPE = Envelope.MAX_ITEM;
 
   private final ServerKeys keys;
+  private final TenantWatcher doorbell;
   private final Serde serde;
   private final TypeRegistry types;
   private final String context;
   private final Outbox<M> outbox = new QueueOutbox();
 
-  ServerQueue(ServerKeys keys, Serde serde, TypeRegistry types, String context) {
+  ServerQueue(
+      ServerKeys keys, TenantWatcher doorbell, Serde serde, TypeRegistry types, String context) {
     this.keys = keys;
+    this.doorbell = doorbell;
     this.serde = serde;
     this.types = types;
     this.context = context;
@@ -160,11 +164,23 @@ final class ServerQueue<M> {
     return table;
   }
 
-  /** Pushes {@code envelope} at the tail of {@code lane}: blind writes only. */
+  /**
+   * Pushes {@code envelope} at the tail of {@code lane} and rings the server's doorbell: blind
+   * writes only.
+   */
   void push(Transaction tx, long lane, byte[] envelope) {
     tx.setVersionstampedKey(
         keys.itemPrefix(), keys.newItemKey(lane, UserVersions.next(tx)), envelope);
     tx.add(keys.pushCounter(), 1);
+    doorbell.ring(tx, keys.wakeId());
+  }
+
+  /**
+   * Rings the server's doorbell without a push: consumers waiting for something other than an item
+   * (the release of the lock) look again.
+   */
+  void wakeConsumers(Transaction tx) {
+    doorbell.ring(tx, keys.wakeId());
   }
 
   /**
@@ -185,11 +201,6 @@ final class ServerQueue<M> {
   /** Counts {@code n} items as popped (by a batch, or moved out of the queue). */
   void popped(Transaction tx, long n) {
     tx.add(keys.popCounter(), n);
-  }
-
-  /** A watch that fires at the next push. */
-  CompletableFuture<Void> watchPushes(Transaction tx) {
-    return tx.watch(keys.pushCounter());
   }
 
   /** Pushes minus pops, read as snapshots: never conflicts. */

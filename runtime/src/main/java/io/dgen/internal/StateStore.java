@@ -5,6 +5,7 @@ import io.dgen.ServerStoppedException;
 import io.dgen.UndecodableDataException;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
+import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.StateCodec;
 import io.dgen.internal.codec.StoredState;
@@ -96,29 +97,54 @@ final class StateStore<S> implements CommitRunner.Observer {
       Transaction tx,
       @Nullable CompletableFuture<byte @Nullable []> prefetchedVersion,
       boolean consumer) {
+    return Futures.join(loadAsync(tx, prefetchedVersion, consumer));
+  }
+
+  /**
+   * {@link #load} without waiting: completes at once on a cache hit whose version key was read
+   * already, else when the reads it needs (the version key, the state's range) are in. Fails with
+   * the exceptions {@code load} throws.
+   */
+  CompletableFuture<Loaded<S>> loadAsync(
+      Transaction tx,
+      @Nullable CompletableFuture<byte @Nullable []> prefetchedVersion,
+      boolean consumer) {
     Cached c = caching ? cache : null;
-    if (c != null) {
-      byte[] version =
-          prefetchedVersion != null ? Futures.join(prefetchedVersion) : tx.get(keys.versionKey());
-      if (version != null && Arrays.equals(version, c.stamp())) {
-        if (consumer) {
-          missStreak = 0;
-        }
-        return new Loaded<>(c.stored(), decode(c.stored()));
-      }
-      if (consumer) {
-        missStreak++;
-      }
+    if (c == null) {
+      return readState(tx);
     }
+    CompletableFuture<byte @Nullable []> version =
+        prefetchedVersion != null ? prefetchedVersion : tx.getAsync(keys.versionKey());
+    return version.thenCompose(
+        v -> {
+          if (v != null && Arrays.equals(v, c.stamp())) {
+            if (consumer) {
+              missStreak = 0;
+            }
+            return CompletableFuture.completedFuture(new Loaded<>(c.stored(), decode(c.stored())));
+          }
+          if (consumer) {
+            missStreak++;
+          }
+          return readState(tx);
+        });
+  }
+
+  private CompletableFuture<Loaded<S>> readState(Transaction tx) {
     Subspace space = keys.state();
-    List<KeyValue> rows = new ArrayList<>(tx.getRange(space.range().begin, space.range().end));
-    rows.removeIf(kv -> Arrays.equals(kv.key(), keys.versionKey()));
-    StoredState stored = codec.decode(space, rows);
-    if (stored == null) {
-      throw new ServerStoppedException(
-          "server has no durable state (it was killed or never started): " + context);
-    }
-    return new Loaded<>(stored, decode(stored));
+    return tx.getRangeAsync(
+            space.range().begin, space.range().end, ReadTransaction.UNLIMITED, false)
+        .thenApply(
+            found -> {
+              List<KeyValue> rows = new ArrayList<>(found);
+              rows.removeIf(kv -> Arrays.equals(kv.key(), keys.versionKey()));
+              StoredState stored = codec.decode(space, rows);
+              if (stored == null) {
+                throw new ServerStoppedException(
+                    "server has no durable state (it was killed or never started): " + context);
+              }
+              return new Loaded<>(stored, decode(stored));
+            });
   }
 
   /**

@@ -4,7 +4,9 @@ import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
@@ -23,6 +25,8 @@ final class TrackingTransaction implements Transaction {
   private boolean wrote;
   private long mutationBytes;
   private int nextUserVersion;
+  private long @Nullable [] rung;
+  private int rungCount;
 
   TrackingTransaction(Transaction tx) {
     this.tx = tx;
@@ -52,6 +56,21 @@ final class TrackingTransaction implements Transaction {
       throw new IllegalStateException("more than 65,536 pushes in one transaction");
     }
     return nextUserVersion++;
+  }
+
+  /** True the first time {@code wakeId} rings in this attempt (usually one id per attempt). */
+  boolean firstRing(long wakeId) {
+    long[] r = rung;
+    for (int i = 0; i < rungCount; i++) {
+      if (Objects.requireNonNull(r)[i] == wakeId) {
+        return false;
+      }
+    }
+    if (r == null || rungCount == r.length) {
+      rung = r = Arrays.copyOf(r == null ? new long[0] : r, Math.max(2, rungCount * 2));
+    }
+    r[rungCount++] = wakeId;
+    return true;
   }
 
   @Override

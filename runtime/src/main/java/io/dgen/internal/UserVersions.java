@@ -1,26 +1,34 @@
 package io.dgen.internal;
 
+import com.google.common.collect.MapMaker;
 import io.dgen.backend.Transaction;
 import java.nio.ByteBuffer;
-import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
-import java.util.WeakHashMap;
+import java.util.Set;
+import java.util.concurrent.ConcurrentMap;
 
 /**
  * Per-transaction bookkeeping of pushes made in transactions the runtime does not own (the outbox)
  * and in its own: the user versions of versionstamped queue keys (distinct and increasing within
- * one transaction, so several pushes get distinct keys in push order), and, per server, whether an
- * earlier attempt of the same run already committed its pushes.
+ * one transaction, so several pushes get distinct keys in push order), the doorbell rung in it
+ * (once per server or reply slot, however many pushes), and, per server, whether an earlier attempt
+ * of the same run already committed its pushes.
+ *
+ * <p>Threading: the scopes of foreign transactions sit in one concurrent map with weak keys
+ * (compared by identity), shared by every process; a scope itself is locked only by the threads of
+ * its one transaction.
  */
 final class UserVersions {
 
-  private static final Map<Transaction, Scope> SCOPES =
-      Collections.synchronizedMap(new WeakHashMap<>());
+  private static final ConcurrentMap<Transaction, Scope> SCOPES =
+      new MapMaker().weakKeys().makeMap();
 
   private static final class Scope {
     int next;
     final Map<ByteBuffer, Boolean> replayed = new HashMap<>();
+    final Set<Long> rung = new HashSet<>();
   }
 
   private UserVersions() {}
@@ -62,6 +70,20 @@ final class UserVersions {
       }
       s.replayed.put(server, committed);
       return committed;
+    }
+  }
+
+  /**
+   * True the first time {@code wakeId} rings in {@code tx} (a wake log entry is then due), false
+   * after: a transaction that pushes several messages to one server rings its doorbell once.
+   */
+  static boolean firstRing(Transaction tx, long wakeId) {
+    if (tx instanceof TrackingTransaction own) {
+      return own.firstRing(wakeId);
+    }
+    Scope s = scope(tx);
+    synchronized (s) {
+      return s.rung.add(wakeId);
     }
   }
 }

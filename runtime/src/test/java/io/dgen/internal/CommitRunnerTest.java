@@ -3,14 +3,24 @@ package io.dgen.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.memory.MemoryBackend;
 import io.dgen.internal.codec.StoredState;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import tools.jackson.databind.node.JsonNodeFactory;
 
 /**
@@ -50,8 +60,20 @@ class CommitRunnerTest {
     return backend.run(tx -> tx.getRange(keys.markers().range().begin, keys.markers().range().end));
   }
 
-  private @Nullable String incrementOnce(AtomicInteger bodyRuns) {
-    return commits.commit(
+  /** Runs {@code body} through {@code commit}, or through {@code commitAsync} and waits. */
+  private <T> @Nullable T commit(
+      boolean async, CommitRunner.Body<T> body, CommitRunner.Replay<T> replay) {
+    if (!async) {
+      return commits.commit(body, replay);
+    }
+    return Futures.join(
+        commits.commitAsync(
+            tx -> CompletableFuture.completedFuture(body.apply(tx)), replay, Runnable::run));
+  }
+
+  private @Nullable String incrementOnce(boolean async, AtomicInteger bodyRuns) {
+    return commit(
+        async,
         tx -> {
           bodyRuns.incrementAndGet();
           tx.add(counter, 1);
@@ -60,12 +82,13 @@ class CommitRunnerTest {
         (tx, previous) -> "replayed " + previous);
   }
 
-  @Test
-  void commit_unknownResultThatApplied_replaysInsteadOfRunningTheBodyAgain() {
+  @ParameterizedTest(name = "async={0}")
+  @ValueSource(booleans = {false, true})
+  void commit_unknownResultThatApplied_replaysInsteadOfRunningTheBodyAgain(boolean async) {
     backend.faults().commitUnknownResult(1, true);
     AtomicInteger bodyRuns = new AtomicInteger();
 
-    String result = incrementOnce(bodyRuns);
+    String result = incrementOnce(async, bodyRuns);
 
     assertThat(result).isEqualTo("replayed ran");
     assertThat(bodyRuns).hasValue(1);
@@ -73,12 +96,13 @@ class CommitRunnerTest {
     assertThat(observer.replays).isEqualTo(1);
   }
 
-  @Test
-  void commit_unknownResultThatDidNotApply_runsTheBodyAgain() {
+  @ParameterizedTest(name = "async={0}")
+  @ValueSource(booleans = {false, true})
+  void commit_unknownResultThatDidNotApply_runsTheBodyAgain(boolean async) {
     backend.faults().commitUnknownResult(1, false);
     AtomicInteger bodyRuns = new AtomicInteger();
 
-    String result = incrementOnce(bodyRuns);
+    String result = incrementOnce(async, bodyRuns);
 
     assertThat(result).isEqualTo("ran");
     assertThat(bodyRuns).hasValue(2);
@@ -86,26 +110,92 @@ class CommitRunnerTest {
     assertThat(observer.replays).isZero();
   }
 
-  @Test
-  void commit_readOnlyBody_leavesNoMarker_andWritingBodyLeavesOne() {
-    commits.commit(tx -> tx.get(counter));
+  @ParameterizedTest(name = "async={0}")
+  @ValueSource(booleans = {false, true})
+  void commit_readOnlyBody_leavesNoMarker_andWritingBodyLeavesOne(boolean async) {
+    commit(async, tx -> tx.get(counter), (tx, previous) -> previous);
     assertThat(markers()).isEmpty();
 
-    incrementOnce(new AtomicInteger());
+    incrementOnce(async, new AtomicInteger());
     assertThat(markers()).hasSize(1);
   }
 
-  @Test
-  void commit_stateWrite_handsTheObserverTheStampTheVersionKeyHolds() {
+  @ParameterizedTest(name = "async={0}")
+  @ValueSource(booleans = {false, true})
+  void commit_stateWrite_handsTheObserverTheStampTheVersionKeyHolds(boolean async) {
     StoredState stored = () -> JsonNodeFactory.instance.objectNode();
 
-    commits.commit(
+    commit(
+        async,
         tx -> {
           tx.setVersionstampedValue(keys.versionKey(), new byte[0]);
           return new StateStore.Written(stored);
-        });
+        },
+        (tx, previous) -> previous);
 
     assertThat(observer.stamps).hasSize(1);
     assertThat(observer.stamps.get(0)).isEqualTo(backend.run(tx -> tx.get(keys.versionKey())));
+  }
+
+  @Test
+  void commitAsync_holdsNoThreadWhileItsCommitWaits() throws Exception {
+    backend.faults().commitLatency(Duration.ofMillis(300));
+    int runs = 200;
+    int threadsBefore = Thread.activeCount();
+    long t0 = System.nanoTime();
+    List<CompletableFuture<String>> pending = new ArrayList<>();
+    for (int i = 0; i < runs; i++) {
+      pending.add(
+          commits.commitAsync(
+              tx -> {
+                tx.add(counter, 1);
+                return CompletableFuture.completedFuture("done");
+              },
+              (tx, previous) -> previous,
+              Runnable::run));
+    }
+    long issuedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+    // each commit waits 300 ms: had any held this thread, issuing them would have taken a minute
+    assertThat(issuedMillis).isLessThan(30_000);
+    assertThat(Thread.activeCount() - threadsBefore).isLessThan(runs / 4);
+    CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+    assertThat(counterValue()).isEqualTo(runs);
+  }
+
+  @Test
+  void commitAsync_runsARetrysBodyOnTheExecutor_notOnTheBackendsThreads() throws Exception {
+    ExecutorService runtime =
+        Executors.newSingleThreadExecutor(r -> new Thread(r, "commit-runner-test-executor"));
+    try {
+      backend.faults().failNextCommits(1);
+      List<String> threads = new ArrayList<>();
+      Executor executor = runtime;
+      String result =
+          commits
+              .commitAsync(
+                  tx -> {
+                    synchronized (threads) {
+                      threads.add(Thread.currentThread().getName());
+                    }
+                    tx.add(counter, 1);
+                    return CompletableFuture.completedFuture("ran");
+                  },
+                  (tx, previous) -> previous,
+                  executor)
+              .get(30, TimeUnit.SECONDS);
+
+      assertThat(result).isEqualTo("ran");
+      assertThat(threads).hasSize(2);
+      assertThat(threads.get(0)).isEqualTo(Thread.currentThread().getName());
+      assertThat(threads.get(1)).isEqualTo("commit-runner-test-executor");
+      assertThat(counterValue()).isEqualTo(1);
+    } finally {
+      runtime.shutdownNow();
+    }
+  }
+
+  @AfterEach
+  void closeBackend() {
+    backend.close();
   }
 }

@@ -48,6 +48,12 @@ final class KeyRanges {
   }
 
   boolean intersects(KeyRanges other) {
+    if (size == 0
+        || other.size == 0
+        || ByteKeys.compare(ends[size - 1], other.begins[0]) <= 0
+        || ByteKeys.compare(other.ends[other.size - 1], begins[0]) <= 0) {
+      return false; // the sets lie apart: most pairs of transactions touch different servers
+    }
     int i = 0;
     int j = 0;
     while (i < size && j < other.size) {

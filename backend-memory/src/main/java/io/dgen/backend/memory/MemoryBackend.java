@@ -71,6 +71,7 @@ public final class MemoryBackend implements Backend {
   private final Faults faults = new Faults();
   private final Directories directories;
   private final Executor executor;
+  private final Executor delayedCommits;
   private final long initialRetryDelayNanos;
   private final long maxRetryDelayNanos;
   private final int retryLimit;
@@ -78,6 +79,7 @@ public final class MemoryBackend implements Backend {
 
   private MemoryBackend(Builder b) {
     this.executor = b.executor != null ? b.executor : DefaultExecutor.INSTANCE;
+    this.delayedCommits = new SerialExecutor(executor);
     this.store = new MemoryStore(b.ticker, stats, faults, executor, b.maxWatches);
     this.initialRetryDelayNanos = b.initialRetryDelay.toNanos();
     this.maxRetryDelayNanos = b.maxRetryDelay.toNanos();
@@ -177,7 +179,11 @@ public final class MemoryBackend implements Backend {
    *
    * <p>The first attempt's body runs on the calling thread; retries run on the {@linkplain
    * Builder#executor executor} after the backoff of {@link #run}, which never blocks a thread. A
-   * closed backend returns a future failed with {@link IllegalStateException}.
+   * commit that waits out {@linkplain Faults#commitLatency injected latency} holds no thread while
+   * it waits; such commits then finish one at a time on one of the executor's threads (they
+   * serialize on the store anyway), and the returned futures complete there: keep what runs in
+   * their callbacks short. A closed backend returns a future failed with {@link
+   * IllegalStateException}.
    */
   @Override
   public <T> CompletableFuture<T> runAsync(
@@ -225,7 +231,7 @@ public final class MemoryBackend implements Backend {
               failed(tx, t);
               return;
             }
-            tx.commitAsync(executor)
+            tx.commitAsync(delayedCommits)
                 .whenComplete(
                     (ignored, ct) -> {
                       if (ct != null) {

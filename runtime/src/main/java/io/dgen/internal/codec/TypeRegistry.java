@@ -32,6 +32,9 @@ import tools.jackson.databind.ObjectReader;
  * in the order they were first allowed, never renumbered), which the runtime loads — and extends
  * with the names it allows that are missing — when a process starts; see {@link #learn}. An index
  * resolves to the name, which must still be allowed.
+ *
+ * <p>The allowed types and the cached readers depend only on the declared types: the processes of
+ * many servers of one behaviour share them ({@link #forServer}); the type table is one server's.
  */
 public final class TypeRegistry {
 
@@ -58,9 +61,9 @@ public final class TypeRegistry {
   private final Serde serde;
   private final JavaType messageType;
   private final boolean messageTagged;
-  private final Map<String, JavaType> byTag = new HashMap<>();
-  private final Set<String> messageTags = new LinkedHashSet<>();
-  private final Map<JavaType, ObjectReader> readers = new ConcurrentHashMap<>();
+  private final Map<String, JavaType> byTag;
+  private final Set<String> messageTags;
+  private final Map<JavaType, ObjectReader> readers;
   // The server's durable type table as learned: index <-> class name. Replaced, never changed.
   private volatile Table table = new Table(Map.of(), Map.of());
 
@@ -78,6 +81,9 @@ public final class TypeRegistry {
       Serde serde, JavaType messageType, JavaType stateType, Collection<Class<?>> allowed) {
     this.serde = serde;
     this.messageType = messageType;
+    this.byTag = new HashMap<>();
+    this.messageTags = new LinkedHashSet<>();
+    this.readers = new ConcurrentHashMap<>();
     Class<?> raw = messageType.getRawClass();
     this.messageTagged = !isExact(raw);
     for (Class<?> c : closure(raw)) {
@@ -95,6 +101,26 @@ public final class TypeRegistry {
             messageTags.add(tag);
           }
         });
+  }
+
+  /** A registry of another server of the same declared types: the same types, its own table. */
+  private TypeRegistry(TypeRegistry shared) {
+    this.serde = shared.serde;
+    this.messageType = shared.messageType;
+    this.messageTagged = shared.messageTagged;
+    this.byTag = shared.byTag;
+    this.messageTags = shared.messageTags;
+    this.readers = shared.readers;
+  }
+
+  /**
+   * A registry for one server that shares this one's allowed types and cached readers (built once,
+   * never changed afterwards) and has a type table of its own, empty until {@link #learn}.
+   *
+   * @return the server's registry
+   */
+  public TypeRegistry forServer() {
+    return new TypeRegistry(this);
   }
 
   private void add(Class<?> c) {

@@ -1,0 +1,159 @@
+package io.dgen.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.apple.foundationdb.subspace.Subspace;
+import io.dgen.backend.KeyValue;
+import io.dgen.backend.memory.MemoryBackend;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The doorbell watcher alone, on the memory backend: a ring reaches the listeners of its wake id
+ * with its commit version; a watcher stalled past the trim of the entries it had not read finds out
+ * and rings every listener, so that no wake-up is lost.
+ */
+class TenantWatcherTest {
+
+  private final MemoryBackend backend = MemoryBackend.create();
+  private final Subspace tenant = backend.directory("tenant-watcher");
+  private final ExecutorService executor = Executors.newSingleThreadExecutor();
+  private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+  private final AtomicLong clock = new AtomicLong();
+  private final List<TenantWatcher> watchers = new CopyOnWriteArrayList<>();
+
+  /** Records what it was rung with. */
+  private static final class Recorder implements TenantWatcher.Listener {
+    final List<Long> rings = new CopyOnWriteArrayList<>();
+    final AtomicInteger ringAlls = new AtomicInteger();
+
+    @Override
+    public void ring(long version) {
+      rings.add(version);
+    }
+
+    @Override
+    public void ringAll() {
+      ringAlls.incrementAndGet();
+    }
+  }
+
+  /** An executor that runs its tasks only when told to: a watcher on it is stalled. */
+  private static final class Stalled implements Executor {
+    final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+
+    @Override
+    public void execute(Runnable r) {
+      tasks.add(r);
+    }
+
+    void runAll() {
+      Runnable r;
+      while ((r = tasks.poll()) != null) {
+        r.run();
+      }
+    }
+  }
+
+  private TenantWatcher watcher(Executor on) {
+    TenantWatcher w = new TenantWatcher(tenant, backend, on, scheduler, clock::get, "test");
+    watchers.add(w);
+    return w;
+  }
+
+  @AfterEach
+  void close() {
+    watchers.forEach(TenantWatcher::close);
+    executor.shutdownNow();
+    scheduler.shutdownNow();
+    backend.close();
+  }
+
+  /** Rings {@code wakeId} in a transaction of its own and returns that commit's version. */
+  private long ring(TenantWatcher through, long wakeId) {
+    byte[] stamp =
+        backend
+            .run(
+                tx -> {
+                  through.ring(tx, wakeId);
+                  return tx.getVersionstamp();
+                })
+            .join();
+    return ByteBuffer.wrap(stamp).getLong();
+  }
+
+  private List<KeyValue> log(TenantWatcher w) {
+    Subspace log = w.keys().log();
+    return backend.run(tx -> tx.getRange(log.range().begin, log.range().end));
+  }
+
+  @Test
+  void ring_reachesTheListenersOfItsWakeId_withItsCommitVersion() {
+    TenantWatcher w = watcher(executor);
+    Recorder seven = new Recorder();
+    Recorder eight = new Recorder();
+    w.register(7, seven);
+    w.register(8, eight);
+    w.parked();
+    // the first read takes the log's end, then rings everyone once: they may have looked earlier
+    await().atMost(Duration.ofSeconds(10)).until(() -> seven.ringAlls.get() == 1);
+
+    long version = ring(w, 7);
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> seven.rings.contains(version));
+    assertThat(eight.rings).isEmpty();
+  }
+
+  @Test
+  void watcherStalledPastATrim_ringsEveryListener() {
+    Stalled stalled = new Stalled();
+    TenantWatcher behind = watcher(stalled);
+    Recorder slow = new Recorder();
+    long first = ring(behind, 9); // the stalled watcher positions itself on this entry
+    behind.register(1, slow);
+    stalled.runAll();
+    assertThat(slow.ringAlls).hasValue(1);
+
+    TenantWatcher ahead = watcher(executor);
+    Recorder fast = new Recorder();
+    ahead.register(2, fast);
+    ahead.parked(); // it reads every ring at once
+    await().atMost(Duration.ofSeconds(10)).until(() -> fast.ringAlls.get() == 1);
+    for (int i = 0; i < 3; i++) {
+      ring(ahead, 1);
+    }
+    long third = ring(ahead, 2);
+    await().atMost(Duration.ofSeconds(10)).until(() -> fast.rings.contains(third));
+    // Thirty seconds later (by the watchers' clock) the entries it had read then are trimmed.
+    clock.addAndGet(TenantWatcher.TRIM_AGE_NANOS + TimeUnit.SECONDS.toNanos(1));
+    long fourth = ring(ahead, 2);
+    await().atMost(Duration.ofSeconds(10)).until(() -> fast.rings.contains(fourth));
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> TenantKeys.isTrimmedHere(log(ahead).get(0).value()));
+    assertThat(log(ahead))
+        .as("entries left")
+        .allSatisfy(kv -> assertThat(ahead.keys().commitVersion(kv.key())).isGreaterThan(first));
+
+    // The stalled watcher wakes: the entry it had read last is gone, and with it what followed.
+    behind.parked();
+    stalled.runAll();
+
+    assertThat(slow.ringAlls).hasValue(2);
+    assertThat(fast.ringAlls).hasValue(1);
+  }
+}
