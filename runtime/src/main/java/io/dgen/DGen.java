@@ -2,7 +2,9 @@ package io.dgen;
 
 import com.apple.foundationdb.subspace.Subspace;
 import io.dgen.backend.Backend;
+import io.dgen.internal.Metrics;
 import io.dgen.internal.RuntimeCore;
+import io.dgen.internal.RuntimeHooks;
 import io.dgen.internal.ServerProcess;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StructuredStateCodec;
@@ -58,7 +60,8 @@ public final class DGen implements AutoCloseable {
             b.maxBatchesInFlight,
             b.retryInitial,
             b.retryMax,
-            b.listener);
+            b.listener,
+            new RuntimeHooks(b.backgroundConsumers, b.metrics));
   }
 
   /**
@@ -181,6 +184,8 @@ public final class DGen implements AutoCloseable {
     private Duration retryMax = Duration.ofSeconds(2);
     private StateEncoding stateEncoding = StateEncoding.STRUCTURED;
     private DGenListener listener = new DGenListener() {};
+    private boolean backgroundConsumers = true;
+    private Metrics metrics = Metrics.NONE;
 
     private Builder(Backend backend) {
       this.backend = Objects.requireNonNull(backend, "backend must not be null");
@@ -324,6 +329,20 @@ public final class DGen implements AutoCloseable {
      */
     public Builder listener(DGenListener listener) {
       this.listener = Objects.requireNonNull(listener, "listener must not be null");
+      return this;
+    }
+
+    /**
+     * Whether processes consume their queues in the background (default true). With {@code false},
+     * a process consumes only when a test drives it: the test kit ({@code dgen-test-kit}) runs its
+     * queue to empty in the calling thread, deterministically. Calls on a process whose queue is
+     * empty still run inline; a call that has to queue waits for such a drain. For tests only.
+     *
+     * @param background whether to start consume loops
+     * @return this builder
+     */
+    public Builder backgroundConsumers(boolean background) {
+      this.backgroundConsumers = background;
       return this;
     }
 

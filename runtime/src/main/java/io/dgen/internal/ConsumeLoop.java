@@ -96,6 +96,20 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     execute(this::drain);
   }
 
+  /** Runs the queue to empty in the caller instead: for processes without this loop running. */
+  CallerDrain<S, M> inCaller() {
+    return new CallerDrain<>(
+        commits,
+        batches,
+        states,
+        locks,
+        deadLetters,
+        invoker,
+        lifecycle,
+        consumeK,
+        deadLetterThreshold);
+  }
+
   /** The process stopped: a parked loop stays parked for good. */
   void stopped() {
     if (running.compareAndSet(false, true)) {

@@ -62,6 +62,7 @@ public final class RuntimeCore implements AutoCloseable {
   private final DeferredClears deferredClears;
   private final Clock clock;
   private final DGenListener listener;
+  private final RuntimeHooks hooks;
   private final Set<ServerProcess<?, ?>> processes = ConcurrentHashMap.newKeySet();
   private final Map<String, ServerProcess<?, ?>> names = new ConcurrentHashMap<>();
   private final Map<ByteBuffer, TenantWatcher> watchers = new ConcurrentHashMap<>();
@@ -82,6 +83,7 @@ public final class RuntimeCore implements AutoCloseable {
    * @param retryInitial first backoff after a failed batch
    * @param retryMax backoff cap
    * @param listener hears events such as a fenced lock holder
+   * @param hooks background consumers or not, and the metrics
    */
   public RuntimeCore(
       Backend backend,
@@ -94,7 +96,9 @@ public final class RuntimeCore implements AutoCloseable {
       int maxBatchesInFlight,
       Duration retryInitial,
       Duration retryMax,
-      DGenListener listener) {
+      DGenListener listener,
+      RuntimeHooks hooks) {
+    this.hooks = hooks;
     this.backend = new TrackedBackend(backend);
     this.serde = serde;
     this.codec = codec;
@@ -133,6 +137,10 @@ public final class RuntimeCore implements AutoCloseable {
 
   Backend backend() {
     return backend;
+  }
+
+  RuntimeHooks hooks() {
+    return hooks;
   }
 
   Serde serde() {

@@ -211,7 +211,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         new ServerProcess<>(core, server, tuid, options, stateType, messageType);
     p.initialize(Objects.requireNonNull(init.state()));
     core.register(p);
-    if (options.consume()) {
+    if (options.consume() && core.hooks().backgroundConsumers()) {
       p.doorbell.register(p.keys.wakeId(), p.loop);
       p.loop.start();
     }
@@ -436,6 +436,19 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   @Override
   public Optional<String> name() {
     return options.name();
+  }
+
+  /**
+   * Runs this process's queue to empty in the calling thread (the test kit's {@code drain}); only
+   * for a runtime built without background consumers. See {@link CallerDrain#run}.
+   */
+  public int drainInCaller(int maxFailures) {
+    if (core.hooks().backgroundConsumers()) {
+      throw new IllegalStateException(
+          "drainInCaller needs DGen.Builder.backgroundConsumers(false)");
+    }
+    ensureAlive();
+    return loop.inCaller().run(maxFailures);
   }
 
   ServerKeys keys() {

@@ -1,0 +1,134 @@
+package io.dgen.internal;
+
+import io.dgen.Action;
+import io.dgen.backend.Futures;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+
+/**
+ * Runs one process's queue to empty in the calling thread: the test kit's {@code drain}. It runs
+ * the same consumer batches as the {@link ConsumeLoop} (same transactions, retries, dead letters,
+ * lock mode), but synchronously, with no backoff, no timer and no other thread: the process must
+ * have been started without a background consumer ({@code DGen.Builder.backgroundConsumers(false)})
+ * so that nothing else consumes its queue meanwhile.
+ *
+ * <p>Stops when the queue is empty, the server is locked by a lock that has not expired (advance
+ * the clock past {@code lockTimeout} and drain again), or the process stopped.
+ *
+ * @param <S> the state type
+ * @param <M> the message type
+ */
+final class CallerDrain<S, M> {
+
+  /** Runs every step in the thread that completes its input: the caller's, on a memory backend. */
+  private static final Executor DIRECT = Runnable::run;
+
+  private final CommitRunner commits;
+  private final ConsumerBatch<S, M> batches;
+  private final StateStore<S> states;
+  private final LockCoordinator<S, M> locks;
+  private final DeadLetters<M> deadLetters;
+  private final CallbackInvoker<S, M> invoker;
+  private final Lifecycle lifecycle;
+  private final int consumeK;
+  private final int deadLetterThreshold;
+
+  CallerDrain(
+      CommitRunner commits,
+      ConsumerBatch<S, M> batches,
+      StateStore<S> states,
+      LockCoordinator<S, M> locks,
+      DeadLetters<M> deadLetters,
+      CallbackInvoker<S, M> invoker,
+      Lifecycle lifecycle,
+      int consumeK,
+      int deadLetterThreshold) {
+    this.commits = commits;
+    this.batches = batches;
+    this.states = states;
+    this.locks = locks;
+    this.deadLetters = deadLetters;
+    this.invoker = invoker;
+    this.lifecycle = lifecycle;
+    this.consumeK = consumeK;
+    this.deadLetterThreshold = deadLetterThreshold;
+  }
+
+  /**
+   * Runs batches until the queue is empty, the server is locked, or the process stopped.
+   *
+   * @param maxFailures how many consecutive failures of one item (below its dead-letter threshold)
+   *     to retry before giving up
+   * @return the number of items processed (applied or dead-lettered)
+   * @throws IllegalStateException with the callback's exception as its cause, after {@code
+   *     maxFailures} consecutive failures
+   */
+  int run(int maxFailures) {
+    int processed = 0;
+    int failures = 0;
+    int limit = consumeK;
+    while (lifecycle.isAlive()) {
+      int l = limit;
+      ConsumerBatch.Batch<S, M> batch;
+      try {
+        batch =
+            Objects.requireNonNull(
+                commits
+                    .commitAsync(tx -> batches.run(tx, l, DIRECT), (tx, prior) -> prior, DIRECT)
+                    .join());
+      } catch (RuntimeException e) {
+        Throwable cause = Futures.unwrap(e);
+        if (!(cause instanceof ConsumerBatch.ItemFailure failure)) {
+          throw e;
+        }
+        states.invalidate();
+        int attempts =
+            deadLetters.recordFailure(failure.item(), failure.reason(), deadLetterThreshold);
+        if (attempts >= deadLetterThreshold) {
+          deadLetters.afterDeadLetter(failure.item(), attempts);
+          processed++;
+          failures = 0;
+          limit = consumeK;
+          continue;
+        }
+        if (++failures >= maxFailures) {
+          throw new IllegalStateException(
+              "drain gave up: a message failed " + failures + " times in a row", failure.reason());
+        }
+        limit = Math.max(1, failure.index());
+        continue;
+      }
+      if (batch.busted()) {
+        continue;
+      }
+      if (batch.lockWait() || batch.idle()) {
+        return processed;
+      }
+      processed += batch.processed();
+      failures = 0;
+      limit = consumeK;
+      batch.localReplies().forEach(ReplySlots.LocalReply::deliver);
+      for (List<Action<S>> actions : batch.actions()) {
+        invoker.runActions(actions, Objects.requireNonNull(batch.state()));
+      }
+      if (batch.stopReason() != null) {
+        lifecycle.stopIfAsked(batch.stopReason());
+        return processed;
+      }
+      LockCoordinator.Held<M> lock = batch.lock();
+      if (lock != null) {
+        LockCoordinator.Run run = locks.runLocked(lock, Objects.requireNonNull(batch.state()));
+        if (run.ending() == LockCoordinator.Ending.FAILED && ++failures >= maxFailures) {
+          throw new IllegalStateException(
+              "drain gave up: handleLocked failed " + failures + " times in a row", run.cause());
+        }
+        continue;
+      }
+      if (batch.drained()) {
+        return processed;
+      }
+    }
+    return processed;
+  }
+}

@@ -1,0 +1,167 @@
+package io.dgen.testkit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.dgen.DGen;
+import io.dgen.DGenServer;
+import io.dgen.DeadLetter;
+import io.dgen.ServerRef;
+import io.dgen.StartOptions;
+import io.dgen.Tenant;
+import io.dgen.backend.memory.MemoryBackend;
+import io.dgen.internal.ServerProcess;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A {@link DGen} over a fresh memory backend and a {@link ManualClock}, whose processes consume
+ * only when a test {@linkplain #drain drains} them, in the test's thread. {@link DGenExtension}
+ * makes one per test and closes it after; {@link #create()} makes one by hand.
+ *
+ * <p>Determinism: no process consumes in the background ({@code
+ * DGen.Builder.backgroundConsumers(false)}), so a queue holds exactly what the test pushed until
+ * the test drains it, and time moves only by {@link #advance}. A call on a server whose queue is
+ * empty runs inline in the caller; one that has to queue (messages ahead of it, or {@code consumeK
+ * > 1}) waits for a drain: use {@link #call}.
+ */
+public final class TestKit implements AutoCloseable {
+
+  /** How many consecutive failures of one message {@link #drain} retries, without a threshold. */
+  public static final int MAX_FAILURES = 10;
+
+  private final MemoryBackend backend;
+  private final ManualClock clock;
+  private final DGen dgen;
+  private final Tenant tenant;
+
+  private TestKit() {
+    this.backend = MemoryBackend.create();
+    this.clock = new ManualClock(Instant.parse("2026-01-01T00:00:00Z"));
+    this.dgen =
+        DGen.builder(backend)
+            .clock(clock)
+            .ticker(clock::nanoTime)
+            .backgroundConsumers(false)
+            .build();
+    this.tenant = dgen.tenant("test");
+  }
+
+  /** A kit with a fresh backend; close it after use. */
+  public static TestKit create() {
+    return new TestKit();
+  }
+
+  /** The runtime. */
+  public DGen dgen() {
+    return dgen;
+  }
+
+  /** The memory backend, fresh for this kit. */
+  public MemoryBackend backend() {
+    return backend;
+  }
+
+  /** The clock of the runtime. */
+  public ManualClock clock() {
+    return clock;
+  }
+
+  /** The default tenant, {@code "test"}. */
+  public Tenant tenant() {
+    return tenant;
+  }
+
+  /**
+   * Starts {@code server} in the default tenant with default options.
+   *
+   * @return its reference
+   */
+  public <S, M> ServerRef<M> start(DGenServer<S, M> server, @Nullable Object arg) {
+    return dgen.start(server, arg, StartOptions.builder(tenant).build());
+  }
+
+  /**
+   * Runs the queue of {@code ref} to empty in this thread: every batch, retry, dead letter and
+   * {@code handleLocked} run happens before this returns. Stops early while the server is locked by
+   * a lock that has not expired ({@link #advance} past its {@code lockTimeout}, then drain again).
+   * A failing message is retried up to its dead-letter threshold (at once: no backoff).
+   *
+   * @return the number of messages processed (applied or dead-lettered)
+   * @throws IllegalStateException if a message without a dead-letter threshold failed {@value
+   *     #MAX_FAILURES} times in a row (its exception is the cause)
+   */
+  public int drain(ServerRef<?> ref) {
+    return process(ref).drainInCaller(MAX_FAILURES);
+  }
+
+  /**
+   * Sends {@code request} as a call, drains the server, and returns the reply.
+   *
+   * @throws AssertionError if the call has no reply once the queue is drained
+   */
+  public <M, R> R call(ServerRef<M> ref, M request) {
+    CompletableFuture<R> reply = ref.callAsync(request);
+    drain(ref);
+    try {
+      return reply.get(0, TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      throw new AssertionError("the call has no reply after drain (is the server locked?)", e);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof RuntimeException re) {
+        throw re;
+      }
+      throw new IllegalStateException(cause);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * Moves the clock forward: lock timeouts and timers see the new time at the next drain.
+   *
+   * @return the new instant
+   */
+  public Instant advance(Duration by) {
+    return clock.advance(by);
+  }
+
+  /** Asserts that {@code ref}'s queue holds {@code expected} messages. */
+  public void assertQueueLength(ServerRef<?> ref, long expected) {
+    assertEquals(expected, ref.queueLength(), () -> "queue length of " + ref);
+  }
+
+  /**
+   * Asserts that {@code ref} has {@code expected} dead letters, and returns them oldest first.
+   *
+   * @return the dead letters
+   */
+  public <M> List<DeadLetter<M>> assertDeadLetters(ServerRef<M> ref, int expected) {
+    List<DeadLetter<M>> dead = ref.deadLetters();
+    assertEquals(expected, dead.size(), () -> "dead letters of " + ref + ": " + dead);
+    return dead;
+  }
+
+  private static ServerProcess<?, ?> process(ServerRef<?> ref) {
+    Objects.requireNonNull(ref, "ref must not be null");
+    if (!(ref instanceof ServerProcess<?, ?> p)) {
+      throw new IllegalArgumentException("not a process of a DGen runtime: " + ref);
+    }
+    return p;
+  }
+
+  /** Closes the runtime and the backend. */
+  @Override
+  public void close() {
+    dgen.close();
+    backend.close();
+  }
+}
