@@ -79,6 +79,7 @@ final class CallbackInvoker<S, M> {
   private final Tuple tuid;
   private final LongSupplier nanoTime;
   private final String context;
+  private final LogContext logs;
 
   CallbackInvoker(
       DGenServer<S, M> server,
@@ -93,23 +94,35 @@ final class CallbackInvoker<S, M> {
     this.tuid = tuid;
     this.nanoTime = nanoTime;
     this.context = context;
+    this.logs = new LogContext(tenant, tuid, server.getClass());
+  }
+
+  /** The MDC of this server's log lines. */
+  LogContext logs() {
+    return logs;
   }
 
   /** {@code handleCallTx} in {@code tx}, whose work began at {@code startNanos}. */
   Result<S> handleCall(Transaction tx, M request, From from, S state, long startNanos) {
-    return invoke(
-        tx, state, startNanos, "handleCall", (c, s) -> server.handleCallTx(c, request, from, s));
+    try (LogContext.Scope mdc = logs.open(request)) {
+      return invoke(
+          tx, state, startNanos, "handleCall", (c, s) -> server.handleCallTx(c, request, from, s));
+    }
   }
 
   /** {@code handleCastTx} in {@code tx}, whose work began at {@code startNanos}. */
   Result<S> handleCast(Transaction tx, M message, S state, long startNanos) {
-    return invoke(
-        tx, state, startNanos, "handleCast", (c, s) -> server.handleCastTx(c, message, s));
+    try (LogContext.Scope mdc = logs.open(message)) {
+      return invoke(
+          tx, state, startNanos, "handleCast", (c, s) -> server.handleCastTx(c, message, s));
+    }
   }
 
   /** {@code handleInfoTx} in {@code tx}, whose work began at {@code startNanos}. */
   Result<S> handleInfo(Transaction tx, Object info, S state, long startNanos) {
-    return invoke(tx, state, startNanos, "handleInfo", (c, s) -> server.handleInfoTx(c, info, s));
+    try (LogContext.Scope mdc = logs.open(info)) {
+      return invoke(tx, state, startNanos, "handleInfo", (c, s) -> server.handleInfoTx(c, info, s));
+    }
   }
 
   /**
@@ -175,7 +188,7 @@ final class CallbackInvoker<S, M> {
    * @throws CallbackFailure if it throws, returns null or asks for the lock again
    */
   Result<S> handleLocked(Event<M> event, S state) {
-    try {
+    try (LogContext.Scope mdc = logs.open(event.message())) {
       Result<S> r =
           checked(server.handleLocked(new Db(backend, tenant, tuid), event, state), "handleLocked");
       if (r.kind() == Result.Kind.LOCK) {
@@ -190,7 +203,9 @@ final class CallbackInvoker<S, M> {
 
   /** {@code handleDeadLetter}; it may throw, and its caller logs that. */
   void handleDeadLetter(M message, int attempts) {
-    server.handleDeadLetter(message, attempts);
+    try (LogContext.Scope mdc = logs.open(message)) {
+      server.handleDeadLetter(message, attempts);
+    }
   }
 
   /**
@@ -201,6 +216,12 @@ final class CallbackInvoker<S, M> {
     if (actions.isEmpty() || state == null) {
       return;
     }
+    try (LogContext.Scope mdc = logs.open(null)) {
+      runActionsInContext(actions, state);
+    }
+  }
+
+  private void runActionsInContext(List<Action<S>> actions, S state) {
     for (Action<S> action : actions) {
       try {
         action.run(state);

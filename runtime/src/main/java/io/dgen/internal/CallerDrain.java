@@ -5,6 +5,8 @@ import io.dgen.backend.Futures;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Runs one process's queue to empty in the calling thread: the test kit's {@code drain}. It runs
@@ -20,6 +22,8 @@ import java.util.concurrent.Executor;
  * @param <M> the message type
  */
 final class CallerDrain<S, M> {
+
+  private static final Logger log = LoggerFactory.getLogger(CallerDrain.class);
 
   /** Runs every step in the thread that completes its input: the caller's, on a memory backend. */
   private static final Executor DIRECT = Runnable::run;
@@ -95,6 +99,12 @@ final class CallerDrain<S, M> {
         if (++failures >= maxFailures) {
           throw new IllegalStateException(
               "drain gave up: a message failed " + failures + " times in a row", failure.reason());
+        }
+        try (LogContext.Scope mdc = invoker.logs().open(null)) {
+          log.warn(
+              "callback failed, transaction aborted (attempt {}); draining again at once",
+              attempts,
+              failure.reason());
         }
         limit = Math.max(1, failure.index());
         continue;

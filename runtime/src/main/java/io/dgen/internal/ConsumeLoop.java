@@ -325,13 +325,15 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
   private void retryLater(String what, Throwable cause) {
     consecutiveFailures++;
     long delay = core.backoffNanos(consecutiveFailures);
-    log.warn(
-        "{}; retrying in {} ms: {} failures={}",
-        what,
-        TimeUnit.NANOSECONDS.toMillis(delay),
-        context,
-        consecutiveFailures,
-        cause);
+    try (LogContext.Scope mdc = invoker.logs().open(null)) {
+      log.warn(
+          "{}; retrying in {} ms: {} failures={}",
+          what,
+          TimeUnit.NANOSECONDS.toMillis(delay),
+          context,
+          consecutiveFailures,
+          cause);
+    }
     states.invalidate();
     scheduleAfter(delay, this::drain);
   }

@@ -118,13 +118,21 @@ final class DeadLetters<M> {
 
   /** Logs a dead letter and lets the server's {@code handleDeadLetter} know. */
   void afterDeadLetter(KeyValue item, int attempts) {
-    log.error(
-        "message dead-lettered after {} attempts: {} deadLetterId={}",
-        attempts,
-        context,
-        deadLetterId(queue.stampOf(item)));
+    M message;
     try {
-      invoker.handleDeadLetter(queue.message(queue.envelope(item.value())), attempts);
+      message = queue.message(queue.envelope(item.value()));
+    } catch (RuntimeException e) {
+      message = null;
+    }
+    try (LogContext.Scope mdc = invoker.logs().open(message)) {
+      log.error(
+          "message dead-lettered after {} attempts: {} deadLetterId={}",
+          attempts,
+          context,
+          deadLetterId(queue.stampOf(item)));
+      if (message != null) {
+        invoker.handleDeadLetter(message, attempts);
+      }
     } catch (RuntimeException e) {
       log.error("handleDeadLetter failed: {}", context, e);
     }
@@ -133,11 +141,13 @@ final class DeadLetters<M> {
   /** Moves a queue item that cannot be decoded to the dead letters, in the batch's transaction. */
   void moveUndecodable(Transaction tx, KeyValue item, RuntimeException e) {
     // Undecodable data can never succeed: keep it, out of the queue, for inspection.
-    log.error(
-        "queue item cannot be decoded; moved to the dead letters: {} deadLetterId={}",
-        context,
-        deadLetterId(queue.stampOf(item)),
-        e);
+    try (LogContext.Scope mdc = invoker.logs().open(null)) {
+      log.error(
+          "queue item cannot be decoded; moved to the dead letters: {} deadLetterId={}",
+          context,
+          deadLetterId(queue.stampOf(item)),
+          e);
+    }
     tx.set(
         deadKey(queue.stampOf(item)),
         new DeadRecord(
