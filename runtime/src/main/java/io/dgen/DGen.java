@@ -3,12 +3,14 @@ package io.dgen;
 import com.apple.foundationdb.subspace.Subspace;
 import io.dgen.backend.Backend;
 import io.dgen.internal.Metrics;
+import io.dgen.internal.MicrometerMetrics;
 import io.dgen.internal.RuntimeCore;
 import io.dgen.internal.RuntimeHooks;
 import io.dgen.internal.ServerProcess;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StructuredStateCodec;
 import io.dgen.internal.codec.TermStateCodec;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -343,6 +345,21 @@ public final class DGen implements AutoCloseable {
      */
     public Builder backgroundConsumers(boolean background) {
       this.backgroundConsumers = background;
+      return this;
+    }
+
+    /**
+     * Records the runtime's meters in {@code registry} (see {@code docs/operations.md}, "Metrics"):
+     * messages, batches, retries, dead letters, locks, calls, sampled queue lengths, watches and
+     * processes, tagged by tenant and behaviour. Needs {@code io.micrometer:micrometer-core} on the
+     * class path, an optional dependency of the runtime; without this call the runtime records
+     * nothing and does not need Micrometer.
+     *
+     * @param registry the registry, e.g. a {@code PrometheusMeterRegistry}
+     * @return this builder
+     */
+    public Builder meterRegistry(MeterRegistry registry) {
+      this.metrics = new MicrometerMetrics(registry);
       return this;
     }
 

@@ -80,6 +80,7 @@ final class CallbackInvoker<S, M> {
   private final LongSupplier nanoTime;
   private final String context;
   private final LogContext logs;
+  private final Metrics.Server meters;
 
   CallbackInvoker(
       DGenServer<S, M> server,
@@ -87,7 +88,9 @@ final class CallbackInvoker<S, M> {
       Tenant tenant,
       Tuple tuid,
       LongSupplier nanoTime,
+      Metrics.Server meters,
       String context) {
+    this.meters = meters;
     this.server = server;
     this.backend = backend;
     this.tenant = tenant;
@@ -95,6 +98,11 @@ final class CallbackInvoker<S, M> {
     this.nanoTime = nanoTime;
     this.context = context;
     this.logs = new LogContext(tenant, tuid, server.getClass());
+  }
+
+  /** The meters of this server's tenant and behaviour. */
+  Metrics.Server meters() {
+    return meters;
   }
 
   /** The MDC of this server's log lines. */

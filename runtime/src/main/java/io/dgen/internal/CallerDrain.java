@@ -5,6 +5,7 @@ import io.dgen.backend.Futures;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,6 +38,7 @@ final class CallerDrain<S, M> {
   private final Lifecycle lifecycle;
   private final int consumeK;
   private final int deadLetterThreshold;
+  private final LongSupplier nanoTime;
 
   CallerDrain(
       CommitRunner commits,
@@ -47,7 +49,9 @@ final class CallerDrain<S, M> {
       CallbackInvoker<S, M> invoker,
       Lifecycle lifecycle,
       int consumeK,
-      int deadLetterThreshold) {
+      int deadLetterThreshold,
+      LongSupplier nanoTime) {
+    this.nanoTime = nanoTime;
     this.commits = commits;
     this.batches = batches;
     this.states = states;
@@ -74,6 +78,7 @@ final class CallerDrain<S, M> {
     int limit = consumeK;
     while (lifecycle.isAlive()) {
       int l = limit;
+      long start = nanoTime.getAsLong();
       ConsumerBatch.Batch<S, M> batch;
       try {
         batch =
@@ -81,12 +86,14 @@ final class CallerDrain<S, M> {
                 commits
                     .commitAsync(tx -> batches.run(tx, l, DIRECT), (tx, prior) -> prior, DIRECT)
                     .join());
+        Meters.batch(invoker.meters(), batch, nanoTime.getAsLong() - start);
       } catch (RuntimeException e) {
         Throwable cause = Futures.unwrap(e);
         if (!(cause instanceof ConsumerBatch.ItemFailure failure)) {
           throw e;
         }
         states.invalidate();
+        invoker.meters().failed();
         int attempts =
             deadLetters.recordFailure(failure.item(), failure.reason(), deadLetterThreshold);
         if (attempts >= deadLetterThreshold) {
@@ -110,6 +117,7 @@ final class CallerDrain<S, M> {
         continue;
       }
       if (batch.busted()) {
+        invoker.meters().lockBusted();
         continue;
       }
       if (batch.lockWait() || batch.idle()) {
@@ -128,6 +136,7 @@ final class CallerDrain<S, M> {
       }
       LockCoordinator.Held<M> lock = batch.lock();
       if (lock != null) {
+        invoker.meters().lockAcquired();
         LockCoordinator.Run run = locks.runLocked(lock, Objects.requireNonNull(batch.state()));
         if (run.ending() == LockCoordinator.Ending.FAILED && ++failures >= maxFailures) {
           throw new IllegalStateException(

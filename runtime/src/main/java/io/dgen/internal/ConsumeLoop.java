@@ -97,17 +97,23 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
   }
 
   /** Runs the queue to empty in the caller instead: for processes without this loop running. */
-  CallerDrain<S, M> inCaller() {
+  int drainInCaller(int maxFailures) {
+    if (core.hooks().backgroundConsumers()) {
+      throw new IllegalStateException(
+          "drainInCaller needs DGen.Builder.backgroundConsumers(false)");
+    }
     return new CallerDrain<>(
-        commits,
-        batches,
-        states,
-        locks,
-        deadLetters,
-        invoker,
-        lifecycle,
-        consumeK,
-        deadLetterThreshold);
+            commits,
+            batches,
+            states,
+            locks,
+            deadLetters,
+            invoker,
+            lifecycle,
+            consumeK,
+            deadLetterThreshold,
+            core::nanoTime)
+        .run(maxFailures);
   }
 
   /** The process stopped: a parked loop stays parked for good. */
@@ -229,9 +235,12 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
   private CompletableFuture<ConsumerBatch.@Nullable Batch<S, M>> startBatch() {
     rungAll.set(false); // a ring-all before this batch is answered by it
     int limit = limitOverride > 0 ? limitOverride : consumeK;
+    long start = core.nanoTime();
     try {
-      return commits.commitAsync(
-          tx -> batches.run(tx, limit, core.executor()), (tx, prior) -> prior, core.executor());
+      return commits
+          .commitAsync(
+              tx -> batches.run(tx, limit, core.executor()), (tx, prior) -> prior, core.executor())
+          .whenComplete((b, err) -> Meters.batch(invoker.meters(), b, core.nanoTime() - start));
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -247,6 +256,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
       return false;
     }
     if (batch.busted()) {
+      invoker.meters().lockBusted();
       return true;
     }
     if (batch.lockWait()) {
@@ -268,6 +278,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
       return false;
     }
     if (batch.lock() != null) {
+      invoker.meters().lockAcquired();
       LockCoordinator.Held<M> lock = batch.lock();
       S locked = Objects.requireNonNull(batch.state());
       // the loop stays owned (not parked) until handleLocked's run has ended
@@ -346,6 +357,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
    */
   private void onItemFailure(ConsumerBatch.ItemFailure failure) {
     limitOverride = Math.max(1, failure.index());
+    invoker.meters().failed();
     Throwable cause = failure.reason();
     try {
       core.blocking().execute(() -> recordFailure(failure, cause));

@@ -124,6 +124,7 @@ final class DeadLetters<M> {
     } catch (RuntimeException e) {
       message = null;
     }
+    invoker.meters().deadLettered();
     try (LogContext.Scope mdc = invoker.logs().open(message)) {
       log.error(
           "message dead-lettered after {} attempts: {} deadLetterId={}",

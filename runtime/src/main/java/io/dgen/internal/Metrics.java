@@ -1,11 +1,65 @@
 package io.dgen.internal;
 
+import io.dgen.ServerRef;
+import java.util.function.IntSupplier;
+
 /**
- * The runtime's meters, as hooks: the runtime calls them and knows no metrics library. The default
- * {@link #NONE} does nothing; {@code MicrometerMetrics} records them in a Micrometer registry.
+ * The runtime's meters, as hooks: the runtime calls them and knows no metrics library. {@link
+ * #NONE} records nothing; {@link MicrometerMetrics}, the one class that touches Micrometer, records
+ * them in a {@code MeterRegistry} (see {@code docs/operations.md}, "Metrics"). Implementations are
+ * thread-safe and never throw.
  */
 public interface Metrics {
 
   /** Records nothing. */
   Metrics NONE = new Metrics() {};
+
+  /** The meters of the servers of one tenant and behaviour: never per server (tuid). */
+  default Server server(String tenant, Class<?> behaviour) {
+    return Server.NONE;
+  }
+
+  /** A transaction of the runtime is retried after the retryable error {@code code}. */
+  default void transactionRetried(int code) {}
+
+  /** The runtime's gauges: its live processes, and the doorbell watches it holds. */
+  default void runtime(IntSupplier processes, IntSupplier watches) {}
+
+  /** Meters of one tenant and behaviour. */
+  interface Server {
+
+    /** Records nothing. */
+    Server NONE = new Server() {};
+
+    /** A call's route. */
+    enum Route {
+      INLINE,
+      QUEUED,
+      PRIORITY
+    }
+
+    /** A consumer batch committed {@code processed} messages (at least 1) in {@code nanos}. */
+    default void batch(int processed, long nanos) {}
+
+    /** A callback failed on a message: its batch was aborted. */
+    default void failed() {}
+
+    /** A message was moved to the dead letters. */
+    default void deadLettered() {}
+
+    /** A callback's {@code Result.lock} took the lock (committed). */
+    default void lockAcquired() {}
+
+    /** An expired lock was busted (committed). */
+    default void lockBusted() {}
+
+    /** A call ended after {@code nanos}, with a reply or failed. */
+    default void call(Route route, long nanos, boolean failed) {}
+
+    /** A process of this behaviour started: its queue may be sampled. */
+    default void started(ServerRef<?> process) {}
+
+    /** A process of this behaviour stopped. */
+    default void stopped(ServerRef<?> process) {}
+  }
 }

@@ -124,6 +124,11 @@ public final class RuntimeCore implements AutoCloseable {
     // when idle, so that they never hold the executor's threads.
     this.blocking = Executors.newCachedThreadPool(daemonThreads("dgen-blocking-"));
     this.deferredClears = new DeferredClears(backend, scheduler);
+    hooks
+        .metrics()
+        .runtime(
+            processes::size,
+            () -> (int) watchers.values().stream().filter(TenantWatcher::holdsWatch).count());
   }
 
   private static ThreadFactory daemonThreads(String prefix) {

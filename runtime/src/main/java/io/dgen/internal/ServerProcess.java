@@ -68,6 +68,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private final DeadLetters<M> deadLetters;
   private final TenantWatcher doorbell;
   private final ConsumeLoop<S, M> loop;
+  private final Meters meters;
 
   private ServerProcess(
       RuntimeCore core,
@@ -99,8 +100,10 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             types,
             core::wallMillis,
             context);
+    Metrics.Server m = core.hooks().metrics().server(tenant.path().toString(), server.getClass());
+    this.meters = new Meters(m, core::nanoTime);
     CallbackInvoker<S, M> invoker =
-        new CallbackInvoker<>(server, core.backend(), tenant, tuid, core::nanoTime, context);
+        new CallbackInvoker<>(server, core.backend(), tenant, tuid, core::nanoTime, m, context);
     this.calls = new CallProtocol(core, commits, queue, slots, doorbell, context);
     this.inline =
         new InlineRunner<>(
@@ -171,6 +174,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
           });
     }
     lifecycle.onStop(() -> core.unregister(this));
+    lifecycle.onStop(() -> m.stopped(this));
   }
 
   /**
@@ -211,6 +215,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         new ServerProcess<>(core, server, tuid, options, stateType, messageType);
     p.initialize(Objects.requireNonNull(init.state()));
     core.register(p);
+    p.meters.server().started(p);
     if (options.consume() && core.hooks().backgroundConsumers()) {
       p.doorbell.register(p.keys.wakeId(), p.loop);
       p.loop.start();
@@ -346,6 +351,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
               + ", was "
               + timeout);
     }
+    long start = core.nanoTime();
     try {
       ensureAlive();
       From from = slots.newFrom();
@@ -359,17 +365,20 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
               : calls
                   .pushOnce(env.get(), waiting)
                   .thenApply(pushed -> InlineRunner.Outcome.queuedInstead());
-      return sent.handle(
-              (outcome, err) -> {
-                if (err != null) {
-                  waiting.abandon(Futures.unwrap(err));
-                  return waiting.result();
-                }
-                return outcome.queued()
-                    ? waiting.await()
-                    : CompletableFuture.completedFuture(slots.local(outcome.reply(), replyType));
-              })
-          .thenCompose(f -> f);
+      CompletableFuture<R> reply =
+          sent.handle(
+                  (outcome, err) -> {
+                    if (err != null) {
+                      waiting.abandon(Futures.unwrap(err));
+                      return waiting.result();
+                    }
+                    return outcome.queued()
+                        ? waiting.await()
+                        : CompletableFuture.completedFuture(
+                            slots.local(outcome.reply(), replyType));
+                  })
+              .thenCompose(f -> f);
+      return meters.call(start, sent, reply);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -380,7 +389,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   @Override
   public <R> R priorityCall(M request) {
     Objects.requireNonNull(request, "request must not be null");
-    return slots.local(inline.priorityCall(request, slots.newFrom()), null);
+    return meters.priority(() -> slots.local(inline.priorityCall(request, slots.newFrom()), null));
   }
 
   @Override
@@ -438,17 +447,10 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     return options.name();
   }
 
-  /**
-   * Runs this process's queue to empty in the calling thread (the test kit's {@code drain}); only
-   * for a runtime built without background consumers. See {@link CallerDrain#run}.
-   */
+  /** The test kit's drain: runs the queue to empty in this thread ({@link CallerDrain#run}). */
   public int drainInCaller(int maxFailures) {
-    if (core.hooks().backgroundConsumers()) {
-      throw new IllegalStateException(
-          "drainInCaller needs DGen.Builder.backgroundConsumers(false)");
-    }
     ensureAlive();
-    return loop.inCaller().run(maxFailures);
+    return loop.drainInCaller(maxFailures);
   }
 
   ServerKeys keys() {

@@ -165,6 +165,12 @@ final class TenantWatcher {
     listeners.computeIfPresent(wakeId, (id, ls) -> without(ls, listener));
   }
 
+  /** Whether this doorbell holds a watch now (for the metrics). */
+  boolean holdsWatch() {
+    CompletableFuture<Void> w = bell.get();
+    return w != null && !w.isDone();
+  }
+
   /** A listener waits for a ring now: the log is read eagerly while any does. */
   void parked() {
     parked.incrementAndGet();
