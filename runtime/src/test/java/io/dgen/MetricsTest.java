@@ -150,4 +150,15 @@ class MetricsTest extends RuntimeTestBase {
     assertThat(gauge("dgen.processes", none)).isZero();
     assertThat(gauge("dgen.queue.sampled", tags())).isZero();
   }
+
+  @Test
+  void transactionRetriesAreCountedByErrorCode() {
+    ServerRef<Msg> ref = start();
+    faults().failNextCommits(2);
+    ref.cast(new Add(1));
+    awaitTotal(ref, 1);
+    var retries = registry.find("dgen.transaction.retries").tag("code", "1020").counter();
+    assertThat(retries).isNotNull();
+    assertThat(retries.count()).isEqualTo(2);
+  }
 }

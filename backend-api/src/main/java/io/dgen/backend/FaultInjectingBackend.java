@@ -265,6 +265,7 @@ public final class FaultInjectingBackend extends ForwardingBackend {
     private final UUID id = RunIds.next();
     private int attempts;
     private @Nullable Attempt last;
+    private boolean reRun;
 
     /** Starts the next attempt over {@code tx}, an attempt of the wrapped backend. */
     synchronized Attempt begin(Transaction tx) {
@@ -275,7 +276,8 @@ public final class FaultInjectingBackend extends ForwardingBackend {
         plan.updateAndGet(
             p -> new Plan(p.conflicts, p.unknownResults + 1, p.unknownApplied, p.latencyNanos));
       }
-      Attempt attempt = new Attempt(tx, id, ++attempts);
+      Attempt attempt = new Attempt(tx, id, ++attempts, reRun);
+      reRun = false;
       last = attempt;
       return attempt;
     }
@@ -292,6 +294,7 @@ public final class FaultInjectingBackend extends ForwardingBackend {
       // fail the futures first: until this flag is cleared they hold back their success
       attempt.fail(BackendException.COMMIT_UNKNOWN_RESULT);
       attempt.appliedUnknownResult = false;
+      reRun = true;
       return true;
     }
   }
@@ -306,10 +309,19 @@ public final class FaultInjectingBackend extends ForwardingBackend {
     private volatile boolean wrote;
     private volatile boolean appliedUnknownResult;
 
-    Attempt(Transaction delegate, UUID runId, int number) {
+    private final boolean reRun;
+
+    Attempt(Transaction delegate, UUID runId, int number, boolean reRun) {
       super(delegate);
       this.runId = runId;
       this.number = number;
+      this.reRun = reRun;
+    }
+
+    @Override
+    public int retriedAfter() {
+      // a re-run after an applied 1021 is a first attempt of the wrapped backend
+      return reRun ? BackendException.COMMIT_UNKNOWN_RESULT : super.retriedAfter();
     }
 
     @Override

@@ -154,6 +154,11 @@ abstract class ForwardingTransaction implements Transaction {
   }
 
   @Override
+  public int retriedAfter() {
+    return delegate.retriedAfter();
+  }
+
+  @Override
   public long getApproximateSize() {
     return delegate.getApproximateSize();
   }

@@ -186,6 +186,18 @@ public interface Transaction extends ReadTransaction {
   int attempt();
 
   /**
+   * Why this attempt runs: the {@linkplain BackendException#code() code} of the retryable error
+   * that ended the previous attempt of its run (for example {@code not_committed (1020)}), or 0 for
+   * a run's first attempt. Lets a caller count its retries by cause without a retry loop of its
+   * own.
+   *
+   * @return the previous attempt's error code, or 0
+   */
+  default int retriedAfter() {
+    return 0;
+  }
+
+  /**
    * Returns an estimate of the bytes this attempt would commit (mutations and conflict ranges), the
    * quantity that FoundationDB's 10,000,000-byte limit applies to.
    *

@@ -99,7 +99,7 @@ public final class RuntimeCore implements AutoCloseable {
       DGenListener listener,
       RuntimeHooks hooks) {
     this.hooks = hooks;
-    this.backend = new TrackedBackend(backend);
+    this.backend = new TrackedBackend(backend, hooks.metrics());
     this.serde = serde;
     this.codec = codec;
     this.ticker = ticker;

@@ -21,15 +21,31 @@ final class TrackedBackend extends ForwardingBackend {
   private final AtomicInteger inFlight = new AtomicInteger();
   private final Object quiet = new Object();
 
-  TrackedBackend(Backend delegate) {
+  private final Metrics metrics;
+
+  TrackedBackend(Backend delegate, Metrics metrics) {
     super(delegate);
+    this.metrics = metrics;
+  }
+
+  /** Counts the attempt if it is a retry: by the code of the error that ended the one before. */
+  private void attempt(Transaction tx) {
+    int code = tx.retriedAfter();
+    if (code != 0) {
+      metrics.transactionRetried(code);
+    }
   }
 
   @Override
   public <T> T run(Function<? super Transaction, ? extends T> body) {
     inFlight.incrementAndGet();
     try {
-      return delegate().run(body);
+      return delegate()
+          .run(
+              tx -> {
+                attempt(tx);
+                return body.apply(tx);
+              });
     } finally {
       done();
     }
@@ -41,7 +57,13 @@ final class TrackedBackend extends ForwardingBackend {
     inFlight.incrementAndGet();
     CompletableFuture<T> f;
     try {
-      f = delegate().runAsync(body);
+      f =
+          delegate()
+              .runAsync(
+                  tx -> {
+                    attempt(tx);
+                    return body.apply(tx);
+                  });
     } catch (RuntimeException | Error e) {
       done();
       throw e;

@@ -165,9 +165,10 @@ public final class FdbBackend implements Backend {
     com.apple.foundationdb.Transaction tr = newTransaction();
     UUID runId = RunIds.next();
     int attempts = 0;
+    int lastCode = 0;
     try {
       while (true) {
-        FdbTransaction attempt = new FdbTransaction(tr, watches, runId, ++attempts);
+        FdbTransaction attempt = new FdbTransaction(tr, watches, runId, ++attempts, lastCode);
         try {
           T result = body.apply(attempt);
           Futures.join(tr.commit());
@@ -175,6 +176,7 @@ public final class FdbBackend implements Backend {
           return result;
         } catch (RuntimeException e) {
           Retry retry = classify(e);
+          lastCode = retry.error.code();
           com.apple.foundationdb.Transaction next;
           try {
             next = Futures.join(tr.onError(retry.fdbError));
@@ -207,7 +209,7 @@ public final class FdbBackend implements Backend {
       return CompletableFuture.failedFuture(e);
     }
     CompletableFuture<T> result = new CompletableFuture<>();
-    attempt(tr, body, result, RunIds.next(), 1);
+    attempt(tr, body, result, RunIds.next(), 1, 0);
     return result;
   }
 
@@ -216,8 +218,9 @@ public final class FdbBackend implements Backend {
       Function<? super Transaction, ? extends CompletableFuture<? extends T>> body,
       CompletableFuture<T> result,
       UUID runId,
-      int number) {
-    FdbTransaction attempt = new FdbTransaction(tr, watches, runId, number);
+      int number,
+      int retriedAfter) {
+    FdbTransaction attempt = new FdbTransaction(tr, watches, runId, number, retriedAfter);
     CompletableFuture<? extends T> work;
     try {
       work = Objects.requireNonNull(body.apply(attempt), "runAsync body returned null");
@@ -271,10 +274,11 @@ public final class FdbBackend implements Backend {
       result.completeExceptionally(retry.failureAfterOnError(e));
       return;
     }
+    int code = retry.error.code();
     next.whenComplete(
         (nextTr, rejected) -> {
           if (rejected == null) {
-            attempt(nextTr, body, result, runId, number + 1);
+            attempt(nextTr, body, result, runId, number + 1, code);
           } else {
             tr.close();
             result.completeExceptionally(retry.failureAfterOnError(rejected));

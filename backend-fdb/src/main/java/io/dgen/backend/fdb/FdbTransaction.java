@@ -28,10 +28,16 @@ final class FdbTransaction extends FdbReadTransaction implements Transaction {
 
   private final UUID runId;
   private final int attempt;
+  private final int retriedAfter;
 
   FdbTransaction(
-      com.apple.foundationdb.Transaction tr, FdbWatches watches, UUID runId, int attempt) {
+      com.apple.foundationdb.Transaction tr,
+      FdbWatches watches,
+      UUID runId,
+      int attempt,
+      int retriedAfter) {
     super(tr);
+    this.retriedAfter = retriedAfter;
     this.runId = runId;
     this.attempt = attempt;
     this.tr = tr;
@@ -52,6 +58,11 @@ final class FdbTransaction extends FdbReadTransaction implements Transaction {
   @Override
   public int attempt() {
     return attempt;
+  }
+
+  @Override
+  public int retriedAfter() {
+    return retriedAfter;
   }
 
   @Override

@@ -25,7 +25,7 @@ class FdbTransactionTest {
   private final FakeFdb.FakeTransaction fake = db.next();
   private final FdbWatches watches = new FdbWatches();
   private final FdbTransaction tx =
-      new FdbTransaction(fake.proxy, watches, java.util.UUID.randomUUID(), 1);
+      new FdbTransaction(fake.proxy, watches, java.util.UUID.randomUUID(), 1, 0);
 
   @Test
   void set_passesKeyAndValue() {

@@ -124,9 +124,10 @@ public final class MemoryBackend implements Backend {
     stats.runs.increment();
     Backoff backoff = null;
     int retries = 0;
+    int lastCode = 0;
     UUID runId = RunIds.next();
     for (; ; ) {
-      MemoryTransaction tx = newAttempt(runId, retries + 1);
+      MemoryTransaction tx = newAttempt(runId, retries + 1, lastCode);
       BackendException failure;
       try {
         T result = body.apply(tx);
@@ -146,6 +147,7 @@ public final class MemoryBackend implements Backend {
         backoff = new Backoff(initialRetryDelayNanos, maxRetryDelayNanos);
       }
       long delay = backoff.next(failure.code());
+      lastCode = failure.code();
       if (delay > 0) {
         try {
           TimeUnit.NANOSECONDS.sleep(delay);
@@ -203,6 +205,7 @@ public final class MemoryBackend implements Backend {
     private final CompletableFuture<T> result;
     private @Nullable Backoff backoff;
     private int retries;
+    private int lastCode;
     private final UUID runId = RunIds.next();
 
     AsyncRun(
@@ -217,7 +220,7 @@ public final class MemoryBackend implements Backend {
         result.completeExceptionally(new IllegalStateException("backend is closed"));
         return;
       }
-      MemoryTransaction tx = newAttempt(runId, retries + 1);
+      MemoryTransaction tx = newAttempt(runId, retries + 1, lastCode);
       CompletableFuture<? extends T> f;
       try {
         f = Objects.requireNonNull(body.apply(tx), "runAsync body returned null");
@@ -255,6 +258,7 @@ public final class MemoryBackend implements Backend {
         backoff = new Backoff(initialRetryDelayNanos, maxRetryDelayNanos);
       }
       long delay = backoff.next(retry.code());
+      lastCode = retry.code();
       retries++;
       stats.transactionsRetried.increment();
       Executor next =
@@ -269,9 +273,9 @@ public final class MemoryBackend implements Backend {
     }
   }
 
-  private MemoryTransaction newAttempt(UUID runId, int attempt) {
+  private MemoryTransaction newAttempt(UUID runId, int attempt, int retriedAfter) {
     stats.transactionsStarted.increment();
-    return new MemoryTransaction(store, stats, faults, runId, attempt);
+    return new MemoryTransaction(store, stats, faults, runId, attempt, retriedAfter);
   }
 
   private void checkOpen() {

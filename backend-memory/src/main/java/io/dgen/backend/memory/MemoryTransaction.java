@@ -140,9 +140,16 @@ final class MemoryTransaction implements Transaction {
 
   private final UUID runId;
   private final int attempt;
+  private final int retriedAfter;
 
   MemoryTransaction(
-      MemoryStore store, Stats stats, MemoryBackend.Faults faults, UUID runId, int attempt) {
+      MemoryStore store,
+      Stats stats,
+      MemoryBackend.Faults faults,
+      UUID runId,
+      int attempt,
+      int retriedAfter) {
+    this.retriedAfter = retriedAfter;
     this.runId = runId;
     this.attempt = attempt;
     this.store = store;
@@ -910,6 +917,11 @@ final class MemoryTransaction implements Transaction {
   @Override
   public int attempt() {
     return attempt;
+  }
+
+  @Override
+  public int retriedAfter() {
+    return retriedAfter;
   }
 
   @Override
