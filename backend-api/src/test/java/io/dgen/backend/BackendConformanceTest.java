@@ -1750,6 +1750,31 @@ public abstract class BackendConformanceTest {
   }
 
   @Test
+  void retriedAfter_namesTheErrorThatEndedThePreviousAttempt() throws Exception {
+    Faults faults = requireFaults();
+    List<Integer> causes = new java.util.concurrent.CopyOnWriteArrayList<>();
+    faults.failNextCommits(2);
+    backend.run(
+        tx -> {
+          causes.add(tx.retriedAfter());
+          tx.set(key("k"), bytes("v"));
+          return null;
+        });
+    assertThat(causes).containsExactly(0, 1020, 1020);
+
+    faults.failNextCommits(1);
+    backend
+        .runAsync(
+            tx -> {
+              causes.add(tx.retriedAfter());
+              tx.set(key("k"), bytes("w"));
+              return CompletableFuture.completedFuture(null);
+            })
+        .get(WAIT.toMillis(), MILLISECONDS);
+    assertThat(causes).containsExactly(0, 1020, 1020, 0, 1020);
+  }
+
+  @Test
   void runAsync_injectedConflicts_reexecuteBody() throws Exception {
     Faults faults = requireFaults();
     AtomicInteger attempts = new AtomicInteger();
