@@ -117,7 +117,6 @@ final class CallerDrain<S, M> {
         continue;
       }
       if (batch.busted()) {
-        invoker.meters().lockBusted();
         continue;
       }
       if (batch.lockWait() || batch.idle()) {
@@ -136,7 +135,6 @@ final class CallerDrain<S, M> {
       }
       LockCoordinator.Held<M> lock = batch.lock();
       if (lock != null) {
-        invoker.meters().lockAcquired();
         LockCoordinator.Run run = locks.runLocked(lock, Objects.requireNonNull(batch.state()));
         if (run.ending() == LockCoordinator.Ending.FAILED && ++failures >= maxFailures) {
           throw new IllegalStateException(

@@ -256,7 +256,6 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
       return false;
     }
     if (batch.busted()) {
-      invoker.meters().lockBusted();
       return true;
     }
     if (batch.lockWait()) {
@@ -278,7 +277,6 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
       return false;
     }
     if (batch.lock() != null) {
-      invoker.meters().lockAcquired();
       LockCoordinator.Held<M> lock = batch.lock();
       S locked = Objects.requireNonNull(batch.state());
       // the loop stays owned (not parked) until handleLocked's run has ended

@@ -24,9 +24,21 @@ final class Meters {
     return server;
   }
 
-  /** A consumer batch ended: records it if it committed messages. */
+  /**
+   * A consumer batch ended (null: it failed): records the messages it committed, and the lock it
+   * took or busted.
+   */
   static void batch(Metrics.Server meters, ConsumerBatch.@Nullable Batch<?, ?> batch, long nanos) {
-    if (batch != null && batch.processed() > 0) {
+    if (batch == null) {
+      return;
+    }
+    if (batch.busted()) {
+      meters.lockBusted();
+    }
+    if (batch.lock() != null) {
+      meters.lockAcquired();
+    }
+    if (batch.processed() > 0) {
       meters.batch(batch.processed(), nanos);
     }
   }
