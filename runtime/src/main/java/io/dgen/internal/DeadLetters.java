@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -118,10 +119,11 @@ final class DeadLetters<M> {
 
   /** Logs a dead letter and lets the server's {@code handleDeadLetter} know. */
   void afterDeadLetter(KeyValue item, int attempts) {
-    M message;
+    @Nullable M message;
     try {
       message = queue.message(queue.envelope(item.value()));
     } catch (RuntimeException e) {
+      log.error("handleDeadLetter skipped: the message cannot be decoded: {}", context, e);
       message = null;
     }
     invoker.meters().deadLettered();
