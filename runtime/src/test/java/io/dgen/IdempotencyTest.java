@@ -240,6 +240,17 @@ class IdempotencyTest extends RuntimeTestBase {
   }
 
   @Test
+  void awaitReply_timesOutWhileTheCallWaits_andGetsItOnceItRan() {
+    ServerRef<Msg> publisher = start(b -> b.consume(false));
+    String callId = publisher.submit(new Add(3));
+    assertThatThrownBy(() -> publisher.awaitReply(callId, Duration.ofMillis(200)))
+        .isInstanceOf(CallTimeoutException.class);
+    ServerRef<Msg> consumer = start();
+    assertThat(consumer.<Long>awaitReply(callId, Duration.ofSeconds(30))).isEqualTo(3L);
+    assertThat(publisher.<Long>awaitReply(callId, Duration.ofSeconds(1))).isEqualTo(3L);
+  }
+
+  @Test
   void unknownCallIds_failClearly() {
     ServerRef<Msg> ref = start();
     assertThatThrownBy(() -> ref.awaitReply("no such id", Duration.ofSeconds(1)))
