@@ -21,8 +21,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * One server's durable queue: encoding messages into envelopes (and back), pushing them (blind
  * writes: a versionstamped item key, an atomic add, and a ring of the server's doorbell, so
- * producers never conflict), peeking and popping items, the push and pop counters, and the outbox
- * that pushes inside a user's transaction.
+ * producers never conflict), peeking and popping items, the push and pop counters, and the outbox's
+ * cast that pushes inside a user's transaction (the {@code Outbox} itself is {@link
+ * IdempotentRequests}').
  *
  * <p>Never commits (callers hand it their transaction, except the outbox, whose transaction is the
  * user's) and never runs callbacks.
