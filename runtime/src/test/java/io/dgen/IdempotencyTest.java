@@ -211,6 +211,24 @@ class IdempotencyTest extends RuntimeTestBase {
   }
 
   @Test
+  void expiredKeys_areTrimmedAtMostAHundredPerBatch_untilNoneAreLeft() {
+    ServerRef<Msg> ref = start(b -> b.idempotencyRetention(Duration.ofMinutes(1)));
+    for (int i = 0; i < 250; i++) {
+      assertThat(ref.cast(new Add(1), "k" + i)).isTrue();
+    }
+    awaitTotal(ref, 250);
+    assertThat(rows(ref, "i")).hasSize(250);
+    wallMillis.addAndGet(Duration.ofMinutes(2).toMillis());
+    long total = 250;
+    for (int remaining : new int[] {150, 50, 0, 0}) {
+      ref.cast(new Add(1)); // one batch each
+      awaitTotal(ref, ++total);
+      assertThat(rows(ref, "i")).hasSize(remaining);
+      assertThat(rows(ref, "x")).hasSize(remaining);
+    }
+  }
+
+  @Test
   void keyTooLong_isRefused_andNothingIsStored() {
     ServerRef<Msg> ref = start(b -> b.consume(false));
     String longest = "é".repeat(128); // 256 bytes in UTF-8
