@@ -34,6 +34,20 @@ public interface Outbox<M> {
   void cast(Transaction tx, M message);
 
   /**
+   * Enqueues {@code message} in {@code tx} unless a message with the same {@code idempotencyKey}
+   * was queued to this server within its retention window ({@link ServerRef#cast(Object, String)}).
+   * Costs one read of the key in {@code tx}, which conflicts with a concurrent push of the same
+   * key; safe when your body is re-run after {@code commit_unknown_result}.
+   *
+   * @param tx the caller's transaction
+   * @param message the message, not null
+   * @param idempotencyKey an opaque key, 1 to 256 bytes in UTF-8
+   * @return true if {@code tx} queues it (once it commits), false if the key had queued it already
+   * @throws IllegalArgumentException if the key is too long, or the message's type not allowed
+   */
+  boolean cast(Transaction tx, M message, String idempotencyKey);
+
+  /**
    * Enqueues {@code messages} in {@code tx}, in order.
    *
    * @param tx the caller's transaction

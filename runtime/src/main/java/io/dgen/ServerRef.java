@@ -1,6 +1,7 @@
 package io.dgen;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.backend.Futures;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -138,6 +139,79 @@ public interface ServerRef<M> {
    *     (nothing was committed)
    */
   void info(Object info);
+
+  /**
+   * Enqueues {@code message} unless a message with the same {@code idempotencyKey} was queued to
+   * this server within its retention window ({@link StartOptions.Builder#idempotencyRetention},
+   * default 24 h); returns once the outcome is durable. The check is exact (one transactional read
+   * of the key) and safe under {@code commit_unknown_result}: retry with the same key as often as
+   * you like, the message is queued once.
+   *
+   * @param message the message, not null
+   * @param idempotencyKey an opaque key, 1 to 256 bytes in UTF-8, unique per message to this server
+   * @return true if this call queued the message, false if the key had queued it already
+   * @throws IllegalArgumentException if the key is longer than 256 bytes (nothing is stored)
+   * @throws ServerStoppedException if this process was stopped
+   */
+  boolean cast(M message, String idempotencyKey);
+
+  /**
+   * Sends a call that runs once per {@code idempotencyKey} within the retention window: the first
+   * call with the key is queued (never inline) and its reply kept; a later call with the same key,
+   * from any process or runtime, before or after the first finished, does not run again and returns
+   * the first call's reply, waiting for it if needed.
+   *
+   * @param request the request, not null
+   * @param idempotencyKey an opaque key, 1 to 256 bytes in UTF-8
+   * @param timeout how long to wait for the reply, positive, at most one hour
+   * @param <R> the reply type
+   * @return the first call's reply
+   * @throws CallTimeoutException if no reply came in time (the call still executes; call again with
+   *     the same key to get its reply)
+   * @throws DeadLetterException if the first call was dead-lettered
+   * @throws IllegalArgumentException if the key is too long, or was used by a keyed cast
+   * @throws ServerStoppedException if this process was stopped
+   */
+  <R> R call(M request, String idempotencyKey, Duration timeout);
+
+  /**
+   * Queues {@code request} as a call whose reply is kept for the retention window, and returns its
+   * call id at once (once it is durably queued). Any process or runtime may {@link #awaitReply} it,
+   * any number of times, until the window ends.
+   *
+   * @param request the request, not null
+   * @return the call id, an opaque string
+   * @throws ServerStoppedException if this process was stopped
+   */
+  String submit(M request);
+
+  /**
+   * Waits for the kept reply of a {@link #submit}ted call; see {@link #awaitReplyAsync}.
+   *
+   * @param callId the id {@link #submit} returned
+   * @param timeout how long to wait, positive, at most one hour
+   * @param <R> the reply type
+   * @return the reply
+   * @throws UnknownCallException if this server does not know the id, or its window ended
+   * @throws DeadLetterException if the call was dead-lettered
+   * @throws CallTimeoutException if no reply came in time (the call still executes)
+   */
+  default <R> R awaitReply(String callId, Duration timeout) {
+    return Futures.join(this.<R>awaitReplyAsync(callId, timeout));
+  }
+
+  /**
+   * Waits, without a thread and without a watch, for the kept reply of a {@link #submit}ted call:
+   * from any process or runtime, any number of times, until the retention window ends.
+   *
+   * @param callId the id {@link #submit} returned
+   * @param timeout how long to wait, positive, at most one hour
+   * @param <R> the reply type
+   * @return a future of the reply; it fails with {@link UnknownCallException} if the id is unknown
+   *     or its window ended, {@link DeadLetterException} if the call was dead-lettered, {@link
+   *     CallTimeoutException} if no reply came in time
+   */
+  <R> CompletableFuture<R> awaitReplyAsync(String callId, Duration timeout);
 
   /**
    * Returns an {@link Outbox} for enqueueing inside transactions of your own.

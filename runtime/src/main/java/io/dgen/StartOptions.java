@@ -31,6 +31,7 @@ public final class StartOptions {
   private final @Nullable String name;
   private final Duration callTimeout;
   private final List<Class<?>> allowedTypes;
+  private final Duration idempotencyRetention;
 
   private StartOptions(Builder b) {
     this.tenant = b.tenant;
@@ -43,6 +44,7 @@ public final class StartOptions {
     this.name = b.name;
     this.callTimeout = b.callTimeout;
     this.allowedTypes = List.copyOf(b.allowedTypes);
+    this.idempotencyRetention = b.idempotencyRetention;
   }
 
   /**
@@ -107,6 +109,11 @@ public final class StartOptions {
     return allowedTypes;
   }
 
+  /** How long idempotency keys and kept replies are remembered (default 24 hours). */
+  public Duration idempotencyRetention() {
+    return idempotencyRetention;
+  }
+
   /**
    * Builds {@link StartOptions}; setters validate their argument and fail fast. Not thread-safe.
    */
@@ -121,6 +128,7 @@ public final class StartOptions {
     private @Nullable String name;
     private Duration callTimeout = Duration.ofSeconds(5);
     private List<Class<?>> allowedTypes = List.of();
+    private Duration idempotencyRetention = Duration.ofHours(24);
 
     private Builder(Tenant tenant) {
       this.tenant = Objects.requireNonNull(tenant, "tenant must not be null");
@@ -260,6 +268,27 @@ public final class StartOptions {
         Objects.requireNonNull(t, "allowed type must not be null");
       }
       this.allowedTypes = List.of(types);
+      return this;
+    }
+
+    /**
+     * How long idempotency keys ({@link ServerRef#cast(Object, String)}, {@link ServerRef#call(
+     * Object, String, Duration)}) and kept replies ({@link ServerRef#submit}) of this server are
+     * remembered, by the runtime's clock. Default 24 hours.
+     *
+     * @param retention positive, at most 3,650 days
+     * @return this builder
+     * @throws IllegalArgumentException if not positive or too long
+     */
+    public Builder idempotencyRetention(Duration retention) {
+      Objects.requireNonNull(retention, "idempotencyRetention must not be null");
+      if (retention.isNegative()
+          || retention.isZero()
+          || retention.compareTo(Duration.ofDays(3650)) > 0) {
+        throw new IllegalArgumentException(
+            "idempotencyRetention must be positive and at most 3650 days, was " + retention);
+      }
+      this.idempotencyRetention = retention;
       return this;
     }
 

@@ -124,4 +124,12 @@ class FdbRuntimeBehaviourTest {
       return fdb();
     }
   }
+
+  @Nested
+  class Idempotency extends IdempotencyTest {
+    @Override
+    Backend newBackend() {
+      return fdb();
+    }
+  }
 }

@@ -133,6 +133,7 @@ public final class Benchmarks {
         new Planned("cast-k64", () -> s.casts(64, false)),
         new Planned("cast-k256", () -> s.casts(256, false)),
         new Planned("cast-plain-k64", () -> s.casts(64, true)),
+        new Planned("cast-keyed-k64", () -> s.casts(64, true, true)),
         new Planned(
             "call-inline",
             () ->

@@ -165,6 +165,13 @@ final class Report {
         "/s");
     ratio(
         out,
+        "keyed cast K=64 ÷ plain cast K=64",
+        "cast-keyed-k64",
+        "cast-plain-k64",
+        Row::opsPerSecond,
+        "/s");
+    ratio(
+        out,
         "CPU/msg: cast K=64 ÷ plain actor",
         "cast-k64",
         "plain-actor",

@@ -168,7 +168,19 @@ final class Scenarios {
    * plain {@code cast} (one push transaction each, whose latency is then recorded).
    */
   Row casts(int consumeK, boolean plainCast) {
-    String id = plainCast ? "cast-plain-k" + consumeK : "cast-k" + consumeK;
+    return casts(consumeK, plainCast, false);
+  }
+
+  /**
+   * Like {@link #casts(int, boolean)}; {@code keyed}: plain casts each with a fresh idempotency key
+   * (one push transaction and one read of the key each).
+   */
+  Row casts(int consumeK, boolean plainCast, boolean keyed) {
+    String id =
+        keyed
+            ? "cast-keyed-k" + consumeK
+            : plainCast ? "cast-plain-k" + consumeK : "cast-k" + consumeK;
+    AtomicLong keys = new AtomicLong();
     try (Bench bench = target.open(DEFAULT_MAX_WATCHES);
         DGen dgen = DGen.builder(bench.backend()).build()) {
       Tenant tenant = dgen.tenant(bench.root(), id);
@@ -180,15 +192,17 @@ final class Scenarios {
               StartOptions.builder(tenant).consumeK(consumeK).build());
       List<CounterServer.Msg> batch = Collections.nCopies(settings.castBatch(), ONE);
       Sender send =
-          plainCast
-              ? (thread, seq) -> {
-                ref.cast(ONE);
-                return 1;
-              }
-              : (thread, seq) -> {
-                ref.castAll(batch);
-                return batch.size();
-              };
+          keyed
+              ? (thread, seq) -> ref.cast(ONE, "order-" + keys.incrementAndGet()) ? 1 : 0
+              : plainCast
+                  ? (thread, seq) -> {
+                    ref.cast(ONE);
+                    return 1;
+                  }
+                  : (thread, seq) -> {
+                    ref.castAll(batch);
+                    return batch.size();
+                  };
       long window = window(consumeK);
       publish(progress, send, settings.publishers(), window, settings.warmup(), false);
       Cost before = bench.cost();
@@ -201,7 +215,9 @@ final class Scenarios {
         throw new IllegalStateException(id + ": state " + value + " != " + progress.applied());
       }
       String how =
-          plainCast ? "plain cast" : "castAll×" + settings.castBatch() + " (1 push tx each)";
+          keyed
+              ? "keyed cast"
+              : plainCast ? "plain cast" : "castAll×" + settings.castBatch() + " (1 push tx each)";
       return row(
           id,
           "cast K=" + consumeK + ", " + settings.publishers() + " publishers, " + how,

@@ -72,6 +72,13 @@ class BenchmarksTest {
     assertThat(plain.commitsPerMessage() - plain.consumerTransactionsPerMessage())
         .isCloseTo(1.0, within(1e-9));
     assertThat(plain.p50Micros()).isPositive();
+    // a keyed cast is one push transaction too, with one more read (its key) and its record and
+    // index entry written
+    Row keyed = row("cast-keyed-k64");
+    assertThat(keyed.commitsPerMessage() - keyed.consumerTransactionsPerMessage())
+        .isCloseTo(1.0, within(1e-9));
+    assertThat(keyed.cost().conflicts()).as("distinct keys never conflict").isZero();
+    assertThat(keyed.bytesWrittenPerMessage()).isGreaterThan(plain.bytesWrittenPerMessage());
   }
 
   @Test

@@ -126,4 +126,19 @@ class ExampleTest {
             "imported: [1|apples, 3|plums, 2|\"pears]   dead letters: 0")
         .doesNotContain("attempt 4");
   }
+
+  @Test
+  void idempotentOrderExample_chargesOncePerKeyAndServesReportsAcrossNodes() throws Exception {
+    String out = run(IdempotentOrderExample::main);
+    assertThat(out)
+        .contains(backendBanner())
+        .containsSubsequence(
+            "POST /orders key=7f3c-a1  -> 201 receipt #1: alice charged 4000",
+            "POST /orders key=7f3c-a1  -> 201 receipt #1: alice charged 4000",
+            "4 concurrent retries of key=9b2e-c4 -> [201 receipt #2: bob charged 2500]",
+            "POST /reports             -> 202 /calls/",
+            "-> 200 report: 2 orders, 6500 charged",
+            "GET again                 -> 200 report: 2 orders, 6500 charged",
+            "POST /orders key=7f3c-a1  -> 201 receipt #1: alice charged 4000   (still charged once)");
+  }
 }

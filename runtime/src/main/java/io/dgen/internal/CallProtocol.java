@@ -3,6 +3,7 @@ package io.dgen.internal;
 import io.dgen.CallTimeoutException;
 import io.dgen.From;
 import io.dgen.ServerStoppedException;
+import io.dgen.UnknownCallException;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
@@ -139,6 +140,17 @@ final class CallProtocol {
       return result;
     }
 
+    /**
+     * Waits for a reply that may be there already (a kept reply): listens, starts the deadline and
+     * takes the slot at once.
+     */
+    CompletableFuture<R> resume() {
+      listen();
+      await();
+      take();
+      return result;
+    }
+
     /** The call was not queued after all (it ran inline), or its push failed. */
     void abandon(@Nullable Throwable failure) {
       stopListening();
@@ -223,7 +235,14 @@ final class CallProtocol {
 
     private void finish(List<KeyValue> rows) {
       try {
-        if (rows.isEmpty()) {
+        if (rows.isEmpty() && KeptReplies.isKept(from)) {
+          fail(
+              new UnknownCallException(
+                  "no such call, or its retention window ended: callId="
+                      + KeptReplies.callId(from)
+                      + " "
+                      + context));
+        } else if (rows.isEmpty()) {
           fail(
               new ServerStoppedException(
                   "the reply slot was removed before a reply arrived (the server was killed): "

@@ -205,6 +205,7 @@ final class ConsumerBatch<S, M> {
     List<CompletableFuture<?>> needed = new ArrayList<>();
     CompletableFuture<StateStore.Loaded<S>> loaded = states.loadAsync(tx, version, true);
     needed.add(loaded);
+    needed.add(sweeper.prefetch(tx));
     for (KeyValue kv : peeked) {
       Item<M> item = decode(tx, kv);
       items.add(item);

@@ -101,6 +101,9 @@ final class ReplySlots {
   }
 
   private Subspace slotOf(From from) {
+    if (KeptReplies.isKept(from)) {
+      return keys.keptSlot(from.slotSeconds(), from.slotId());
+    }
     return keys.slot(from.slotSeconds(), from.slotId());
   }
 
@@ -149,6 +152,10 @@ final class ReplySlots {
       return null;
     }
     long id = wakeId(from);
+    if (KeptReplies.isKept(from)) {
+      doorbell.ring(tx, id); // a kept reply may have many readers, here and elsewhere
+      return null;
+    }
     for (TenantWatcher.Listener l : doorbell.listeners(id)) {
       if (l instanceof LocalCaller caller && caller.waitsFor(from)) {
         return new LocalReply(caller, value);
@@ -177,8 +184,11 @@ final class ReplySlots {
     return true;
   }
 
-  /** Clears {@code from}'s slot soon, with others: its reply was handed over. */
+  /** Clears {@code from}'s slot soon, with others: its reply was handed over (unless kept). */
   void clearLater(From from) {
+    if (KeptReplies.isKept(from)) {
+      return; // read any number of times until it expires
+    }
     Subspace slot = slotOf(from);
     clears.clear(slot.range().begin, slot.range().end);
   }
@@ -217,12 +227,17 @@ final class ReplySlots {
    * never written again, so its reply is returned without waiting for a commit, and the slot is
    * cleared a little later with others ({@link DeferredClears}); a slot still empty is left for the
    * reply to come. At the deadline ({@code timedOut}) it reads and clears the slot in one
-   * transaction, so that a reply either is in what it read or is never written. Holds no thread
-   * while it waits.
+   * transaction, so that a reply either is in what it read or is never written. A kept reply
+   * ({@link KeptReplies}) is only ever read, at the deadline too, and reads as gone once expired.
+   * Holds no thread while it waits.
    */
   CompletableFuture<Taken> take(From from, boolean timedOut) {
     Subspace slot = slotOf(from);
-    if (!timedOut) {
+    boolean kept = KeptReplies.isKept(from);
+    if (kept && KeptReplies.expired(from.slotSeconds(), wallMillis.getAsLong())) {
+      return CompletableFuture.completedFuture(new Taken(List.of(), false));
+    }
+    if (!timedOut || kept) { // a kept reply is never cleared by its readers: a read is enough
       return backend.runAsync(
           tx ->
               tx.snapshot()
@@ -232,9 +247,9 @@ final class ReplySlots {
                       rows -> {
                         boolean replied = !rows.isEmpty() && rows.get(0).value().length > 0;
                         if (replied) {
-                          clears.clear(slot.range().begin, slot.range().end);
+                          clearLater(from);
                         }
-                        return new Taken(rows, !rows.isEmpty() && !replied);
+                        return new Taken(rows, !timedOut && !rows.isEmpty() && !replied);
                       }));
     }
     // Idempotent without a commit marker (a marker would outlive the slot): if an earlier attempt

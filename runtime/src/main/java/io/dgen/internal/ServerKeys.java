@@ -20,6 +20,9 @@ import java.nio.ByteOrder;
  * (tuid.., "k")                         lock record
  * (tuid.., "d", VS)                     dead letters
  * (tuid.., "o", runId)                  commit marker of a runtime transaction (swept by age)
+ * (tuid.., "i", key)                    idempotency key: (expiry second, run id[, call second, id])
+ * (tuid.., "x", expirySecond, key)      expiry index of the idempotency keys
+ * (tuid.., "r", expirySecond, id, "t", n) a kept reply (submit, keyed call), chunk n
  * </pre>
  *
  * The {@code 0} after {@code "s"} and {@code "q"} is the layout version of that part.
@@ -32,6 +35,9 @@ public final class ServerKeys {
   static final String LOCK = "k";
   static final String DEAD = "d";
   static final String MARKERS = "o";
+  static final String IDEMPOTENCY = "i";
+  static final String EXPIRY = "x";
+  static final String KEPT = "r";
   static final long LAYOUT_VERSION = 0;
 
   /** Lane of items re-queued at the head of the queue. */
@@ -53,6 +59,9 @@ public final class ServerKeys {
   private final byte[] lockKey;
   private final Subspace dead;
   private final Subspace markers;
+  private final Subspace idempotency;
+  private final Subspace expiry;
+  private final Subspace kept;
   private final long wakeId;
 
   /**
@@ -76,6 +85,9 @@ public final class ServerKeys {
     this.lockKey = root.pack(Tuple.from(LOCK));
     this.dead = root.subspace(Tuple.from(DEAD));
     this.markers = root.subspace(Tuple.from(MARKERS));
+    this.idempotency = root.subspace(Tuple.from(IDEMPOTENCY));
+    this.expiry = root.subspace(Tuple.from(EXPIRY));
+    this.kept = root.subspace(Tuple.from(KEPT));
     this.wakeId = TenantKeys.wakeIdOf(root.getKey());
   }
 
@@ -142,6 +154,26 @@ public final class ServerKeys {
   /** The reply slot of one call. */
   public Subspace slot(long unixSeconds, String id) {
     return calls.subspace(Tuple.from(unixSeconds, id));
+  }
+
+  /** The record of one idempotency key. */
+  public byte[] idempotencyKey(String key) {
+    return idempotency.pack(Tuple.from(key));
+  }
+
+  /** The expiry index of the idempotency keys: {@code (expirySecond, key)}. */
+  public Subspace expiry() {
+    return expiry;
+  }
+
+  /** All kept replies, ordered by the second they expire at. */
+  public Subspace kept() {
+    return kept;
+  }
+
+  /** The kept reply of one call. */
+  public Subspace keptSlot(long expirySecond, String id) {
+    return kept.subspace(Tuple.from(expirySecond, id));
   }
 
   /** Chunk {@code n} of a reply slot. */

@@ -69,6 +69,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private final TenantWatcher doorbell;
   private final ConsumeLoop<S, M> loop;
   private final Meters meters;
+  private final IdempotentRequests<M> requests;
 
   private ServerProcess(
       RuntimeCore core,
@@ -105,6 +106,9 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     CallbackInvoker<S, M> invoker =
         new CallbackInvoker<>(server, core.backend(), tenant, tuid, core::nanoTime, m, context);
     this.calls = new CallProtocol(core, commits, queue, slots, doorbell, context);
+    this.requests =
+        new IdempotentRequests<>(
+            core, keys, commits, queue, slots, calls, types, options.idempotencyRetention());
     this.inline =
         new InlineRunner<>(
             keys,
@@ -299,9 +303,15 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   }
 
   @Override
+  public boolean cast(M message, String idempotencyKey) {
+    ensureAlive();
+    return requests.cast(message, idempotencyKey);
+  }
+
+  @Override
   public Outbox<M> outbox() {
     ensureAlive();
-    return queue.outbox();
+    return requests.outbox();
   }
 
   @Override
@@ -338,19 +348,28 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     return callInternal(request, null, timeout);
   }
 
+  @Override
+  public <R> R call(M request, String idempotencyKey, Duration timeout) {
+    ensureAlive();
+    return Futures.join(requests.<R>call(request, idempotencyKey, timeout));
+  }
+
+  @Override
+  public String submit(M request) {
+    ensureAlive();
+    return requests.submit(request);
+  }
+
+  @Override
+  public <R> CompletableFuture<R> awaitReplyAsync(String callId, Duration timeout) {
+    ensureAlive();
+    return requests.awaitReply(callId, timeout);
+  }
+
   private <R> CompletableFuture<R> callInternal(
       M request, @Nullable Class<R> replyType, Duration timeout) {
     Objects.requireNonNull(request, "request must not be null");
-    Objects.requireNonNull(timeout, "timeout must not be null");
-    if (timeout.isNegative()
-        || timeout.isZero()
-        || timeout.compareTo(ReplySlots.MAX_CALL_TIMEOUT) > 0) {
-      throw new IllegalArgumentException(
-          "timeout must be positive and at most "
-              + ReplySlots.MAX_CALL_TIMEOUT
-              + ", was "
-              + timeout);
-    }
+    IdempotentRequests.checkTimeout(timeout);
     long start = core.nanoTime();
     try {
       ensureAlive();

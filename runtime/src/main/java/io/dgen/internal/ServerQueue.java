@@ -2,7 +2,6 @@ package io.dgen.internal;
 
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.dgen.From;
-import io.dgen.Outbox;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
@@ -22,8 +21,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * One server's durable queue: encoding messages into envelopes (and back), pushing them (blind
  * writes: a versionstamped item key, an atomic add, and a ring of the server's doorbell, so
- * producers never conflict), peeking and popping items, the push and pop counters, and the outbox
- * that pushes inside a user's transaction.
+ * producers never conflict), peeking and popping items, the push and pop counters, and the outbox's
+ * cast that pushes inside a user's transaction (the {@code Outbox} itself is {@link
+ * IdempotentRequests}').
  *
  * <p>Never commits (callers hand it their transaction, except the outbox, whose transaction is the
  * user's) and never runs callbacks.
@@ -43,7 +43,6 @@ final class ServerQueue<M> {
   private final Serde serde;
   private final TypeRegistry types;
   private final String context;
-  private final Outbox<M> outbox = new QueueOutbox();
 
   ServerQueue(
       ServerKeys keys, TenantWatcher doorbell, Serde serde, TypeRegistry types, String context) {
@@ -216,28 +215,17 @@ final class ServerQueue<M> {
     return keys.items().unpack(item.key()).getVersionstamp(1);
   }
 
-  /** Casts inside transactions the user owns. */
-  Outbox<M> outbox() {
-    return outbox;
-  }
-
-  private final class QueueOutbox implements Outbox<M> {
-    @Override
-    public void cast(Transaction tx, M message) {
-      Objects.requireNonNull(tx, "transaction must not be null");
-      byte[] env = encode(Envelope.CAST, message, null);
-      // The user's run re-executes its body after commit_unknown_result even if it applied: a
-      // marker keyed by the run's id keeps the pushes of a committed attempt from repeating.
-      if (!UserVersions.alreadyCommitted(tx, keys)) {
-        push(tx, ServerKeys.LANE_NORMAL, env);
-      }
-    }
-
-    @Override
-    public void castAll(Transaction tx, List<? extends M> messages) {
-      for (M m : messages) {
-        cast(tx, m);
-      }
+  /**
+   * Casts {@code message} inside a transaction the user owns (the outbox): pushes it unless an
+   * earlier attempt of the same run committed the pushes to this server.
+   */
+  void castInto(Transaction tx, M message) {
+    Objects.requireNonNull(tx, "transaction must not be null");
+    byte[] env = encode(Envelope.CAST, message, null);
+    // The user's run re-executes its body after commit_unknown_result even if it applied: a
+    // marker keyed by the run's id keeps the pushes of a committed attempt from repeating.
+    if (!UserVersions.alreadyCommitted(tx, keys)) {
+      push(tx, ServerKeys.LANE_NORMAL, env);
     }
   }
 }

@@ -1,0 +1,207 @@
+package io.dgen.internal;
+
+import io.dgen.From;
+import io.dgen.Outbox;
+import io.dgen.backend.Futures;
+import io.dgen.backend.Transaction;
+import io.dgen.internal.codec.Envelope;
+import io.dgen.internal.codec.TypeRegistry;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A server's requests that survive client retries and restarts: keyed casts (also through the
+ * {@link Outbox}), keyed calls, {@code submit} and {@code awaitReply}. A keyed push reads its key's
+ * record in its own transaction ({@link IdempotencyKeys}) and pushes only if it claims the key. A
+ * keyed call or a submitted call is always queued (never inline), with a kept reply slot ({@link
+ * KeptReplies}) that the consumer fills like any other and that stays readable, from any runtime,
+ * until the retention window ends. Waiting for it is waiting for a queued call: a doorbell listener
+ * under the slot's wake id and a deadline, no thread and no watch.
+ *
+ * <p>Never runs callbacks; holds no per-request state. Thread-safe.
+ *
+ * @param <M> the message type
+ */
+final class IdempotentRequests<M> {
+
+  private final RuntimeCore core;
+  private final CommitRunner commits;
+  private final ServerQueue<M> queue;
+  private final ReplySlots slots;
+  private final CallProtocol calls;
+  private final TypeRegistry types;
+  private final IdempotencyKeys idempotency;
+  private final Duration retention;
+  private final Outbox<M> outbox;
+
+  IdempotentRequests(
+      RuntimeCore core,
+      ServerKeys keys,
+      CommitRunner commits,
+      ServerQueue<M> queue,
+      ReplySlots slots,
+      CallProtocol calls,
+      TypeRegistry types,
+      Duration retention) {
+    this.core = core;
+    this.commits = commits;
+    this.queue = queue;
+    this.slots = slots;
+    this.calls = calls;
+    this.types = types;
+    this.idempotency = new IdempotencyKeys(keys);
+    this.retention = retention;
+    this.outbox = new QueueOutbox();
+  }
+
+  /**
+   * Checks a call's or a wait's timeout.
+   *
+   * @throws IllegalArgumentException unless positive and at most {@link
+   *     ReplySlots#MAX_CALL_TIMEOUT}
+   */
+  static void checkTimeout(Duration timeout) {
+    Objects.requireNonNull(timeout, "timeout must not be null");
+    if (timeout.isNegative()
+        || timeout.isZero()
+        || timeout.compareTo(ReplySlots.MAX_CALL_TIMEOUT) > 0) {
+      throw new IllegalArgumentException(
+          "timeout must be positive and at most "
+              + ReplySlots.MAX_CALL_TIMEOUT
+              + ", was "
+              + timeout);
+    }
+  }
+
+  /** Queues {@code message} unless its key was claimed within the window; true if it queued it. */
+  boolean cast(M message, String key) {
+    Objects.requireNonNull(message, "message must not be null");
+    IdempotencyKeys.check(key);
+    byte[] env = queue.encode(Envelope.CAST, message, null);
+    IdempotencyKeys.Claim claim =
+        commits.commit(tx -> claimAndCast(tx, key, env, core.wallMillis()));
+    return Objects.requireNonNull(claim).ours();
+  }
+
+  private IdempotencyKeys.Claim claimAndCast(Transaction tx, String key, byte[] env, long now) {
+    IdempotencyKeys.Claim claim =
+        idempotency.claim(
+            tx,
+            key,
+            Futures.join(idempotency.read(tx, key)),
+            KeptReplies.expirySecond(now, retention),
+            null,
+            now);
+    if (claim.created()) {
+      queue.push(tx, ServerKeys.LANE_NORMAL, env);
+    }
+    return claim;
+  }
+
+  /** The outbox, with the keyed cast. */
+  Outbox<M> outbox() {
+    return outbox;
+  }
+
+  /**
+   * Runs {@code request} once per key: the first call with {@code key} is queued with a kept reply;
+   * any later one waits for that reply.
+   */
+  <R> CompletableFuture<R> call(M request, String key, Duration timeout) {
+    Objects.requireNonNull(request, "request must not be null");
+    IdempotencyKeys.check(key);
+    checkTimeout(timeout);
+    types.messageTag(request); // refuse a message of a wrong type before any transaction
+    long now = core.wallMillis();
+    From fresh = KeptReplies.newFrom(now, retention);
+    byte[] env = queue.encode(Envelope.CALL, request, fresh);
+    CallProtocol.Waiting<R> waiting = calls.waiting(fresh, null, timeout);
+    return commits
+        .<IdempotencyKeys.Claim>commitAsync(
+            tx ->
+                Async.thenApply(
+                    idempotency.read(tx, key),
+                    core.executor(),
+                    record -> {
+                      IdempotencyKeys.Claim claim =
+                          idempotency.claim(tx, key, record, fresh.slotSeconds(), fresh, now);
+                      if (claim.created()) {
+                        calls.push(tx, env, waiting);
+                      }
+                      return claim;
+                    }),
+            (tx, prior) -> prior,
+            core.executor())
+        .handle(
+            (claim, err) -> {
+              if (err != null || claim == null) {
+                waiting.abandon(Futures.unwrap(err));
+                return waiting.result();
+              }
+              if (fresh.equals(claim.call())) {
+                return waiting.await();
+              }
+              waiting.abandon(null);
+              From first = claim.call();
+              if (first == null) {
+                return CompletableFuture.<R>failedFuture(
+                    new IllegalArgumentException(
+                        "idempotencyKey '" + key + "' was used by a cast, not a call"));
+              }
+              return calls.<R>waiting(first, null, timeout).resume();
+            })
+        .thenCompose(f -> f);
+  }
+
+  /** Queues {@code request} as a call with a kept reply; returns its call id once queued. */
+  String submit(M request) {
+    Objects.requireNonNull(request, "request must not be null");
+    types.messageTag(request);
+    From from = KeptReplies.newFrom(core.wallMillis(), retention);
+    byte[] env = queue.encode(Envelope.CALL, request, from);
+    commits.commit(
+        tx -> {
+          slots.open(tx, from);
+          queue.push(tx, ServerKeys.LANE_NORMAL, env);
+          return null;
+        });
+    return KeptReplies.callId(from);
+  }
+
+  /** Waits for the kept reply of {@code callId}. */
+  <R> CompletableFuture<R> awaitReply(String callId, Duration timeout) {
+    Objects.requireNonNull(callId, "callId must not be null");
+    checkTimeout(timeout);
+    try {
+      return calls.<R>waiting(KeptReplies.parse(callId), null, timeout).resume();
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** The server's outbox: casts, keyed or not, in the caller's transaction. */
+  private final class QueueOutbox implements Outbox<M> {
+    @Override
+    public void cast(Transaction tx, M message) {
+      queue.castInto(tx, message);
+    }
+
+    @Override
+    public void castAll(Transaction tx, List<? extends M> messages) {
+      for (M m : messages) {
+        queue.castInto(tx, m);
+      }
+    }
+
+    @Override
+    public boolean cast(Transaction tx, M message, String idempotencyKey) {
+      Objects.requireNonNull(tx, "transaction must not be null");
+      Objects.requireNonNull(message, "message must not be null");
+      IdempotencyKeys.check(idempotencyKey);
+      byte[] env = queue.encode(Envelope.CAST, message, null);
+      return claimAndCast(tx, idempotencyKey, env, core.wallMillis()).ours();
+    }
+  }
+}
