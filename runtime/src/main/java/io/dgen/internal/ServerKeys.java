@@ -159,6 +159,16 @@ public final class ServerKeys {
   }
 
   /**
+   * Pushes {@code item} at the tail of {@code lane} and rings the server's doorbell: blind writes
+   * only, so pushes never conflict.
+   */
+  public void push(Transaction tx, long lane, byte[] item, TenantKeys tenant) {
+    tx.setVersionstampedKey(tenantPrefix, newItemKey(lane, UserVersions.next(tx)), item);
+    tx.add(pushCounter, 1);
+    tenant.ring(tx, wakeId);
+  }
+
+  /**
    * Removes the server in {@code tx} (a kill): rings the wake id of every open reply slot (their
    * callers find their slots gone and fail instead of waiting for their deadlines) and the server's
    * own (consumers in other runtimes look again), clears every key under {@code (tuid..)} and the
