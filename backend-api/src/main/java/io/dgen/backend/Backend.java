@@ -89,6 +89,17 @@ public interface Backend extends AutoCloseable {
   boolean removeDirectory(String... path);
 
   /**
+   * Lists the names of the directories directly under {@code parent}, in ascending order; with no
+   * parent, the top-level directories. Runs its own read; an admin tool lists tenants with it.
+   *
+   * @param parent zero or more non-empty path elements
+   * @return the children's names (the last element of each child's path); empty if {@code parent}
+   *     does not exist or has no children
+   * @throws IllegalArgumentException if a parent element is null or empty
+   */
+  java.util.List<String> listDirectories(String... parent);
+
+  /**
    * Releases the backend's resources. Pending watches fail with {@code transaction_cancelled}; a
    * closed backend rejects new transactions with {@link IllegalStateException}.
    */

@@ -51,6 +51,11 @@ public abstract class ForwardingBackend implements Backend {
     return delegate.removeDirectory(path);
   }
 
+  @Override
+  public java.util.List<String> listDirectories(String... parent) {
+    return delegate.listDirectories(parent);
+  }
+
   /** Closes the wrapped backend. */
   @Override
   public void close() {

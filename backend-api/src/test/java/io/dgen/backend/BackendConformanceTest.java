@@ -2007,6 +2007,23 @@ public abstract class BackendConformanceTest {
   }
 
   @Test
+  void listDirectories_namesTheDirectChildrenInOrder() {
+    backend.directory("conformance", tenantId, "b");
+    backend.directory("conformance", tenantId, "a", "child");
+    backend.directory("conformance", tenantId, "a\0x");
+
+    assertThat(backend.listDirectories("conformance", tenantId)).containsExactly("a", "a\0x", "b");
+    assertThat(backend.listDirectories("conformance", tenantId, "a")).containsExactly("child");
+    assertThat(backend.listDirectories("conformance", tenantId, "b")).isEmpty();
+    assertThat(backend.listDirectories("conformance", tenantId, "nope")).isEmpty();
+    assertThat(backend.listDirectories()).contains("conformance");
+    assertThat(backend.listDirectories("conformance")).contains(tenantId);
+    assertThat(backend.openDirectory("conformance", tenantId, "nope")).isEmpty();
+    assertThatThrownBy(() -> backend.listDirectories("conformance", ""))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   void openDirectory_missingPath_isEmptyAndCreatesNothing() {
     assertThat(backend.openDirectory("conformance", tenantId, "nope")).isEmpty();
     assertThat(backend.openDirectory("conformance", tenantId, "nope")).isEmpty();

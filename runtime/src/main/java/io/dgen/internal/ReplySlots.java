@@ -1,7 +1,6 @@
 package io.dgen.internal;
 
 import com.apple.foundationdb.subspace.Subspace;
-import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGenException;
 import io.dgen.DeadLetterException;
 import io.dgen.From;
@@ -109,7 +108,7 @@ final class ReplySlots {
 
   /** The wake id the doorbell rings when a reply lands in {@code from}'s slot. */
   long wakeId(From from) {
-    return TenantKeys.wakeIdOf(slotOf(from).getKey());
+    return keys.slotWakeId(from.slotSeconds(), from.slotId());
   }
 
   /** Writes {@code from}'s empty slot: the caller is waiting. */
@@ -191,20 +190,6 @@ final class ReplySlots {
     }
     Subspace slot = slotOf(from);
     clears.clear(slot.range().begin, slot.range().end);
-  }
-
-  /**
-   * Rings the wake id of every open slot, in a transaction that removes them (a kill): their
-   * callers take their slots, find them gone, and fail instead of waiting for their deadlines.
-   */
-  void wakeAll(Transaction tx) {
-    Subspace calls = keys.calls();
-    for (KeyValue kv : tx.getRange(calls.range().begin, calls.range().end)) {
-      Tuple t = calls.unpack(kv.key());
-      if (t.size() >= 2 && t.get(0) instanceof Long sec && t.get(1) instanceof String id) {
-        doorbell.ring(tx, wakeId(new From(sec, id)));
-      }
-    }
   }
 
   /** A successful reply. */

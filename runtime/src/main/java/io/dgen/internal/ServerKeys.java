@@ -3,6 +3,8 @@ package io.dgen.internal;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
+import io.dgen.backend.KeyValue;
+import io.dgen.backend.Transaction;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -47,6 +49,7 @@ public final class ServerKeys {
   public static final long LANE_NORMAL = 1;
 
   private final byte[] tenantPrefix;
+  private final Tuple tuid;
   private final Tuple itemsTuple;
   private final Subspace root;
   private final Subspace state;
@@ -72,6 +75,7 @@ public final class ServerKeys {
    */
   public ServerKeys(Subspace tenant, Tuple tuid) {
     this.tenantPrefix = tenant.getKey();
+    this.tuid = tuid;
     this.itemsTuple = tuid.addAll(Tuple.from(QUEUE, LAYOUT_VERSION, "i"));
     this.root = tenant.subspace(tuid);
     this.state = root.subspace(Tuple.from(STATE, LAYOUT_VERSION));
@@ -89,6 +93,11 @@ public final class ServerKeys {
     this.expiry = root.subspace(Tuple.from(EXPIRY));
     this.kept = root.subspace(Tuple.from(KEPT));
     this.wakeId = TenantKeys.wakeIdOf(root.getKey());
+  }
+
+  /** The server's identity. */
+  public Tuple tuid() {
+    return tuid;
   }
 
   /** The id under which pushes to this server ring the tenant's doorbell. */
@@ -174,6 +183,39 @@ public final class ServerKeys {
   /** The kept reply of one call. */
   public Subspace keptSlot(long expirySecond, String id) {
     return kept.subspace(Tuple.from(expirySecond, id));
+  }
+
+  /** The id under which a reply to the slot {@code (unixSeconds, id)} rings the doorbell. */
+  public long slotWakeId(long unixSeconds, String id) {
+    return TenantKeys.wakeIdOf(slot(unixSeconds, id).getKey());
+  }
+
+  /**
+   * Pushes {@code item} at the tail of {@code lane} and rings the server's doorbell: blind writes
+   * only, so pushes never conflict.
+   */
+  public void push(Transaction tx, long lane, byte[] item, TenantKeys tenant) {
+    tx.setVersionstampedKey(tenantPrefix, newItemKey(lane, UserVersions.next(tx)), item);
+    tx.add(pushCounter, 1);
+    tenant.ring(tx, wakeId);
+  }
+
+  /**
+   * Removes the server in {@code tx} (a kill): rings the wake id of every open reply slot (their
+   * callers find their slots gone and fail instead of waiting for their deadlines) and the server's
+   * own (consumers in other runtimes look again), clears every key under {@code (tuid..)} and the
+   * server's entry in the tenant's server index.
+   */
+  public void kill(Transaction tx, TenantKeys tenant) {
+    for (KeyValue kv : tx.getRange(calls.range().begin, calls.range().end)) {
+      Tuple t = calls.unpack(kv.key());
+      if (t.size() >= 2 && t.get(0) instanceof Long sec && t.get(1) instanceof String id) {
+        tenant.ring(tx, slotWakeId(sec, id));
+      }
+    }
+    tenant.ring(tx, wakeId);
+    tx.clearRange(root.range().begin, root.range().end);
+    tx.clear(tenant.serverKey(tuid));
   }
 
   /** Chunk {@code n} of a reply slot. */

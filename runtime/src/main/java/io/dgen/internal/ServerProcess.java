@@ -18,6 +18,7 @@ import io.dgen.internal.codec.StoredState;
 import io.dgen.internal.codec.TypeRegistry;
 import java.lang.reflect.Type;
 import java.lang.reflect.TypeVariable;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -217,7 +218,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         init.tuid() != null ? init.tuid() : Tuple.from("dgen_server", server.getClass().getName());
     ServerProcess<S, M> p =
         new ServerProcess<>(core, server, tuid, options, stateType, messageType);
-    p.initialize(Objects.requireNonNull(init.state()));
+    p.initialize(Objects.requireNonNull(init.state()), server.getClass().getName());
     core.register(p);
     p.meters.server().started(p);
     if (options.consume() && core.hooks().backgroundConsumers()) {
@@ -242,15 +243,17 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   }
 
   /**
-   * Loads (and completes) the type table and writes the initial state, in one transaction; the
-   * table is learned once that has committed.
+   * Loads (and completes) the type table, writes the initial state and the server's entry in the
+   * tenant's server index, in one transaction; the table is learned once that has committed.
    */
-  private void initialize(S initial) {
+  private void initialize(S initial, String behaviour) {
+    byte[] indexed = behaviour.getBytes(StandardCharsets.UTF_8);
     Started started =
         commits.commit(
             tx -> {
               var table = queue.readTypes(tx); // overlaps the state store's read
               StateStore.Written written = states.initialize(tx, initial, options.reset());
+              tx.set(doorbell.keys().serverKey(tuid), indexed); // the tenant's server index
               return new Started(queue.completeTypes(tx, table), written);
             });
     types.learn(Objects.requireNonNull(started).types());
@@ -497,9 +500,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     core.backend() // idempotent: no commit marker, which would outlive the server
         .run(
             tx -> {
-              slots.wakeAll(tx); // waiting callers fail at once
-              queue.wakeConsumers(tx); // consumers in other runtimes look again
-              tx.clearRange(keys.root().range().begin, keys.root().range().end);
+              keys.kill(tx, doorbell.keys());
               return null;
             });
     log.info("server killed: {} reason={}", context, reason);

@@ -168,10 +168,7 @@ final class ServerQueue<M> {
    * writes only.
    */
   void push(Transaction tx, long lane, byte[] envelope) {
-    tx.setVersionstampedKey(
-        keys.itemPrefix(), keys.newItemKey(lane, UserVersions.next(tx)), envelope);
-    tx.add(keys.pushCounter(), 1);
-    doorbell.ring(tx, keys.wakeId());
+    keys.push(tx, lane, envelope, doorbell.keys());
   }
 
   /**

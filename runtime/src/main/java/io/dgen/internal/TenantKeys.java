@@ -4,6 +4,7 @@ import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
 import com.google.common.hash.Hashing;
+import io.dgen.backend.Transaction;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
@@ -18,15 +19,21 @@ import org.jspecify.annotations.Nullable;
  * &lt;tenant&gt; FF (0)          the bell: a counter every ringing transaction ADDs 1 to; watched
  * &lt;tenant&gt; FF (1, VS)      the wake log: value = the 8-byte wake id of a server or reply slot
  *                            (+ a byte 1 once a trim made it the log's first entry)
+ * &lt;tenant&gt; FF (2, tuid..)  the server index: value = the behaviour's class name (UTF-8);
+ *                            written by a server's start, cleared by its kill
  * </pre>
  *
  * A wake id is a 64-bit fingerprint of a server's or reply slot's key; two ids that collide only
  * wake something that finds nothing to do.
+ *
+ * <p>Public for the admin tools ({@code io.dgen.admin}), which ring and read these keys without a
+ * runtime; not an API.
  */
-final class TenantKeys {
+public final class TenantKeys {
 
   static final long BELL = 0;
   static final long WAKE_LOG = 1;
+  static final long SERVERS = 2;
 
   /** The byte after the tenant's prefix that no packed tuple starts with. */
   private static final byte RESERVED = (byte) 0xFF;
@@ -36,14 +43,38 @@ final class TenantKeys {
   private final byte[] prefix;
   private final byte[] bell;
   private final Subspace log;
+  private final Subspace servers;
 
-  TenantKeys(Subspace tenant) {
+  /** The tenant-level keys of {@code tenant}. */
+  public TenantKeys(Subspace tenant) {
     byte[] t = tenant.getKey();
     this.prefix = Arrays.copyOf(t, t.length + 1);
     prefix[t.length] = RESERVED;
     Subspace runtime = new Subspace(prefix);
     this.bell = runtime.pack(Tuple.from(BELL));
     this.log = runtime.subspace(Tuple.from(WAKE_LOG));
+    this.servers = runtime.subspace(Tuple.from(SERVERS));
+  }
+
+  /** The server index: {@code (2, tuid..)} for every server started and not killed. */
+  public Subspace servers() {
+    return servers;
+  }
+
+  /** The server index entry of {@code tuid}; its value is the behaviour's class name. */
+  public byte[] serverKey(Tuple tuid) {
+    return servers.pack(tuid);
+  }
+
+  /**
+   * Rings {@code wakeId} in {@code tx}: a wake log entry and a bell {@code ADD}, both blind writes,
+   * once per id and transaction.
+   */
+  public void ring(Transaction tx, long wakeId) {
+    if (UserVersions.firstRing(tx, wakeId)) {
+      tx.setVersionstampedKey(prefix, newLogEntry(UserVersions.next(tx)), entry(wakeId));
+      tx.add(bell, 1);
+    }
   }
 
   /** The raw prefix of every tenant-level key (and of a new wake log entry's tuple). */

@@ -144,11 +144,7 @@ final class TenantWatcher {
    * once per id and transaction.
    */
   void ring(Transaction tx, long wakeId) {
-    if (UserVersions.firstRing(tx, wakeId)) {
-      tx.setVersionstampedKey(
-          keys.prefix(), TenantKeys.newLogEntry(UserVersions.next(tx)), TenantKeys.entry(wakeId));
-      tx.add(keys.bell(), 1);
-    }
+    keys.ring(tx, wakeId);
   }
 
   // ---------------------------------------------------------------- listeners

@@ -403,6 +403,36 @@ public final class FdbBackend implements Backend {
     return FdbErrors.join(DirectoryLayer.getDefault().removeIfExists(db, p));
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Runs {@code DirectoryLayer.getDefault().list}; a parent that does not exist lists nothing.
+   *
+   * @throws BackendException if FoundationDB fails
+   * @throws IllegalStateException if the backend is closed
+   */
+  @Override
+  public List<String> listDirectories(String... parent) {
+    List<String> p = parent.length == 0 ? List.of() : FdbEncoding.directoryPath(parent);
+    ensureOpen();
+    CompletableFuture<List<String>> listed =
+        DirectoryLayer.getDefault()
+            .list(db, p)
+            .handle(
+                (names, failure) -> {
+                  if (failure == null) {
+                    List<String> sorted = new java.util.ArrayList<>(names);
+                    java.util.Collections.sort(sorted);
+                    return sorted;
+                  }
+                  if (Futures.unwrap(failure) instanceof NoSuchDirectoryException) {
+                    return List.<String>of();
+                  }
+                  throw FdbErrors.map(failure);
+                });
+    return FdbErrors.join(listed);
+  }
+
   private static Subspace toSubspace(List<String> path, DirectorySubspace dir) {
     if (Arrays.equals(dir.getLayer(), PARTITION_LAYER)) {
       throw new IllegalArgumentException(

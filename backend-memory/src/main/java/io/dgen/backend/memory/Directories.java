@@ -7,6 +7,7 @@ import io.dgen.backend.Backend;
 import io.dgen.backend.ByteKeys;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
@@ -58,6 +59,23 @@ final class Directories {
   boolean remove(String... path) {
     String[] p = validate(path);
     return backend.run(tx -> remove(tx, p));
+  }
+
+  List<String> list(String... parent) {
+    if (parent.length > 0) {
+      validate(parent);
+    }
+    Tuple node = nodeTuple(parent, parent.length);
+    Range below = node.range(NODE_PREFIX);
+    List<KeyValue> nodes = backend.run(tx -> tx.getRange(below.begin, below.end));
+    List<String> names = new ArrayList<>();
+    for (KeyValue kv : nodes) {
+      Tuple t = Tuple.fromBytes(kv.key(), NODE_PREFIX.length, kv.key().length - 1);
+      if (t.size() == node.size() + 1) {
+        names.add(t.getString(node.size()));
+      }
+    }
+    return names;
   }
 
   private byte[] createOrOpen(Transaction tx, String[] path) {

@@ -7,6 +7,7 @@ import io.dgen.backend.Futures;
 import io.dgen.backend.RunIds;
 import io.dgen.backend.Transaction;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
@@ -340,6 +341,16 @@ public final class MemoryBackend implements Backend {
   @Override
   public boolean removeDirectory(String... path) {
     return directories.remove(path);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * @throws IllegalStateException if the backend is closed
+   */
+  @Override
+  public List<String> listDirectories(String... parent) {
+    return directories.list(parent);
   }
 
   // ---------------------------------------------------------------- test support

@@ -1,0 +1,364 @@
+package io.dgen.cli;
+
+import io.dgen.admin.DGenAdmin;
+import io.dgen.admin.ServerAdmin;
+import io.dgen.admin.TenantAdmin;
+import io.dgen.admin.Tuids;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/** The commands of {@code dgen}. */
+final class Commands {
+
+  private Commands() {}
+
+  /** What every command shares: {@code --json}, the output, the admin. */
+  abstract static class Base implements Callable<Integer> {
+    @Option(names = "--json", description = "print JSON instead of a table")
+    boolean json;
+
+    @Spec CommandSpec spec;
+
+    PrintWriter out() {
+      return spec.commandLine().getOut();
+    }
+
+    DGenAdmin admin() {
+      return ((Dgen) spec.root().userObject()).admin();
+    }
+
+    static String[] tenantPath(String tenant) {
+      String[] path = tenant.split("/", -1);
+      for (String element : path) {
+        if (element.isEmpty()) {
+          throw new CliException(
+              Dgen.USAGE, "malformed tenant " + tenant + ": an empty path element (e.g. shop/eu)");
+        }
+      }
+      return path;
+    }
+
+    TenantAdmin tenant(String tenant) {
+      String[] path = tenantPath(tenant);
+      return admin()
+          .tenant(path)
+          .orElseThrow(() -> new CliException(Dgen.NOT_FOUND, "no tenant " + tenant));
+    }
+  }
+
+  /** A command on one server: TENANT TUID. */
+  abstract static class OnServer extends Base {
+    @Parameters(index = "0", paramLabel = "TENANT", description = "the tenant, e.g. shop/eu")
+    String tenant;
+
+    @Parameters(
+        index = "1",
+        paramLabel = "TUID",
+        description = "the server's tuid, a tuple literal, e.g. '(\"orders\", 42)'")
+    String tuid;
+
+    ServerAdmin server() {
+      var id = Tuids.parse(tuid); // malformed: refused before the backend is opened
+      String[] path = tenantPath(tenant);
+      return tenant(String.join("/", path))
+          .server(id)
+          .orElseThrow(
+              () ->
+                  new CliException(
+                      Dgen.NOT_FOUND, "no server " + Tuids.format(id) + " in tenant " + tenant));
+    }
+  }
+
+  /** A destructive command: refused without {@code --yes}. */
+  abstract static class Destructive extends OnServer {
+    @Option(names = "--yes", description = "really do it (refused without)")
+    boolean yes;
+
+    void confirm(String what) {
+      if (!yes) {
+        throw new CliException(
+            Dgen.REFUSED, what + ": refused without --yes (nothing was written)");
+      }
+    }
+  }
+
+  @Command(
+      name = "tenants",
+      mixinStandardHelpOptions = true,
+      description = "List the tenants (directories) and how many servers each indexes.")
+  static final class Tenants extends Base {
+    @Override
+    public Integer call() {
+      DGenAdmin admin = admin();
+      ArrayNode list = Output.array();
+      List<List<String>> rows = new ArrayList<>();
+      for (List<String> path : admin.tenants()) {
+        String name = String.join("/", path);
+        int servers =
+            admin.tenant(path.toArray(String[]::new)).map(t -> t.servers().size()).orElse(0);
+        list.addObject().put("tenant", name).put("servers", servers);
+        rows.add(List.of(name, Integer.toString(servers)));
+      }
+      if (json) {
+        Output.json(out(), list);
+      } else {
+        Output.table(out(), List.of("TENANT", "SERVERS"), rows);
+      }
+      return Dgen.OK;
+    }
+  }
+
+  @Command(
+      name = "servers",
+      mixinStandardHelpOptions = true,
+      description = "List a tenant's servers (from its server index) with their behaviours.")
+  static final class Servers extends Base {
+    @Parameters(index = "0", paramLabel = "TENANT", description = "the tenant, e.g. shop/eu")
+    String tenant;
+
+    @Override
+    public Integer call() {
+      ArrayNode list = Output.array();
+      List<List<String>> rows = new ArrayList<>();
+      for (TenantAdmin.ServerEntry e : tenant(tenant).servers()) {
+        String tuid = Tuids.format(e.tuid());
+        list.addObject().put("tuid", tuid).put("behaviour", e.behaviour());
+        rows.add(List.of(tuid, e.behaviour()));
+      }
+      if (json) {
+        Output.json(out(), list);
+      } else {
+        Output.table(out(), List.of("TUID", "BEHAVIOUR"), rows);
+      }
+      return Dgen.OK;
+    }
+  }
+
+  @Command(
+      name = "inspect",
+      mixinStandardHelpOptions = true,
+      description =
+          "Show a server: state as JSON, queue length, lock holder and age, dead letters.")
+  static final class Inspect extends OnServer {
+    @Override
+    public Integer call() {
+      ServerAdmin s = server();
+      ObjectNode o = Output.object();
+      o.put("tenant", tenant);
+      o.put("tuid", Tuids.format(s.tuid()));
+      o.put("behaviour", s.behaviour().orElse(null));
+      o.put("queueLength", s.queueLength());
+      o.put("deadLetters", s.deadLetterCount());
+      var lock = s.lock().orElse(null);
+      if (lock == null) {
+        o.putNull("lock");
+      } else {
+        ObjectNode l = o.putObject("lock");
+        l.put("holder", lock.token());
+        l.put("acquiredAt", lock.acquiredAt().toString());
+        l.put("ageMillis", lock.age().toMillis());
+        Output.item(lock.item(), l.putObject("item"));
+      }
+      o.set("state", s.state().orElse(null));
+      if (json) {
+        Output.json(out(), o);
+        return Dgen.OK;
+      }
+      PrintWriter out = out();
+      List<List<String>> rows = new ArrayList<>();
+      rows.add(List.of("tenant", tenant));
+      rows.add(List.of("tuid", Tuids.format(s.tuid())));
+      rows.add(List.of("behaviour", s.behaviour().orElse("- (not indexed)")));
+      rows.add(List.of("queue length", o.get("queueLength").asString()));
+      rows.add(List.of("dead letters", o.get("deadLetters").asString()));
+      rows.add(
+          List.of(
+              "lock",
+              lock == null
+                  ? "-"
+                  : "held by "
+                      + lock.token()
+                      + " since "
+                      + lock.acquiredAt()
+                      + " ("
+                      + lock.age().toSeconds()
+                      + " s), message "
+                      + lock.item().type()));
+      Output.table(out, List.of("FIELD", "VALUE"), rows);
+      out.println("state:");
+      out.println(o.get("state").isNull() ? "-" : Output.JSON.writeValueAsString(o.get("state")));
+      return Dgen.OK;
+    }
+  }
+
+  @Command(
+      name = "queue",
+      mixinStandardHelpOptions = true,
+      description = "Peek at a server's queued messages, in the order they will be consumed.")
+  static final class Queue extends OnServer {
+    @Option(
+        names = {"-n", "--limit"},
+        paramLabel = "N",
+        defaultValue = "10",
+        description = "how many messages (default: ${DEFAULT-VALUE})")
+    int limit;
+
+    @Override
+    public Integer call() {
+      if (limit < 1) {
+        throw new CliException(Dgen.USAGE, "-n must be at least 1: " + limit);
+      }
+      ServerAdmin s = server();
+      ObjectNode o = Output.object();
+      o.put("queueLength", s.queueLength());
+      ArrayNode items = o.putArray("items");
+      List<List<String>> rows = new ArrayList<>();
+      for (ServerAdmin.QueuedItem i : s.peek(limit)) {
+        Output.item(i, items.addObject().put("id", i.id()));
+        rows.add(
+            List.of(
+                i.id(),
+                i.kind(),
+                i.type() == null ? "-" : i.type(),
+                Integer.toString(i.failures()),
+                i.message() == null ? "undecodable: " + i.error() : Output.compact(i.message())));
+      }
+      if (json) {
+        Output.json(out(), o);
+      } else {
+        out().println("queue length: " + s.queueLength());
+        Output.table(out(), List.of("ID", "KIND", "TYPE", "FAILURES", "MESSAGE"), rows);
+      }
+      return Dgen.OK;
+    }
+  }
+
+  @Command(
+      name = "dead-letters",
+      mixinStandardHelpOptions = true,
+      description = "List, re-queue or purge a server's dead letters.",
+      subcommands = {DeadList.class, DeadRequeue.class, DeadPurge.class})
+  static final class DeadLetters implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Override
+    public Integer call() {
+      spec.commandLine().usage(spec.commandLine().getErr());
+      return Dgen.USAGE;
+    }
+  }
+
+  @Command(
+      name = "list",
+      mixinStandardHelpOptions = true,
+      description = "List a server's dead letters, oldest first.")
+  static final class DeadList extends OnServer {
+    @Override
+    public Integer call() {
+      ArrayNode list = Output.array();
+      List<List<String>> rows = new ArrayList<>();
+      for (ServerAdmin.DeadLetterEntry d : server().deadLetters()) {
+        ObjectNode o = list.addObject();
+        o.put("id", d.id()).put("attempts", d.attempts()).put("at", d.at().toString());
+        o.put("error", d.error());
+        Output.item(d.item(), o);
+        rows.add(
+            List.of(
+                d.id(),
+                Integer.toString(d.attempts()),
+                d.at().toString(),
+                d.item().type() == null ? "-" : d.item().type(),
+                d.error()));
+      }
+      if (json) {
+        Output.json(out(), list);
+      } else {
+        Output.table(out(), List.of("ID", "ATTEMPTS", "AT", "TYPE", "ERROR"), rows);
+      }
+      return Dgen.OK;
+    }
+  }
+
+  /** Re-queue or purge: every dead letter, or one by {@code --id}. */
+  abstract static class DeadChange extends Destructive {
+    @Option(names = "--id", paramLabel = "ID", description = "only this dead letter")
+    @Nullable String id;
+
+    int change(String verb, boolean requeue) {
+      ServerAdmin s = server();
+      String what = verb + (id == null ? " every dead letter" : " dead letter " + id);
+      confirm(what + " of " + Tuids.format(s.tuid()));
+      int n;
+      if (id == null) {
+        n = requeue ? s.requeueDeadLetters() : s.purgeDeadLetters();
+      } else {
+        if (!(requeue ? s.requeueDeadLetter(id) : s.purgeDeadLetter(id))) {
+          throw new CliException(Dgen.NOT_FOUND, "no dead letter " + id);
+        }
+        n = 1;
+      }
+      String field = requeue ? "requeued" : "purged";
+      if (json) {
+        Output.json(out(), Output.object().put(field, n));
+      } else {
+        out().println(field + " " + n + " dead letter" + (n == 1 ? "" : "s"));
+      }
+      return Dgen.OK;
+    }
+  }
+
+  @Command(
+      name = "requeue",
+      mixinStandardHelpOptions = true,
+      description =
+          "Move dead letters back to the tail of the queue, failure counts cleared (needs --yes).")
+  static final class DeadRequeue extends DeadChange {
+    @Override
+    public Integer call() {
+      return change("re-queue", true);
+    }
+  }
+
+  @Command(
+      name = "purge",
+      mixinStandardHelpOptions = true,
+      description = "Delete dead letters for good (needs --yes).")
+  static final class DeadPurge extends DeadChange {
+    @Override
+    public Integer call() {
+      return change("purge", false);
+    }
+  }
+
+  @Command(
+      name = "kill",
+      mixinStandardHelpOptions = true,
+      description =
+          "Remove a server with its state, queue, lock and dead letters; waiting callers fail"
+              + " (needs --yes).")
+  static final class Kill extends Destructive {
+    @Override
+    public Integer call() {
+      ServerAdmin s = server();
+      String name = Tuids.format(s.tuid());
+      confirm("kill server " + name + " of tenant " + tenant);
+      s.kill();
+      if (json) {
+        Output.json(out(), Output.object().put("killed", name).put("tenant", tenant));
+      } else {
+        out().println("killed server " + name + " of tenant " + tenant);
+      }
+      return Dgen.OK;
+    }
+  }
+}

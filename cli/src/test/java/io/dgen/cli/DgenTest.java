@@ -1,0 +1,206 @@
+package io.dgen.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dgen.backend.Backend;
+import io.dgen.backend.KeyValue;
+import io.dgen.backend.memory.MemoryBackend;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Every command against a memory backend filled by a real run; JSON output against goldens. */
+class DgenTest {
+
+  private static final String T = "shop/eu";
+
+  private Backend memory;
+  private ShopFixture shop;
+
+  @BeforeEach
+  void fill() throws InterruptedException {
+    memory = MemoryBackend.create();
+    shop = new ShopFixture(memory, "shop", "eu");
+  }
+
+  @AfterEach
+  void close() {
+    shop.close();
+    memory.close();
+  }
+
+  private CliRun dgen(String... args) {
+    return CliRun.run(CliRun.over(memory), args);
+  }
+
+  /** Every key of the tenant, the server index included: what "nothing written" compares. */
+  private List<KeyValue> everything() {
+    byte[] begin = new byte[0];
+    byte[] end = {(byte) 0xff};
+    return memory.run(tx -> tx.getRange(begin, end));
+  }
+
+  // ------------------------------------------------------------------ reads
+
+  @Test
+  void tenants() throws Exception {
+    dgen("tenants", "--json").ok().matchesGolden("tenants");
+    assertThat(dgen("tenants").ok().out())
+        .isEqualTo(
+            "TENANT   SERVERS\nshop     0\nshop/eu  2\n".replace("\n", System.lineSeparator()));
+  }
+
+  @Test
+  void servers() throws Exception {
+    dgen("servers", T, "--json").ok().matchesGolden("servers");
+    assertThat(dgen("servers", T).ok().out().lines())
+        .containsExactly(
+            "TUID                BEHAVIOUR",
+            "(\"carts\", \"alice\")  io.dgen.cli.Shop",
+            "(\"orders\", 1)       io.dgen.cli.Shop");
+  }
+
+  @Test
+  void inspect() throws Exception {
+    dgen("inspect", T, ShopFixture.ORDERS, "--json").ok().matchesGolden("inspect-orders");
+    dgen("inspect", T, ShopFixture.CARTS, "--json").ok().matchesGolden("inspect-carts");
+    assertThat(dgen("inspect", T, ShopFixture.ORDERS).ok().out())
+        .contains("queue length  2")
+        .contains("dead letters  2")
+        .contains("message io.dgen.cli.Shop$Hold")
+        .contains("\"total\" : 8");
+  }
+
+  @Test
+  void queue() throws Exception {
+    dgen("queue", T, ShopFixture.ORDERS, "--json").ok().matchesGolden("queue-orders");
+    dgen("queue", T, ShopFixture.ORDERS, "-n", "1", "--json").ok().matchesGolden("queue-orders-1");
+    assertThat(dgen("queue", T, ShopFixture.ORDERS).ok().out())
+        .contains("queue length: 2")
+        .contains("cast  io.dgen.cli.Shop$AddItem  0         {\"name\":\"plum\",\"price\":7}");
+  }
+
+  @Test
+  void deadLetters_list() throws Exception {
+    dgen("dead-letters", "list", T, ShopFixture.ORDERS, "--json")
+        .ok()
+        .matchesGolden("dead-letters");
+    assertThat(dgen("dead-letters", "list", T, ShopFixture.ORDERS).ok().out())
+        .contains("java.lang.IllegalStateException: out of stock")
+        .contains("java.lang.IllegalStateException: card declined");
+  }
+
+  // ------------------------------------------------------------------ writes
+
+  @Test
+  void deadLetters_requeue_movesThemBehindTheLock() throws Exception {
+    dgen("dead-letters", "requeue", T, ShopFixture.ORDERS, "--yes", "--json")
+        .ok()
+        .matchesGolden("requeue");
+    dgen("queue", T, ShopFixture.ORDERS, "--json").ok().matchesGolden("queue-after-requeue");
+    assertThat(dgen("dead-letters", "list", T, ShopFixture.ORDERS, "--json").ok().out().strip())
+        .isEqualTo("[ ]");
+  }
+
+  @Test
+  void deadLetters_purge_oneThenAll() throws Exception {
+    String id =
+        Output.JSON
+            .readTree(dgen("dead-letters", "list", T, ShopFixture.ORDERS, "--json").ok().out())
+            .get(0)
+            .get("id")
+            .asString();
+    assertThat(dgen("dead-letters", "purge", T, ShopFixture.ORDERS, "--id", id, "--yes").ok().out())
+        .isEqualTo("purged 1 dead letter" + System.lineSeparator());
+    dgen("dead-letters", "purge", T, ShopFixture.ORDERS, "--id", id, "--yes")
+        .fails(Dgen.NOT_FOUND, "no dead letter " + id);
+    dgen("dead-letters", "purge", T, ShopFixture.ORDERS, "--yes", "--json")
+        .ok()
+        .matchesGolden("purge-all");
+    assertThat(dgen("inspect", T, ShopFixture.ORDERS, "--json").ok().out())
+        .contains("\"deadLetters\" : 0");
+  }
+
+  @Test
+  void kill_removesTheServerAndItsIndexEntry() throws Exception {
+    dgen("kill", T, ShopFixture.CARTS, "--yes", "--json").ok().matchesGolden("kill");
+    dgen("servers", T, "--json").ok().matchesGolden("servers-after-kill");
+    dgen("inspect", T, ShopFixture.CARTS).fails(Dgen.NOT_FOUND, "no server");
+  }
+
+  // ------------------------------------------------------------------ help and bad input
+
+  @Test
+  void everyCommandHasHelp() {
+    for (String command :
+        List.of(
+            "",
+            "tenants",
+            "servers",
+            "inspect",
+            "queue",
+            "dead-letters",
+            "dead-letters list",
+            "dead-letters requeue",
+            "dead-letters purge",
+            "kill")) {
+      String[] args = (command + " --help").strip().split(" ");
+      CliRun help = dgen(args).ok();
+      assertThat(help.out()).as(command).contains("Usage: dgen " + command).contains("--help");
+    }
+    assertThat(dgen("--help").out()).contains("Exit codes:").contains("3  refused");
+  }
+
+  @Test
+  void unknownTenantOrServer_exit2_nothingWritten() {
+    List<KeyValue> before = everything();
+    dgen("servers", "shop/us").fails(Dgen.NOT_FOUND, "no tenant shop/us");
+    dgen("inspect", "shop/us", ShopFixture.ORDERS).fails(Dgen.NOT_FOUND, "no tenant shop/us");
+    dgen("inspect", T, "(\"orders\", 2)").fails(Dgen.NOT_FOUND, "no server (\"orders\", 2)");
+    dgen("kill", T, "(\"orders\", 2)", "--yes").fails(Dgen.NOT_FOUND, "no server");
+    dgen("dead-letters", "requeue", T, ShopFixture.ORDERS, "--id", "00".repeat(12), "--yes")
+        .fails(Dgen.NOT_FOUND, "no dead letter");
+    assertThat(everything()).usingRecursiveFieldByFieldElementComparator().isEqualTo(before);
+  }
+
+  @Test
+  void malformedInput_exit1_oneLine_nothingWritten() {
+    List<KeyValue> before = everything();
+    for (String tuid : List.of("orders", "(\"orders\",)", "('orders', 1)", "(\"orders\" 1)", "")) {
+      dgen("kill", T, tuid, "--yes").fails(Dgen.USAGE, "malformed tuid");
+      dgen("inspect", T, tuid).fails(Dgen.USAGE, "malformed tuid");
+    }
+    dgen("servers", "shop//eu").fails(Dgen.USAGE, "malformed tenant");
+    dgen("queue", T, ShopFixture.ORDERS, "-n", "0").fails(Dgen.USAGE, "-n must be at least 1");
+    dgen("dead-letters", "purge", T, ShopFixture.ORDERS, "--id", "xyz", "--yes")
+        .fails(Dgen.USAGE, "not a dead letter id");
+    dgen("inspect", T).fails(Dgen.USAGE, "Missing required parameter");
+    dgen("frobnicate").fails(Dgen.USAGE, "Unmatched argument");
+    dgen("--cluster-file", "a", "--data-dir", "b", "tenants")
+        .fails(Dgen.USAGE, "exclude each other");
+    assertThat(dgen().code()).isEqualTo(Dgen.USAGE);
+    assertThat(everything()).usingRecursiveFieldByFieldElementComparator().isEqualTo(before);
+  }
+
+  @Test
+  void destructiveCommands_withoutYes_exit3_nothingWritten() {
+    List<KeyValue> before = everything();
+    dgen("kill", T, ShopFixture.CARTS).fails(Dgen.REFUSED, "refused without --yes");
+    dgen("dead-letters", "requeue", T, ShopFixture.ORDERS).fails(Dgen.REFUSED, "--yes");
+    dgen("dead-letters", "purge", T, ShopFixture.ORDERS).fails(Dgen.REFUSED, "--yes");
+    assertThat(everything()).usingRecursiveFieldByFieldElementComparator().isEqualTo(before);
+    assertThat(dgen("servers", T).ok().out()).contains(ShopFixture.CARTS);
+  }
+
+  @Test
+  void unreadableClusterFile_andDataDir_exit4_oneLine() {
+    BackendSource real = new BackendSource();
+    CliRun.run(real, "--cluster-file", "/nonexistent/fdb.cluster", "servers", T)
+        .fails(Dgen.BACKEND, "cannot read cluster file /nonexistent/fdb.cluster");
+    CliRun.run(real, "--cluster-file", "/tmp", "tenants")
+        .fails(Dgen.BACKEND, "cannot read cluster file /tmp");
+    CliRun.run(real, "--data-dir", "/tmp/dgen-data", "tenants")
+        .fails(Dgen.BACKEND, "--data-dir /tmp/dgen-data: the embedded durable backend");
+  }
+}

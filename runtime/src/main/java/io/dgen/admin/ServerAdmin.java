@@ -1,0 +1,363 @@
+package io.dgen.admin;
+
+import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.Tuple;
+import com.apple.foundationdb.tuple.Versionstamp;
+import io.dgen.backend.Backend;
+import io.dgen.backend.KeyValue;
+import io.dgen.internal.ServerKeys;
+import io.dgen.internal.TenantKeys;
+import io.dgen.internal.codec.DeadRecord;
+import io.dgen.internal.codec.Envelope;
+import io.dgen.internal.codec.LockRecord;
+import io.dgen.internal.codec.Serde;
+import io.dgen.internal.codec.StoredState;
+import io.dgen.internal.codec.StructuredStateCodec;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The admin view of one stored server: what {@code ServerRef} shows a running process (state, queue
+ * length, dead letters) and more (queued items, the lock holder), read without the server's
+ * classes, plus re-queueing, purging and killing. Reads are snapshots; each write is one
+ * transaction (at most {@value #BATCH} dead letters each) and rings the server's doorbell like the
+ * runtime's own, so that running consumers see it at once.
+ *
+ * <p>Message types: a queued message's type is its name in the server's type table, or null for a
+ * message of the declared type (which only the behaviour knows).
+ */
+public final class ServerAdmin {
+
+  /** The most dead letters one transaction re-queues or purges. */
+  static final int BATCH = 100;
+
+  /**
+   * A queued message.
+   *
+   * @param id the item's versionstamp (24 hex digits)
+   * @param kind {@code "call"} or {@code "cast"}
+   * @param type the message's class name from the type table, or null for the declared type
+   * @param failures consecutive failures so far
+   * @param message the message as a tree, or null if it does not decode ({@code error} says why)
+   * @param error why the item or message does not decode, or null
+   */
+  public record QueuedItem(
+      String id,
+      String kind,
+      @Nullable String type,
+      int failures,
+      @Nullable JsonNode message,
+      @Nullable String error) {}
+
+  /**
+   * The holder of the server's lock.
+   *
+   * @param token the holder's fencing token
+   * @param acquiredAt when it took the lock (the holder's wall clock)
+   * @param age how long ago, by the admin's clock (zero if the clocks disagree)
+   * @param item the message that took the lock
+   */
+  public record LockHolder(String token, Instant acquiredAt, Duration age, QueuedItem item) {}
+
+  /**
+   * A dead letter.
+   *
+   * @param id its id, the one {@code ServerRef.requeueDeadLetter} takes (24 hex digits)
+   * @param attempts how often it was attempted
+   * @param error the last failure
+   * @param at when it was moved out of the queue
+   * @param item the message
+   */
+  public record DeadLetterEntry(
+      String id, int attempts, String error, Instant at, QueuedItem item) {}
+
+  private final Backend backend;
+  private final ServerKeys keys;
+  private final TenantKeys tenant;
+  private final @Nullable String behaviour;
+  private final Serde serde;
+  private final Clock clock;
+
+  ServerAdmin(
+      Backend backend,
+      ServerKeys keys,
+      TenantKeys tenant,
+      @Nullable String behaviour,
+      Serde serde,
+      Clock clock) {
+    this.backend = backend;
+    this.keys = keys;
+    this.tenant = tenant;
+    this.behaviour = behaviour;
+    this.serde = serde;
+    this.clock = clock;
+  }
+
+  /** The server's identity. */
+  public Tuple tuid() {
+    return keys.tuid();
+  }
+
+  /** The class name of the behaviour that last started it, if the server is indexed. */
+  public Optional<String> behaviour() {
+    return Optional.ofNullable(behaviour);
+  }
+
+  /**
+   * The stored state as a tree, whatever its encoding (structured or term); empty if none is
+   * stored.
+   *
+   * @throws io.dgen.UndecodableDataException if the stored rows are not a state
+   */
+  public Optional<JsonNode> state() {
+    Subspace space = keys.state();
+    byte[] version = keys.versionKey();
+    List<KeyValue> rows =
+        backend.run(tx -> tx.snapshot().getRange(space.range().begin, space.range().end));
+    List<KeyValue> state = new ArrayList<>(rows.size());
+    for (KeyValue kv : rows) {
+      if (!Arrays.equals(kv.key(), version)) {
+        state.add(kv);
+      }
+    }
+    StoredState stored = new StructuredStateCodec(serde).decode(space, state);
+    return stored == null ? Optional.empty() : Optional.of(stored.tree());
+  }
+
+  /** Pushes minus pops: the messages waiting, as {@code ServerRef.queueLength} counts them. */
+  public long queueLength() {
+    return backend.run(
+        tx -> {
+          var snap = tx.snapshot();
+          return ServerKeys.decodeCounter(snap.get(keys.pushCounter()))
+              - ServerKeys.decodeCounter(snap.get(keys.popCounter()));
+        });
+  }
+
+  /** The first {@code limit} queued messages, in the order they will be consumed. */
+  public List<QueuedItem> peek(int limit) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be at least 1: " + limit);
+    }
+    Subspace items = keys.items();
+    List<KeyValue> rows =
+        backend.run(
+            tx -> tx.snapshot().getRange(items.range().begin, items.range().end, limit, false));
+    Map<Integer, String> types = types();
+    List<QueuedItem> out = new ArrayList<>(rows.size());
+    for (KeyValue kv : rows) {
+      out.add(item(hex(items.unpack(kv.key()).getVersionstamp(1)), kv.value(), types));
+    }
+    return out;
+  }
+
+  /** The lock's holder, if the server is locked. */
+  public Optional<LockHolder> lock() {
+    byte[] raw = backend.run(tx -> tx.snapshot().get(keys.lockKey()));
+    if (raw == null) {
+      return Optional.empty();
+    }
+    LockRecord lock = LockRecord.decode(raw, serde);
+    Instant at = Instant.ofEpochMilli(lock.acquiredAt());
+    Duration age = Duration.between(at, clock.instant());
+    return Optional.of(
+        new LockHolder(
+            lock.token(),
+            at,
+            age.isNegative() ? Duration.ZERO : age,
+            item("", lock.envelope(), types())));
+  }
+
+  /** Every dead letter, oldest first. */
+  public List<DeadLetterEntry> deadLetters() {
+    Subspace dead = keys.dead();
+    List<KeyValue> rows =
+        backend.run(tx -> tx.snapshot().getRange(dead.range().begin, dead.range().end));
+    Map<Integer, String> types = types();
+    List<DeadLetterEntry> out = new ArrayList<>(rows.size());
+    for (KeyValue kv : rows) {
+      String id = hex(dead.unpack(kv.key()).getVersionstamp(0));
+      DeadRecord d = DeadRecord.decode(kv.value(), serde);
+      out.add(
+          new DeadLetterEntry(
+              id,
+              d.attempts(),
+              d.error(),
+              Instant.ofEpochMilli(d.at()),
+              item(id, d.envelope(), types)));
+    }
+    return out;
+  }
+
+  /** How many dead letters there are. */
+  public int deadLetterCount() {
+    Subspace dead = keys.dead();
+    return backend.run(tx -> tx.snapshot().getRange(dead.range().begin, dead.range().end).size());
+  }
+
+  /**
+   * Moves every dead letter back to the tail of the queue with its failure count cleared, {@value
+   * #BATCH} per transaction, and rings the server's doorbell.
+   *
+   * @return how many were re-queued
+   */
+  public int requeueDeadLetters() {
+    return inBatches(true);
+  }
+
+  /** Deletes every dead letter, {@value #BATCH} per transaction; returns how many there were. */
+  public int purgeDeadLetters() {
+    return inBatches(false);
+  }
+
+  private int inBatches(boolean requeue) {
+    Subspace dead = keys.dead();
+    int total = 0;
+    while (true) {
+      int n =
+          backend.run(
+              tx -> {
+                List<KeyValue> rows =
+                    tx.getRange(dead.range().begin, dead.range().end, BATCH, false);
+                for (KeyValue kv : rows) {
+                  tx.clear(kv.key());
+                  if (requeue) {
+                    keys.push(tx, ServerKeys.LANE_NORMAL, freshCount(kv.value()), tenant);
+                  }
+                }
+                return rows.size();
+              });
+      total += n;
+      if (n < BATCH) {
+        return total;
+      }
+    }
+  }
+
+  /**
+   * Moves the dead letter {@code id} back to the tail of the queue with its failure count cleared.
+   *
+   * @return false if there is no such dead letter
+   * @throws IllegalArgumentException if {@code id} is not a dead letter id
+   */
+  public boolean requeueDeadLetter(String id) {
+    byte[] key = deadKey(id);
+    return backend.run(
+        tx -> {
+          byte[] raw = tx.get(key);
+          if (raw == null) {
+            return false;
+          }
+          tx.clear(key);
+          keys.push(tx, ServerKeys.LANE_NORMAL, freshCount(raw), tenant);
+          return true;
+        });
+  }
+
+  /**
+   * Deletes the dead letter {@code id}.
+   *
+   * @return false if there is no such dead letter
+   * @throws IllegalArgumentException if {@code id} is not a dead letter id
+   */
+  public boolean purgeDeadLetter(String id) {
+    byte[] key = deadKey(id);
+    return backend.run(
+        tx -> {
+          boolean existed = tx.get(key) != null;
+          tx.clear(key);
+          return existed;
+        });
+  }
+
+  /**
+   * Kills the server, as {@code ServerRef.kill} does: clears all its keys and its index entry, and
+   * rings its doorbell and its waiting callers' reply slots (those callers fail at once). Processes
+   * of the server running elsewhere are not stopped by this; they find no state.
+   */
+  public void kill() {
+    backend.run(
+        tx -> {
+          keys.kill(tx, tenant);
+          return null;
+        });
+  }
+
+  // ---------------------------------------------------------------- decoding
+
+  private Map<Integer, String> types() {
+    Subspace table = keys.types();
+    List<KeyValue> rows =
+        backend.run(tx -> tx.snapshot().getRange(table.range().begin, table.range().end));
+    Map<Integer, String> out = new HashMap<>();
+    for (KeyValue kv : rows) {
+      out.put(
+          (int) table.unpack(kv.key()).getLong(0), new String(kv.value(), StandardCharsets.UTF_8));
+    }
+    return out;
+  }
+
+  private QueuedItem item(String id, byte[] raw, Map<Integer, String> types) {
+    Envelope env;
+    try {
+      env = Envelope.decode(raw, serde);
+    } catch (RuntimeException e) {
+      return new QueuedItem(id, "?", null, 0, null, e.getMessage());
+    }
+    String kind = env.isCall() ? "call" : "cast";
+    String type =
+        env.typeName() != null
+            ? env.typeName()
+            : env.typeIndex() == Envelope.DECLARED
+                ? null
+                : types.getOrDefault(env.typeIndex(), "#" + env.typeIndex());
+    try {
+      JsonNode message =
+          serde.mapper().readTree(env.bytes(), env.messageOffset(), env.messageLength());
+      return new QueuedItem(id, kind, type, env.failures(), message, null);
+    } catch (RuntimeException e) {
+      return new QueuedItem(id, kind, type, env.failures(), null, e.getMessage());
+    }
+  }
+
+  /** The item with its failure count cleared (as it was, if it does not decode or is old). */
+  private byte[] freshCount(byte[] deadRecord) {
+    byte[] item = DeadRecord.decode(deadRecord, serde).envelope();
+    try {
+      Envelope env = Envelope.decode(item, serde);
+      return env.failures() == 0 || env.typeName() != null
+          ? item
+          : env.withFailure(0, null, env.typeIndex());
+    } catch (RuntimeException e) {
+      return item;
+    }
+  }
+
+  private byte[] deadKey(String id) {
+    byte[] stamp;
+    try {
+      stamp = HexFormat.of().parseHex(id);
+    } catch (IllegalArgumentException e) {
+      stamp = new byte[0];
+    }
+    if (stamp.length != 12) {
+      throw new IllegalArgumentException("not a dead letter id (24 hex digits): " + id);
+    }
+    return keys.dead().pack(Tuple.from(Versionstamp.fromBytes(stamp)));
+  }
+
+  private static String hex(Versionstamp stamp) {
+    return HexFormat.of().formatHex(stamp.getBytes());
+  }
+}
