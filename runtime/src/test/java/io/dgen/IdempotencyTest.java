@@ -244,6 +244,10 @@ class IdempotencyTest extends RuntimeTestBase {
     assertThat(ref.queueLength()).isZero();
     assertThat(rows(ref, "i")).isEmpty();
     assertThat(ref.cast(new Add(1), longest)).isTrue();
+    assertThatThrownBy(() -> StartOptions.builder(tenant).idempotencyRetention(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> ref.awaitReply(ref.submit(new Add(1)), Duration.ofHours(2)))
+        .isInstanceOf(IllegalArgumentException.class);
   }
 
   @Test
