@@ -2,7 +2,6 @@ package io.dgen.internal;
 
 import com.apple.foundationdb.tuple.Tuple;
 import com.google.common.base.Suppliers;
-import com.google.common.reflect.TypeToken;
 import io.dgen.DGenException;
 import io.dgen.DGenServer;
 import io.dgen.DeadLetter;
@@ -16,8 +15,6 @@ import io.dgen.backend.Futures;
 import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.StoredState;
 import io.dgen.internal.codec.TypeRegistry;
-import java.lang.reflect.Type;
-import java.lang.reflect.TypeVariable;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -192,28 +189,9 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       RuntimeCore core, DGenServer<S, M> server, @Nullable Object arg, StartOptions options) {
     Objects.requireNonNull(server, "server must not be null");
     Objects.requireNonNull(options, "options must not be null");
-    JavaType stateType = core.serde().type(typeArgument(server, 0));
-    JavaType messageType = core.serde().type(typeArgument(server, 1));
-    InitResult<S> init;
-    try {
-      init = server.init(arg);
-    } catch (Exception e) {
-      throw new DGenException(
-          "init failed: server=" + server.getClass().getName() + " tenant=" + options.tenant(), e);
-    }
-    if (init == null) {
-      throw new DGenException(
-          "init returned null: server="
-              + server.getClass().getName()
-              + "; return InitResult.ok(state) or InitResult.error(reason)");
-    }
-    if (init.isError()) {
-      throw new DGenException(
-          "init refused to start: server="
-              + server.getClass().getName()
-              + " reason="
-              + init.error());
-    }
+    JavaType stateType = core.serde().type(Init.typeArgument(server, 0));
+    JavaType messageType = core.serde().type(Init.typeArgument(server, 1));
+    InitResult<S> init = Init.run(server, arg, options);
     Tuple tuid =
         init.tuid() != null ? init.tuid() : Tuple.from("dgen_server", server.getClass().getName());
     ServerProcess<S, M> p =
@@ -226,20 +204,6 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       p.loop.start();
     }
     return p;
-  }
-
-  private static Type typeArgument(DGenServer<?, ?> server, int index) {
-    TypeVariable<?> variable = DGenServer.class.getTypeParameters()[index];
-    Type resolved = TypeToken.of(server.getClass()).resolveType(variable).getType();
-    if (resolved instanceof TypeVariable<?>) {
-      throw new IllegalArgumentException(
-          "cannot resolve the "
-              + (index == 0 ? "state" : "message")
-              + " type of "
-              + server.getClass().getName()
-              + ": implement DGenServer<S, M> with concrete type arguments");
-    }
-    return resolved;
   }
 
   /**
