@@ -20,6 +20,7 @@ import java.nio.ByteOrder;
  * (tuid.., "k")                         lock record
  * (tuid.., "d", VS)                     dead letters
  * (tuid.., "o", runId)                  commit marker of a runtime transaction (swept by age)
+ * (tuid.., "m", timerId)                the server's pending timer: value = its due time (micros)
  * </pre>
  *
  * The {@code 0} after {@code "s"} and {@code "q"} is the layout version of that part.
@@ -32,6 +33,7 @@ public final class ServerKeys {
   static final String LOCK = "k";
   static final String DEAD = "d";
   static final String MARKERS = "o";
+  static final String TIMERS = "m";
   static final long LAYOUT_VERSION = 0;
 
   /** Lane of items re-queued at the head of the queue. */
@@ -167,6 +169,11 @@ public final class ServerKeys {
   /** The commit marker of a run. */
   public byte[] marker(java.util.UUID runId) {
     return markers.pack(Tuple.from(runId));
+  }
+
+  /** The server's pending timers, by id (their due times are in the tenant's timer index). */
+  public Subspace timers() {
+    return root.subspace(Tuple.from(TIMERS));
   }
 
   /** Decodes a little-endian counter value; absent counts as zero. */

@@ -19,6 +19,7 @@ import io.dgen.internal.codec.TypeRegistry;
 import java.lang.reflect.Type;
 import java.lang.reflect.TypeVariable;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -62,6 +63,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private final StateStore<S> states;
   private final CommitRunner commits;
   private final ServerQueue<M> queue;
+  private final Timers<M> timers;
   private final ReplySlots slots;
   private final CallProtocol calls;
   private final InlineRunner<S, M> inline;
@@ -89,6 +91,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     this.states = new StateStore<>(keys, core.codec(), stateType, options.cache(), context);
     this.commits = new CommitRunner(core.backend(), keys, states, core::nanoTime);
     this.queue = new ServerQueue<>(keys, doorbell, core.serde(), types, context);
+    this.timers = Timers.create(core, tenant, tuid, keys, queue, commits, lifecycle);
     this.slots =
         new ReplySlots(
             core.backend(),
@@ -100,7 +103,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             core::wallMillis,
             context);
     CallbackInvoker<S, M> invoker =
-        new CallbackInvoker<>(server, core.backend(), tenant, tuid, core::nanoTime, context);
+        new CallbackInvoker<>(
+            server, core.backend(), tenant, tuid, timers, core::nanoTime, context);
     this.calls = new CallProtocol(core, commits, queue, slots, doorbell, context);
     this.inline =
         new InlineRunner<>(
@@ -294,6 +298,21 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   }
 
   @Override
+  public String castAfter(M message, Duration delay) {
+    return timers.castAfter(message, delay);
+  }
+
+  @Override
+  public String castAt(M message, Instant when) {
+    return timers.castAt(message, when);
+  }
+
+  @Override
+  public boolean cancelTimer(String timerId) {
+    return timers.cancel(timerId);
+  }
+
+  @Override
   public Outbox<M> outbox() {
     ensureAlive();
     return queue.outbox();
@@ -465,6 +484,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             tx -> {
               slots.wakeAll(tx); // waiting callers fail at once
               queue.wakeConsumers(tx); // consumers in other runtimes look again
+              timers.clearAll(tx);
               tx.clearRange(keys.root().range().begin, keys.root().range().end);
               return null;
             });

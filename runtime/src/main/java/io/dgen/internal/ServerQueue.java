@@ -10,6 +10,7 @@ import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.TypeRegistry;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -44,6 +45,7 @@ final class ServerQueue<M> {
   private final TypeRegistry types;
   private final String context;
   private final Outbox<M> outbox = new QueueOutbox();
+  private @Nullable Timers<M> timers;
 
   ServerQueue(
       ServerKeys keys, TenantWatcher doorbell, Serde serde, TypeRegistry types, String context) {
@@ -169,6 +171,12 @@ final class ServerQueue<M> {
    * writes only.
    */
   void push(Transaction tx, long lane, byte[] envelope) {
+    push(tx, keys, doorbell, lane, envelope);
+  }
+
+  /** Pushes an envelope already encoded for server {@code keys} (a timer firing). */
+  static void push(
+      Transaction tx, ServerKeys keys, TenantWatcher doorbell, long lane, byte[] envelope) {
     tx.setVersionstampedKey(
         keys.itemPrefix(), keys.newItemKey(lane, UserVersions.next(tx)), envelope);
     tx.add(keys.pushCounter(), 1);
@@ -216,6 +224,11 @@ final class ServerQueue<M> {
     return keys.items().unpack(item.key()).getVersionstamp(1);
   }
 
+  /** The server's timers, which the outbox schedules into. */
+  void timers(Timers<M> timers) {
+    this.timers = timers;
+  }
+
   /** Casts inside transactions the user owns. */
   Outbox<M> outbox() {
     return outbox;
@@ -231,6 +244,11 @@ final class ServerQueue<M> {
       if (!UserVersions.alreadyCommitted(tx, keys)) {
         push(tx, ServerKeys.LANE_NORMAL, env);
       }
+    }
+
+    @Override
+    public String castAfter(Transaction tx, M message, Duration delay) {
+      return Objects.requireNonNull(timers).castAfter(tx, message, delay);
     }
 
     @Override

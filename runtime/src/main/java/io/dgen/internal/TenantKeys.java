@@ -18,6 +18,8 @@ import org.jspecify.annotations.Nullable;
  * &lt;tenant&gt; FF (0)          the bell: a counter every ringing transaction ADDs 1 to; watched
  * &lt;tenant&gt; FF (1, VS)      the wake log: value = the 8-byte wake id of a server or reply slot
  *                            (+ a byte 1 once a trim made it the log's first entry)
+ * &lt;tenant&gt; FF (3, due, id)   durable timers by due time (see {@link Timers})
+ * &lt;tenant&gt; FF (4)          the timers' alarm: ADDed by every scheduling transaction; watched
  * </pre>
  *
  * A wake id is a 64-bit fingerprint of a server's or reply slot's key; two ids that collide only
@@ -27,6 +29,8 @@ final class TenantKeys {
 
   static final long BELL = 0;
   static final long WAKE_LOG = 1;
+  static final long TIMERS = 3;
+  static final long ALARM = 4;
 
   /** The byte after the tenant's prefix that no packed tuple starts with. */
   private static final byte RESERVED = (byte) 0xFF;
@@ -36,6 +40,8 @@ final class TenantKeys {
   private final byte[] prefix;
   private final byte[] bell;
   private final Subspace log;
+  private final Subspace timers;
+  private final byte[] alarm;
 
   TenantKeys(Subspace tenant) {
     byte[] t = tenant.getKey();
@@ -44,6 +50,18 @@ final class TenantKeys {
     Subspace runtime = new Subspace(prefix);
     this.bell = runtime.pack(Tuple.from(BELL));
     this.log = runtime.subspace(Tuple.from(WAKE_LOG));
+    this.timers = runtime.subspace(Tuple.from(TIMERS));
+    this.alarm = runtime.pack(Tuple.from(ALARM));
+  }
+
+  /** The timers by due time: {@code (dueMicros, id) -> (tuid, envelope)}. */
+  Subspace timers() {
+    return timers;
+  }
+
+  /** The timers' alarm: ADDed by every transaction that schedules a timer; watched. */
+  byte[] alarm() {
+    return alarm;
   }
 
   /** The raw prefix of every tenant-level key (and of a new wake log entry's tuple). */
