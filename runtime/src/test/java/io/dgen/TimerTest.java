@@ -146,7 +146,7 @@ class TimerTest extends RuntimeTestBase {
   }
 
   static Recorder.State stateOf(ServerRef<Recorder.Msg> ref) {
-    return ref.call(new Recorder.Get());
+    return ref.priorityCall(new Recorder.Get());
   }
 
   /** Fires a timer due now and waits until it is applied: every earlier due timer fired first. */
