@@ -415,4 +415,19 @@ class TimerTest extends RuntimeTestBase {
     assertThat(s.count()).isEqualTo(51);
     assertThat(s.outOfOrder()).isZero();
   }
+
+  @Test
+  void onTheSystemClockATimerFiresWhenDueWithoutBeingTold() {
+    DGen real = DGen.builder(backend).build();
+    extra.add(real);
+    ServerRef<Recorder.Msg> ref = recorder(real, "real");
+    long start = System.nanoTime();
+    ref.castAfter(new Recorder.Due(1, "soon"), Duration.ofMillis(300));
+    await()
+        .atMost(BULK_WAIT)
+        .pollInterval(Duration.ofMillis(5))
+        .until(() -> stateOf(ref).names().contains("soon"));
+    long tookMillis = (System.nanoTime() - start) / 1_000_000;
+    assertThat(tookMillis).isGreaterThanOrEqualTo(300);
+  }
 }

@@ -126,4 +126,17 @@ class ExampleTest {
             "imported: [1|apples, 3|plums, 2|\"pears]   dead letters: 0")
         .doesNotContain("attempt 4");
   }
+
+  @Test
+  void reminderExample_firesStoredRemindersAfterARestart() throws Exception {
+    String out = run(ReminderExample::main);
+    assertThat(out)
+        .contains(backendBanner())
+        .containsSubsequence(
+            "scheduled: stretch in 300 ms, standup in 400 ms, water in 500 ms x3",
+            "cancelled standup: true",
+            "lunch in an hour, then cancelled: true",
+            "closing the runtime; the reminders are stored in the database",
+            "restarted; went off: [stretch, water, water, water]");
+  }
 }
