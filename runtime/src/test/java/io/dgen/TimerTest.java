@@ -17,6 +17,8 @@ import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Durable timers ({@code castAfter}, {@code castAt}, {@code cancelTimer}, {@code Outbox.castAfter},
@@ -402,12 +404,24 @@ class TimerTest extends RuntimeTestBase {
   }
 
   @Test
-  void anUnknownResultWhileFiringFiresOnce() {
+  void aCastAfterWhoseCommitIsUnknownIsStoredOnce() {
+    ServerRef<Recorder.Msg> ref = recorder(dgen, "u1");
+    faults().commitUnknownResult(1, true);
+    String id = ref.castAfter(new Recorder.Due(1, "once"), Duration.ofMinutes(1));
+    assertThat(pendingTimers()).isEqualTo(1);
+    faults().commitUnknownResult(1, true);
+    assertThat(ref.cancelTimer(id)).as("the replayed cancel reports its first attempt").isTrue();
+    assertThat(pendingTimers()).isZero();
+  }
+
+  @ParameterizedTest
+  @ValueSource(booleans = {true, false})
+  void anUnknownResultWhileFiringFiresOnce(boolean applied) {
     ServerRef<Recorder.Msg> ref = recorder(dgen, "u");
     for (int i = 0; i < 50; i++) {
       ref.castAfter(new Recorder.Due(i, "t" + i), Duration.ofSeconds(i + 1));
     }
-    faults().commitUnknownResult(3, true);
+    faults().commitUnknownResult(3, applied);
     advance(Duration.ofMinutes(1));
     await().atMost(BULK_WAIT).until(() -> stateOf(ref).count() >= 50);
     barrier(ref, "b");

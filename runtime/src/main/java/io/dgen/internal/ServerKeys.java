@@ -55,6 +55,7 @@ public final class ServerKeys {
   private final byte[] lockKey;
   private final Subspace dead;
   private final Subspace markers;
+  private final Subspace timers;
   private final long wakeId;
 
   /**
@@ -78,6 +79,7 @@ public final class ServerKeys {
     this.lockKey = root.pack(Tuple.from(LOCK));
     this.dead = root.subspace(Tuple.from(DEAD));
     this.markers = root.subspace(Tuple.from(MARKERS));
+    this.timers = root.subspace(Tuple.from(TIMERS));
     this.wakeId = TenantKeys.wakeIdOf(root.getKey());
   }
 
@@ -171,9 +173,12 @@ public final class ServerKeys {
     return markers.pack(Tuple.from(runId));
   }
 
-  /** The server's pending timers, by id (their due times are in the tenant's timer index). */
+  /**
+   * The server's pending timers, by id; each value is the timer's due time, which locates its entry
+   * in the tenant's timer index.
+   */
   public Subspace timers() {
-    return root.subspace(Tuple.from(TIMERS));
+    return timers;
   }
 
   /** Decodes a little-endian counter value; absent counts as zero. */

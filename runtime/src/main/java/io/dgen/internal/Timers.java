@@ -3,7 +3,6 @@ package io.dgen.internal;
 import com.apple.foundationdb.tuple.Tuple;
 import com.google.common.collect.MapMaker;
 import io.dgen.Tenant;
-import io.dgen.backend.Backend;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Chunks;
@@ -45,7 +44,6 @@ final class Timers<M> {
 
   private static final Base64.Encoder ID_ENCODER = Base64.getUrlEncoder().withoutPadding();
 
-  private final Backend backend;
   private final ServerKeys keys;
   private final TenantKeys tenantKeys;
   private final ServerQueue<M> queue;
@@ -67,15 +65,7 @@ final class Timers<M> {
     TimerScheduler scheduler = core.timers(tenant.subspace(), "tenant=" + tenant.path());
     Timers<M> timers =
         new Timers<>(
-            core.backend(),
-            tuid,
-            keys,
-            scheduler.keys(),
-            queue,
-            commits,
-            core.clock(),
-            scheduler::wake,
-            lifecycle);
+            tuid, keys, scheduler.keys(), queue, commits, core.clock(), scheduler::wake, lifecycle);
     queue.timers(timers);
     return timers;
   }
@@ -85,7 +75,6 @@ final class Timers<M> {
    * @param lifecycle the process's, checked by the {@code ServerRef} methods
    */
   private Timers(
-      Backend backend,
       Tuple tuid,
       ServerKeys keys,
       TenantKeys tenantKeys,
@@ -95,7 +84,6 @@ final class Timers<M> {
       Runnable scheduled,
       Lifecycle lifecycle) {
     this.lifecycle = lifecycle;
-    this.backend = backend;
     this.keys = keys;
     this.tenantKeys = tenantKeys;
     this.queue = queue;
@@ -121,8 +109,9 @@ final class Timers<M> {
     long due = micros(when);
     byte[] value = value(message);
     UUID id = UUID.randomUUID();
-    // Rewriting the same keys is harmless, so a re-run after commit_unknown_result needs no marker.
-    backend.run(
+    // Through the commit runner: a re-run after commit_unknown_result must not write the timer
+    // again, since it may have fired in between.
+    commits.commit(
         tx -> {
           write(tx, due, id, value);
           return null;
