@@ -104,9 +104,9 @@ public final class ReminderExample {
         ServerRef<Reminders.Msg> ref =
             dgen.start(new Reminders(), null, StartOptions.builder(tenant).reset(true).build());
         ref.call(new Reminders.Schedule("stretch", 300, 1));
-        ref.call(new Reminders.Schedule("standup", 400, 1));
+        ref.call(new Reminders.Schedule("standup", 600_000, 1));
         ref.call(new Reminders.Schedule("water", 500, 3));
-        System.out.println("scheduled: stretch in 300 ms, standup in 400 ms, water in 500 ms x3");
+        System.out.println("scheduled: stretch in 300 ms, standup in 10 min, water in 500 ms x3");
         boolean cancelled = ref.call(new Reminders.Cancel("standup"));
         System.out.println("cancelled standup: " + cancelled);
         String lunch = ref.castAfter(new Reminders.Remind("lunch", 1, 0), Duration.ofHours(1));

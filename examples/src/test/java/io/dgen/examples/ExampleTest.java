@@ -133,7 +133,7 @@ class ExampleTest {
     assertThat(out)
         .contains(backendBanner())
         .containsSubsequence(
-            "scheduled: stretch in 300 ms, standup in 400 ms, water in 500 ms x3",
+            "scheduled: stretch in 300 ms, standup in 10 min, water in 500 ms x3",
             "cancelled standup: true",
             "lunch in an hour, then cancelled: true",
             "closing the runtime; the reminders are stored in the database",
