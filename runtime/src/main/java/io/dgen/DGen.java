@@ -162,6 +162,15 @@ public final class DGen implements AutoCloseable {
     return core.whereis(name).map(p -> (ServerRef<M>) p);
   }
 
+  /**
+   * Tells this runtime that its {@link Builder#clock clock} jumped ahead, as a manual clock in a
+   * test does: timers due by the clock's new time fire now, instead of after the real time that the
+   * runtime computed from the clock's earlier reading. Not needed with a real clock.
+   */
+  public void clockAdvanced() {
+    core.clockAdvanced();
+  }
+
   /** Stops every process of this {@code DGen} (durable state stays) and its threads. */
   @Override
   public void close() {
@@ -218,11 +227,13 @@ public final class DGen implements AutoCloseable {
     }
 
     /**
-     * The wall clock used for lock ages ({@code lockTimeout}) and timestamps of dead letters and
-     * reply slots. Default {@link Clock#systemUTC()}. Every process of a server, in every JVM,
-     * should have clocks that agree to well within the lock timeout. Commit markers are not aged by
-     * it: they are keyed and swept by the backend's run ids ({@link io.dgen.backend.RunIds}), so
-     * this clock cannot make them expire early or never.
+     * The wall clock used for lock ages ({@code lockTimeout}), timestamps of dead letters and reply
+     * slots, and the due times of timers ({@link ServerRef#castAfter}); a manual clock in a test
+     * tells the runtime it advanced through {@link DGen#clockAdvanced()}. Default {@link
+     * Clock#systemUTC()}. Every process of a server, in every JVM, should have clocks that agree to
+     * well within the lock timeout. Commit markers are not aged by it: they are keyed and swept by
+     * the backend's run ids ({@link io.dgen.backend.RunIds}), so this clock cannot make them expire
+     * early or never.
      *
      * @param clock the clock
      * @return this builder

@@ -1,6 +1,7 @@
 package io.dgen;
 
 import io.dgen.backend.Transaction;
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -46,6 +47,20 @@ public interface Outbox<M> {
    * @throws IllegalArgumentException if the key is too long, or the message's type not allowed
    */
   boolean cast(Transaction tx, M message, String idempotencyKey);
+
+  /**
+   * Schedules {@code message} to be cast to this server once {@code delay} has passed on the
+   * runtime's clock: the timer exists if and only if {@code tx} commits (see {@link
+   * ServerRef#castAfter}). A body that the backend re-runs after {@code commit_unknown_result} gets
+   * the same id back and schedules nothing twice.
+   *
+   * @param tx the caller's transaction
+   * @param message the message, not null
+   * @param delay how long from now; zero or negative fires at once
+   * @return the timer's id, for {@link ServerRef#cancelTimer}
+   * @throws IllegalArgumentException if the message's type is not allowed for this server
+   */
+  String castAfter(Transaction tx, M message, Duration delay);
 
   /**
    * Enqueues {@code messages} in {@code tx}, in order.

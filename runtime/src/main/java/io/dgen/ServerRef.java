@@ -3,6 +3,7 @@ package io.dgen;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.Futures;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -39,6 +40,40 @@ public interface ServerRef<M> {
    * @throws ServerStoppedException if this process was stopped
    */
   void castAll(List<? extends M> messages);
+
+  /**
+   * Durably schedules a cast of {@code message} once {@code delay} has passed on the runtime's
+   * clock; returns once the timer is stored. When due, the timer is moved into the server's queue
+   * exactly once (by any runtime watching the tenant) and then processed like any cast. Timers
+   * survive restarts; late ones fire at once, in due order. See {@code docs/timers.md}.
+   *
+   * @param message the message, not null
+   * @param delay how long from now; zero or negative fires at once
+   * @return the timer's id, for {@link #cancelTimer}
+   * @throws IllegalArgumentException if the message's type is not allowed (nothing is stored)
+   * @throws ServerStoppedException if this process was stopped
+   */
+  String castAfter(M message, Duration delay);
+
+  /**
+   * Like {@link #castAfter}, due at {@code when} on the runtime's clock.
+   *
+   * @param message the message, not null
+   * @param when the due time; a past one fires at once
+   * @return the timer's id, for {@link #cancelTimer}
+   * @throws IllegalArgumentException if the message's type is not allowed (nothing is stored)
+   */
+  String castAt(M message, Instant when);
+
+  /**
+   * Cancels a pending timer of this server, from any runtime.
+   *
+   * @param timerId an id returned by {@code castAfter}/{@code castAt}
+   * @return true if the timer was pending and is now cancelled; false if it fired already, was
+   *     cancelled, or is not this server's
+   * @throws IllegalArgumentException if {@code timerId} is not a timer id at all
+   */
+  boolean cancelTimer(String timerId);
 
   /**
    * Sends a call and waits for the reply, at most the process's default call timeout (5 s unless
@@ -288,8 +323,9 @@ public interface ServerRef<M> {
   void stop();
 
   /**
-   * Deletes the server's durable state, queue, reply slots and dead letters, then stops its
-   * processes in this {@link DGen}. Waiting callers fail with {@link ServerStoppedException}.
+   * Deletes the server's durable state, queue, reply slots, dead letters and pending timers, then
+   * stops its processes in this {@link DGen}. Waiting callers fail with {@link
+   * ServerStoppedException}.
    *
    * @param reason why (logged)
    */

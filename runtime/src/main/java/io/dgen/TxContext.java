@@ -2,6 +2,7 @@ package io.dgen;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.Transaction;
+import java.time.Duration;
 
 /**
  * What a {@code handle*Tx} callback gets besides its message: the transaction it runs in, so it can
@@ -21,4 +22,24 @@ public interface TxContext {
 
   /** The server's identity tuple. */
   Tuple tuid();
+
+  /**
+   * Schedules {@code message} to this server once {@code delay} has passed, atomically with the
+   * callback's state change: the timer exists if and only if this transaction commits.
+   *
+   * @param message one of the server's message types, not null
+   * @param delay how long from now; zero or negative fires at once
+   * @return the timer's id
+   * @throws IllegalArgumentException if the message's type is not allowed for this server
+   */
+  String castAfter(Object message, Duration delay);
+
+  /**
+   * Cancels a pending timer of this server, atomically with the callback's state change.
+   *
+   * @param timerId the timer's id
+   * @return true if it was pending (and is cancelled once this transaction commits)
+   * @throws IllegalArgumentException if {@code timerId} is not a timer id
+   */
+  boolean cancelTimer(String timerId);
 }

@@ -132,4 +132,12 @@ class FdbRuntimeBehaviourTest {
       return fdb();
     }
   }
+
+  @Nested
+  class Timers extends TimerTest {
+    @Override
+    Backend newBackend() {
+      return fdb();
+    }
+  }
 }

@@ -125,6 +125,7 @@ public final class Benchmarks {
 
   private static List<Planned> classic(Settings settings, Target target) {
     Scenarios s = new Scenarios(settings, target);
+    TimerScenarios timers = new TimerScenarios(settings, target);
     return List.of(
         new Planned("raw-tx", s::rawTransactions),
         new Planned("plain-actor", s::plainActor),
@@ -165,7 +166,9 @@ public final class Benchmarks {
         new Planned("wide-1", () -> s.wideState("wide-1", StateEncoding.STRUCTURED, 1)),
         new Planned("wide-structured", () -> s.wideState(StateEncoding.STRUCTURED)),
         new Planned("wide-term", () -> s.wideState(StateEncoding.TERM)),
-        new Planned("idle", s::idleServers));
+        new Planned("idle", s::idleServers),
+        new Planned("timers-fire", timers::fire),
+        new Planned("idle-timers", timers::idle));
   }
 
   /**

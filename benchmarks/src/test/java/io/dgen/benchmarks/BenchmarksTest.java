@@ -165,4 +165,16 @@ class BenchmarksTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("--fast");
   }
+
+  @Test
+  void timers_fireEveryOneAndCostNothingWhileIdle() {
+    Row fire = row("timers-fire");
+    assertThat(fire.messages()).isEqualTo(Settings.tiny().manyServers() * 10L);
+    assertThat(fire.p50Micros()).isPositive();
+    Row idle = row("idle-timers");
+    assertThat(idle.metric("timers")).isEqualTo(Settings.tiny().throughput().idleManyServers());
+    assertThat(idle.metric("idleTransactions")).as("an idle second commits nothing").isZero();
+    assertThat(idle.metric("watches")).as("one alarm and one doorbell").isLessThanOrEqualTo(2);
+    assertThat(idle.metric("threadsAdded")).isLessThan(64);
+  }
 }

@@ -141,4 +141,17 @@ class ExampleTest {
             "GET again                 -> 200 report: 2 orders, 6500 charged",
             "POST /orders key=7f3c-a1  -> 201 receipt #1: alice charged 4000   (still charged once)");
   }
+
+  @Test
+  void reminderExample_firesStoredRemindersAfterARestart() throws Exception {
+    String out = run(ReminderExample::main);
+    assertThat(out)
+        .contains(backendBanner())
+        .containsSubsequence(
+            "scheduled: stretch in 300 ms, standup in 10 min, water in 500 ms x3",
+            "cancelled standup: true",
+            "lunch in an hour, then cancelled: true",
+            "closing the runtime; the reminders are stored in the database",
+            "restarted; went off: [stretch, water, water, water]");
+  }
 }

@@ -13,6 +13,7 @@ import io.dgen.TxContext;
 import io.dgen.backend.Backend;
 import io.dgen.backend.BackendException;
 import io.dgen.backend.Transaction;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -69,7 +70,18 @@ final class CallbackInvoker<S, M> {
     Result<S> apply(TxContext ctx, S state) throws Exception;
   }
 
-  private record Ctx(Transaction transaction, Tenant tenant, Tuple tuid) implements TxContext {}
+  private record Ctx(Transaction transaction, Tenant tenant, Tuple tuid, Timers<?> timers)
+      implements TxContext {
+    @Override
+    public String castAfter(Object message, Duration delay) {
+      return timers.inCallback(transaction, message, delay);
+    }
+
+    @Override
+    public boolean cancelTimer(String timerId) {
+      return timers.inCallbackCancel(transaction, timerId);
+    }
+  }
 
   private record Db(Backend backend, Tenant tenant, Tuple tuid) implements DbContext {}
 
@@ -77,6 +89,7 @@ final class CallbackInvoker<S, M> {
   private final Backend backend;
   private final Tenant tenant;
   private final Tuple tuid;
+  private final Timers<M> timers;
   private final LongSupplier nanoTime;
   private final String context;
   private final LogContext logs;
@@ -87,6 +100,7 @@ final class CallbackInvoker<S, M> {
       Backend backend,
       Tenant tenant,
       Tuple tuid,
+      Timers<M> timers,
       LongSupplier nanoTime,
       Metrics.Server meters,
       String context) {
@@ -95,6 +109,7 @@ final class CallbackInvoker<S, M> {
     this.backend = backend;
     this.tenant = tenant;
     this.tuid = tuid;
+    this.timers = timers;
     this.nanoTime = nanoTime;
     this.context = context;
     this.logs = new LogContext(tenant, tuid, server.getClass());
@@ -144,7 +159,7 @@ final class CallbackInvoker<S, M> {
       Transaction tx, S state, long startNanos, String name, Callback<S> callback) {
     Result<S> r;
     try {
-      r = callback.apply(new Ctx(tx, tenant, tuid), state);
+      r = callback.apply(new Ctx(tx, tenant, tuid, timers), state);
     } catch (Exception e) {
       throw failed(e, startNanos, name);
     }

@@ -196,6 +196,11 @@ final class IdempotentRequests<M> {
     }
 
     @Override
+    public String castAfter(Transaction tx, M message, Duration delay) {
+      return queue.castAfterInto(tx, message, delay);
+    }
+
+    @Override
     public boolean cast(Transaction tx, M message, String idempotencyKey) {
       Objects.requireNonNull(tx, "transaction must not be null");
       Objects.requireNonNull(message, "message must not be null");

@@ -66,6 +66,7 @@ public final class RuntimeCore implements AutoCloseable {
   private final Set<ServerProcess<?, ?>> processes = ConcurrentHashMap.newKeySet();
   private final Map<String, ServerProcess<?, ?>> names = new ConcurrentHashMap<>();
   private final Map<ByteBuffer, TenantWatcher> watchers = new ConcurrentHashMap<>();
+  private final Map<ByteBuffer, TimerScheduler> timers = new ConcurrentHashMap<>();
   private final Map<List<Object>, TypeRegistry> typeRegistries = new ConcurrentHashMap<>();
 
   /**
@@ -164,6 +165,11 @@ public final class RuntimeCore implements AutoCloseable {
     return clock.millis();
   }
 
+  /** The wall clock: lock ages, timestamps, timers' due times. */
+  Clock clock() {
+    return clock;
+  }
+
   /** Threads for {@code handleLocked} and rare steps that wait for a commit. */
   ExecutorService blocking() {
     return blocking;
@@ -213,6 +219,24 @@ public final class RuntimeCore implements AutoCloseable {
     return watchers.computeIfAbsent(
         ByteBuffer.wrap(tenant.getKey()),
         k -> new TenantWatcher(tenant, backend, executor, scheduler, ticker, context));
+  }
+
+  /** The timer scheduler of {@code tenant} in this runtime, made and started on first use. */
+  TimerScheduler timers(Subspace tenant, String context) {
+    return timers.computeIfAbsent(
+        ByteBuffer.wrap(tenant.getKey()),
+        k -> {
+          TimerScheduler t =
+              new TimerScheduler(
+                  tenant, watcher(tenant, context), backend, executor, scheduler, clock, context);
+          t.wake();
+          return t;
+        });
+  }
+
+  /** The clock may have jumped ahead (a test's manual clock): every scheduler looks now. */
+  public void clockAdvanced() {
+    timers.values().forEach(TimerScheduler::wake);
   }
 
   /**
@@ -274,6 +298,7 @@ public final class RuntimeCore implements AutoCloseable {
     for (ServerProcess<?, ?> p : processes) {
       p.stop();
     }
+    timers.values().forEach(TimerScheduler::close);
     watchers.values().forEach(TenantWatcher::close);
     try {
       backend.awaitQuiet(10, TimeUnit.SECONDS);

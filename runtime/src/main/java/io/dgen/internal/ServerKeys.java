@@ -25,6 +25,7 @@ import java.nio.ByteOrder;
  * (tuid.., "i", key)                    idempotency key: (expiry second, run id[, call second, id])
  * (tuid.., "x", expirySecond, key)      expiry index of the idempotency keys
  * (tuid.., "r", expirySecond, id, "t", n) a kept reply (submit, keyed call), chunk n
+ * (tuid.., "m", timerId)                the server's pending timer: value = its due time (micros)
  * </pre>
  *
  * The {@code 0} after {@code "s"} and {@code "q"} is the layout version of that part.
@@ -40,6 +41,7 @@ public final class ServerKeys {
   static final String IDEMPOTENCY = "i";
   static final String EXPIRY = "x";
   static final String KEPT = "r";
+  static final String TIMERS = "m";
   static final long LAYOUT_VERSION = 0;
 
   /** Lane of items re-queued at the head of the queue. */
@@ -65,6 +67,7 @@ public final class ServerKeys {
   private final Subspace idempotency;
   private final Subspace expiry;
   private final Subspace kept;
+  private final Subspace timers;
   private final long wakeId;
 
   /**
@@ -92,6 +95,7 @@ public final class ServerKeys {
     this.idempotency = root.subspace(Tuple.from(IDEMPOTENCY));
     this.expiry = root.subspace(Tuple.from(EXPIRY));
     this.kept = root.subspace(Tuple.from(KEPT));
+    this.timers = root.subspace(Tuple.from(TIMERS));
     this.wakeId = TenantKeys.wakeIdOf(root.getKey());
   }
 
@@ -241,6 +245,14 @@ public final class ServerKeys {
   /** The commit marker of a run. */
   public byte[] marker(java.util.UUID runId) {
     return markers.pack(Tuple.from(runId));
+  }
+
+  /**
+   * The server's pending timers, by id; each value is the timer's due time, which locates its entry
+   * in the tenant's timer index.
+   */
+  public Subspace timers() {
+    return timers;
   }
 
   /** Decodes a little-endian counter value; absent counts as zero. */

@@ -17,6 +17,7 @@ import io.dgen.internal.codec.StoredState;
 import io.dgen.internal.codec.TypeRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -60,6 +61,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private final StateStore<S> states;
   private final CommitRunner commits;
   private final ServerQueue<M> queue;
+  private final Timers<M> timers;
   private final ReplySlots slots;
   private final CallProtocol calls;
   private final InlineRunner<S, M> inline;
@@ -89,6 +91,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     this.states = new StateStore<>(keys, core.codec(), stateType, options.cache(), context);
     this.commits = new CommitRunner(core.backend(), keys, states, core::nanoTime);
     this.queue = new ServerQueue<>(keys, doorbell, core.serde(), types, context);
+    this.timers = Timers.create(core, tenant, tuid, keys, queue, commits, lifecycle);
     this.slots =
         new ReplySlots(
             core.backend(),
@@ -102,7 +105,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     Metrics.Server m = core.hooks().metrics().server(tenant.path().toString(), server.getClass());
     this.meters = new Meters(m, core::nanoTime);
     CallbackInvoker<S, M> invoker =
-        new CallbackInvoker<>(server, core.backend(), tenant, tuid, core::nanoTime, m, context);
+        new CallbackInvoker<>(
+            server, core.backend(), tenant, tuid, timers, core::nanoTime, m, context);
     this.calls = new CallProtocol(core, commits, queue, slots, doorbell, context);
     this.requests =
         new IdempotentRequests<>(
@@ -273,6 +277,21 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   public boolean cast(M message, String idempotencyKey) {
     ensureAlive();
     return requests.cast(message, idempotencyKey);
+  }
+
+  @Override
+  public String castAfter(M message, Duration delay) {
+    return timers.castAfter(message, delay);
+  }
+
+  @Override
+  public String castAt(M message, Instant when) {
+    return timers.castAt(message, when);
+  }
+
+  @Override
+  public boolean cancelTimer(String timerId) {
+    return timers.cancel(timerId);
   }
 
   @Override
@@ -464,6 +483,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     core.backend() // idempotent: no commit marker, which would outlive the server
         .run(
             tx -> {
+              timers.clearAll(tx);
               keys.kill(tx, doorbell.keys());
               return null;
             });

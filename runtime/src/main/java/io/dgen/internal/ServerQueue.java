@@ -9,6 +9,7 @@ import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.TypeRegistry;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -43,6 +44,7 @@ final class ServerQueue<M> {
   private final Serde serde;
   private final TypeRegistry types;
   private final String context;
+  private @Nullable Timers<M> timers;
 
   ServerQueue(
       ServerKeys keys, TenantWatcher doorbell, Serde serde, TypeRegistry types, String context) {
@@ -171,6 +173,12 @@ final class ServerQueue<M> {
     keys.push(tx, lane, envelope, doorbell.keys());
   }
 
+  /** Pushes an envelope already encoded for server {@code keys} (a timer firing). */
+  static void push(
+      Transaction tx, ServerKeys keys, TenantWatcher doorbell, long lane, byte[] envelope) {
+    keys.push(tx, lane, envelope, doorbell.keys());
+  }
+
   /**
    * Rings the server's doorbell without a push: consumers waiting for something other than an item
    * (the release of the lock) look again.
@@ -210,6 +218,16 @@ final class ServerQueue<M> {
   /** The versionstamp of a queue item, which names it (e.g. as a dead letter). */
   Versionstamp stampOf(KeyValue item) {
     return keys.items().unpack(item.key()).getVersionstamp(1);
+  }
+
+  /** The server's timers, which the outbox schedules into. */
+  void timers(Timers<M> timers) {
+    this.timers = timers;
+  }
+
+  /** Schedules a cast inside a transaction the user owns (the outbox). */
+  String castAfterInto(Transaction tx, M message, Duration delay) {
+    return Objects.requireNonNull(timers).castAfter(tx, message, delay);
   }
 
   /**

@@ -21,6 +21,8 @@ import org.jspecify.annotations.Nullable;
  *                            (+ a byte 1 once a trim made it the log's first entry)
  * &lt;tenant&gt; FF (2, tuid..)  the server index: value = the behaviour's class name (UTF-8);
  *                            written by a server's start, cleared by its kill
+ * &lt;tenant&gt; FF (3, due, id)   durable timers by due time (see {@link Timers})
+ * &lt;tenant&gt; FF (4)          the timers' alarm: ADDed by every scheduling transaction; watched
  * </pre>
  *
  * A wake id is a 64-bit fingerprint of a server's or reply slot's key; two ids that collide only
@@ -34,6 +36,8 @@ public final class TenantKeys {
   static final long BELL = 0;
   static final long WAKE_LOG = 1;
   static final long SERVERS = 2;
+  static final long TIMERS = 3;
+  static final long ALARM = 4;
 
   /** The byte after the tenant's prefix that no packed tuple starts with. */
   private static final byte RESERVED = (byte) 0xFF;
@@ -44,6 +48,8 @@ public final class TenantKeys {
   private final byte[] bell;
   private final Subspace log;
   private final Subspace servers;
+  private final Subspace timers;
+  private final byte[] alarm;
 
   /** The tenant-level keys of {@code tenant}. */
   public TenantKeys(Subspace tenant) {
@@ -54,6 +60,8 @@ public final class TenantKeys {
     this.bell = runtime.pack(Tuple.from(BELL));
     this.log = runtime.subspace(Tuple.from(WAKE_LOG));
     this.servers = runtime.subspace(Tuple.from(SERVERS));
+    this.timers = runtime.subspace(Tuple.from(TIMERS));
+    this.alarm = runtime.pack(Tuple.from(ALARM));
   }
 
   /** The server index: {@code (2, tuid..)} for every server started and not killed. */
@@ -75,6 +83,16 @@ public final class TenantKeys {
       tx.setVersionstampedKey(prefix, newLogEntry(UserVersions.next(tx)), entry(wakeId));
       tx.add(bell, 1);
     }
+  }
+
+  /** The timers by due time: {@code (dueMicros, id) -> (tuid, envelope)}. */
+  Subspace timers() {
+    return timers;
+  }
+
+  /** The timers' alarm: ADDed by every transaction that schedules a timer; watched. */
+  byte[] alarm() {
+    return alarm;
   }
 
   /** The raw prefix of every tenant-level key (and of a new wake log entry's tuple). */

@@ -1,0 +1,270 @@
+package io.dgen.internal;
+
+import com.apple.foundationdb.tuple.Tuple;
+import com.google.common.collect.MapMaker;
+import io.dgen.Tenant;
+import io.dgen.backend.KeyValue;
+import io.dgen.backend.Transaction;
+import io.dgen.internal.codec.Chunks;
+import io.dgen.internal.codec.Envelope;
+import java.nio.ByteBuffer;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One server's durable timers: scheduling (from a {@code ServerRef}, an outbox or a callback),
+ * cancelling, and deleting them all when the server is killed. Firing is the tenant's {@link
+ * TimerScheduler}'s.
+ *
+ * <p>A timer is two keys written together: the tenant's due-ordered index entry {@code FF (3,
+ * dueMicros, uuid) -> (tuid, envelope)}, read by the schedulers, and the server's own {@code
+ * (tuid.., "m", uuid) -> dueMicros}, through which a cancel finds the index entry and a kill finds
+ * every timer of the server. Scheduling also {@code ADD}s 1 to the tenant's alarm, whose watch
+ * re-arms every runtime's scheduler. The timer id a user sees is the uuid in base64url: opaque, and
+ * valid in every runtime.
+ *
+ * <p>The message is encoded once, when scheduled (type checked against the server's allow-list,
+ * type index from its type table), and pushed as-is when the timer fires.
+ *
+ * <p>Threading: thread-safe (stateless but for a weak map of per-transaction counters).
+ *
+ * @param <M> the message type
+ */
+final class Timers<M> {
+
+  /** Per transaction attempt: how many timers it scheduled, for ids that a re-run repeats. */
+  private static final ConcurrentMap<Transaction, AtomicInteger> SEQUENCES =
+      new MapMaker().weakKeys().makeMap();
+
+  private static final Base64.Encoder ID_ENCODER = Base64.getUrlEncoder().withoutPadding();
+
+  private final ServerKeys keys;
+  private final TenantKeys tenantKeys;
+  private final ServerQueue<M> queue;
+  private final CommitRunner commits;
+  private final Clock clock;
+  private final Runnable scheduled;
+  private final Lifecycle lifecycle;
+  private final byte[] tuid;
+
+  /** The timers of server {@code tuid}, wired to its queue and to the tenant's scheduler. */
+  static <M> Timers<M> create(
+      RuntimeCore core,
+      Tenant tenant,
+      Tuple tuid,
+      ServerKeys keys,
+      ServerQueue<M> queue,
+      CommitRunner commits,
+      Lifecycle lifecycle) {
+    TimerScheduler scheduler = core.timers(tenant.subspace(), "tenant=" + tenant.path());
+    Timers<M> timers =
+        new Timers<>(
+            tuid, keys, scheduler.keys(), queue, commits, core.clock(), scheduler::wake, lifecycle);
+    queue.timers(timers);
+    return timers;
+  }
+
+  /**
+   * @param scheduled tells this runtime's scheduler that a timer was just committed here
+   * @param lifecycle the process's, checked by the {@code ServerRef} methods
+   */
+  private Timers(
+      Tuple tuid,
+      ServerKeys keys,
+      TenantKeys tenantKeys,
+      ServerQueue<M> queue,
+      CommitRunner commits,
+      Clock clock,
+      Runnable scheduled,
+      Lifecycle lifecycle) {
+    this.lifecycle = lifecycle;
+    this.keys = keys;
+    this.tenantKeys = tenantKeys;
+    this.queue = queue;
+    this.commits = commits;
+    this.clock = clock;
+    this.scheduled = scheduled;
+    this.tuid = tuid.pack();
+  }
+
+  // ---------------------------------------------------------------- scheduling
+
+  /** {@code ServerRef.castAfter}: its own transaction. */
+  String castAfter(M message, Duration delay) {
+    lifecycle.ensureAlive();
+    Objects.requireNonNull(delay, "delay must not be null");
+    return castAt(message, dueAfter(delay));
+  }
+
+  /** {@code ServerRef.castAt}: its own transaction. */
+  String castAt(M message, Instant when) {
+    lifecycle.ensureAlive();
+    Objects.requireNonNull(when, "when must not be null");
+    long due = micros(when);
+    byte[] value = value(message);
+    UUID id = UUID.randomUUID();
+    // Through the commit runner: a re-run after commit_unknown_result must not write the timer
+    // again, since it may have fired in between.
+    commits.commit(
+        tx -> {
+          write(tx, due, id, value);
+          return null;
+        });
+    scheduled.run();
+    return format(id);
+  }
+
+  /**
+   * {@code Outbox.castAfter}: in the user's transaction. The id is derived from the run and the
+   * timer's rank in the attempt, so a body re-run after its commit succeeded returns the same id
+   * and, seeing the run's commit marker, writes nothing.
+   */
+  String castAfter(Transaction tx, M message, Duration delay) {
+    Objects.requireNonNull(tx, "transaction must not be null");
+    Objects.requireNonNull(delay, "delay must not be null");
+    long due = micros(dueAfter(delay));
+    byte[] value = value(message);
+    UUID id = idFor(tx);
+    if (!UserVersions.alreadyCommitted(tx, keys)) {
+      write(tx, due, id, value);
+    }
+    return format(id);
+  }
+
+  /**
+   * {@code TxContext.castAfter}: in a runtime transaction, whose commit runner replays rather than
+   * re-runs a committed attempt.
+   */
+  @SuppressWarnings("unchecked")
+  String inCallback(Transaction tx, Object message, Duration delay) {
+    Objects.requireNonNull(delay, "delay must not be null");
+    long due = micros(dueAfter(delay));
+    byte[] value = value((M) message); // the allow-list check refuses a foreign type
+    UUID id = idFor(tx);
+    write(tx, due, id, value);
+    return format(id);
+  }
+
+  private Instant dueAfter(Duration delay) {
+    try {
+      return clock.instant().plus(delay);
+    } catch (ArithmeticException | java.time.DateTimeException e) {
+      throw new IllegalArgumentException("delay out of range: " + delay, e);
+    }
+  }
+
+  private byte[] value(M message) {
+    byte[] env = queue.encode(Envelope.CAST, message, null);
+    byte[] value =
+        ByteBuffer.allocate(Integer.BYTES + tuid.length + env.length)
+            .putInt(tuid.length)
+            .put(tuid)
+            .put(env)
+            .array();
+    if (value.length > Chunks.MAX_VALUE) {
+      throw new IllegalArgumentException(
+          "a timer's message and server identity must fit in "
+              + Chunks.MAX_VALUE
+              + " bytes, were "
+              + value.length);
+    }
+    return value;
+  }
+
+  private void write(Transaction tx, long due, UUID id, byte[] value) {
+    tx.set(tenantKeys.timers().pack(Tuple.from(due, id)), value);
+    tx.set(keys.timers().pack(Tuple.from(id)), Tuple.from(due).pack());
+    tx.add(tenantKeys.alarm(), 1);
+  }
+
+  private static UUID idFor(Transaction tx) {
+    int n = SEQUENCES.computeIfAbsent(tx, k -> new AtomicInteger()).getAndIncrement();
+    UUID run = tx.runId();
+    return UUID.nameUUIDFromBytes(
+        ByteBuffer.allocate(20)
+            .putLong(run.getMostSignificantBits())
+            .putLong(run.getLeastSignificantBits())
+            .putInt(n)
+            .array());
+  }
+
+  // ---------------------------------------------------------------- cancelling
+
+  /** {@code ServerRef.cancelTimer}: its own transaction, exactly once in effect. */
+  boolean cancel(String timerId) {
+    lifecycle.ensureAlive();
+    UUID id = parse(timerId);
+    return Boolean.TRUE.equals(commits.commit(tx -> cancel(tx, id)));
+  }
+
+  /** {@code TxContext.cancelTimer}: in the callback's transaction. */
+  boolean inCallbackCancel(Transaction tx, String timerId) {
+    return cancel(tx, parse(timerId));
+  }
+
+  /** Deletes timer {@code id} of this server if pending; the read conflicts with its firing. */
+  private boolean cancel(Transaction tx, UUID id) {
+    byte[] own = keys.timers().pack(Tuple.from(id));
+    byte[] due = tx.get(own);
+    if (due == null) {
+      return false;
+    }
+    tx.clear(own);
+    tx.clear(tenantKeys.timers().pack(Tuple.from(Tuple.fromBytes(due).getLong(0), id)));
+    return true;
+  }
+
+  /**
+   * Deletes every pending timer of this server (a kill): the index entries here; the server's own
+   * keys go with the kill's clear of its subspace.
+   */
+  void clearAll(Transaction tx) {
+    for (KeyValue kv :
+        tx.getRange(
+            keys.timers().range().begin, keys.timers().range().end, Transaction.UNLIMITED, false)) {
+      UUID id = keys.timers().unpack(kv.key()).getUUID(0);
+      tx.clear(tenantKeys.timers().pack(Tuple.from(Tuple.fromBytes(kv.value()).getLong(0), id)));
+    }
+  }
+
+  // ---------------------------------------------------------------- ids and times
+
+  static String format(UUID id) {
+    return ID_ENCODER.encodeToString(
+        ByteBuffer.allocate(16)
+            .putLong(id.getMostSignificantBits())
+            .putLong(id.getLeastSignificantBits())
+            .array());
+  }
+
+  static UUID parse(String timerId) {
+    Objects.requireNonNull(timerId, "timerId must not be null");
+    byte[] b;
+    try {
+      b = Base64.getUrlDecoder().decode(timerId);
+    } catch (IllegalArgumentException e) {
+      b = new byte[0];
+    }
+    if (b.length != 16) {
+      throw new IllegalArgumentException(
+          "not a timer id: \"" + timerId + "\"; use an id castAfter or castAt returned");
+    }
+    ByteBuffer buf = ByteBuffer.wrap(b);
+    return new UUID(buf.getLong(), buf.getLong());
+  }
+
+  /** Microseconds since the epoch. */
+  static long micros(Instant t) {
+    try {
+      return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), t.getNano() / 1000);
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException("due time out of range: " + t, e);
+    }
+  }
+}
