@@ -67,6 +67,7 @@ import org.jspecify.annotations.Nullable;
 public final class MemoryBackend implements Backend {
 
   private final MemoryStore store;
+  private final @Nullable Storage storage;
   private final Stats stats = new Stats();
   private final Faults faults = new Faults();
   private final Directories directories;
@@ -80,7 +81,8 @@ public final class MemoryBackend implements Backend {
   private MemoryBackend(Builder b) {
     this.executor = b.executor != null ? b.executor : DefaultExecutor.INSTANCE;
     this.delayedCommits = new SerialExecutor(executor);
-    this.store = new MemoryStore(b.ticker, stats, faults, executor, b.maxWatches);
+    this.storage = b.storage;
+    this.store = new MemoryStore(b.ticker, stats, faults, executor, b.maxWatches, b.storage);
     this.initialRetryDelayNanos = b.initialRetryDelay.toNanos();
     this.maxRetryDelayNanos = b.maxRetryDelay.toNanos();
     this.retryLimit = b.retryLimit;
@@ -386,6 +388,9 @@ public final class MemoryBackend implements Backend {
     }
     closed = true;
     store.close();
+    if (storage != null) {
+      storage.close();
+    }
   }
 
   @Override
@@ -406,8 +411,23 @@ public final class MemoryBackend implements Backend {
     private Duration maxRetryDelay = Duration.ofSeconds(1);
     private int retryLimit = -1;
     private @Nullable Executor executor;
+    private @Nullable Storage storage;
 
     private Builder() {}
+
+    /**
+     * Keeps committed data in {@code storage} instead of only in memory: the backend starts from
+     * the storage's data and acknowledges a commit only once the storage has made it durable. Used
+     * by durable backends built on this engine (such as the RocksDB backend); {@link
+     * MemoryBackend#close()} closes the storage.
+     *
+     * @param storage the durable store, owned by the backend from now on
+     * @return this builder
+     */
+    public Builder storage(Storage storage) {
+      this.storage = Objects.requireNonNull(storage, "storage");
+      return this;
+    }
 
     /**
      * Sets the clock that measures transaction age for {@code transaction_too_old (1007)}: a
