@@ -74,13 +74,20 @@ public final class RocksDbBackend extends ForwardingBackend {
   }
 
   private final MemoryBackend engine;
+  private final RocksStorage storage;
   private final Path dir;
   private final FileChannel lockChannel;
   private final FileLock lock;
 
-  private RocksDbBackend(MemoryBackend engine, Path dir, FileChannel lockChannel, FileLock lock) {
+  private RocksDbBackend(
+      MemoryBackend engine,
+      RocksStorage storage,
+      Path dir,
+      FileChannel lockChannel,
+      FileLock lock) {
     super(engine);
     this.engine = engine;
+    this.storage = storage;
     this.dir = dir;
     this.lockChannel = lockChannel;
     this.lock = lock;
@@ -160,6 +167,11 @@ public final class RocksDbBackend extends ForwardingBackend {
     }
   }
 
+  /** The RocksDB storage, for this package's tests. */
+  RocksStorage storage() {
+    return storage;
+  }
+
   @Override
   public String toString() {
     return "RocksDbBackend{dir=" + dir + ", engine=" + engine + "}";
@@ -230,7 +242,7 @@ public final class RocksDbBackend extends ForwardingBackend {
           Files.writeString(dir.resolve(FORMAT_FILE), FORMAT, StandardCharsets.UTF_8);
         }
         RocksStorage storage = openDatabase(fresh);
-        return new RocksDbBackend(engine.storage(storage).build(), dir, channel, lock);
+        return new RocksDbBackend(engine.storage(storage).build(), storage, dir, channel, lock);
       } catch (IOException | RuntimeException e) {
         closeQuietly(channel);
         if (e instanceof RuntimeException re) {
@@ -300,6 +312,14 @@ public final class RocksDbBackend extends ForwardingBackend {
     }
 
     private RocksStorage openDatabase(boolean fresh) {
+      Path db = dir.resolve(DB_DIR);
+      if (!fresh && !Files.isRegularFile(db.resolve("CURRENT"))) {
+        // RocksDB would create the directory before failing: refuse first, changing nothing.
+        throw new DataDirectoryException(
+            dir,
+            "the RocksDB database in " + DB_DIR + "/ is missing or corrupted. Nothing was changed",
+            null);
+      }
       Options options =
           new Options()
               .setCreateIfMissing(fresh)
@@ -307,8 +327,7 @@ public final class RocksDbBackend extends ForwardingBackend {
               .setParanoidChecks(true)
               .setCompressionType(CompressionType.LZ4_COMPRESSION);
       try {
-        RocksDB db = RocksDB.open(options, dir.resolve(DB_DIR).toString());
-        return new RocksStorage(dir, db, options, sync);
+        return new RocksStorage(dir, RocksDB.open(options, db.toString()), options, sync);
       } catch (RocksDBException e) {
         options.close();
         throw new DataDirectoryException(

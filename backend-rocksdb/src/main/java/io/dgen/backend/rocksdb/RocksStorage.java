@@ -44,6 +44,7 @@ final class RocksStorage implements Storage {
   private boolean syncing;
   private @Nullable RuntimeException failure;
   private boolean closed;
+  private long syncs;
 
   RocksStorage(Path dir, RocksDB db, Options options, boolean sync) {
     this.dir = dir;
@@ -121,6 +122,7 @@ final class RocksStorage implements Storage {
           }
           checkUsable();
           syncing = true;
+          syncs++;
           target = appended;
         }
         RuntimeException error = null;
@@ -170,6 +172,13 @@ final class RocksStorage implements Storage {
 
   private BackendException ioError(String what, RocksDBException e) {
     return RocksDbBackend.ioError(dir, what, e);
+  }
+
+  /** Number of write-ahead log syncs so far (for tests of group commit). */
+  long syncs() {
+    synchronized (syncLock) {
+      return syncs;
+    }
   }
 
   /** Number of live and deleted entries RocksDB estimates it holds (for tests and docs). */
