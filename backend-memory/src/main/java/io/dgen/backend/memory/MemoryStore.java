@@ -139,6 +139,7 @@ final class MemoryStore {
   private long lastCommitted;
   private final ArrayList<byte[]> batchKeys = new ArrayList<>();
   private final ArrayList<byte @Nullable []> batchValues = new ArrayList<>();
+  private final Object publishLock = new Object();
 
   // Guarded by lock.
   private final ArrayDeque<CommitRecord> log = new ArrayDeque<>();
@@ -396,7 +397,7 @@ final class MemoryStore {
 
   /** Makes every commit up to {@code version} visible to new readers. */
   private void publish(long version) {
-    synchronized (batchKeys) {
+    synchronized (publishLock) {
       if (version > visibleVersion) {
         visibleVersion = version;
       }
