@@ -59,6 +59,14 @@ import org.jspecify.annotations.Nullable;
  *   <li>Keys at or above {@code \xff} are always refused ({@code 2004}): there are no system keys.
  * </ul>
  *
+ * <h2>Durable storage</h2>
+ *
+ * This class is also the transaction engine of durable embedded backends: built with a {@link
+ * Builder#storage Storage}, it starts from the storage's data and acknowledges (and publishes) a
+ * commit only once the storage has made it durable, concurrent commits sharing one sync. Reads are
+ * still served from the in-memory index. {@code io.dgen.backend.rocksdb.RocksDbBackend} is such a
+ * backend.
+ *
  * <h2>Threading</h2>
  *
  * Thread-safe. Reads never block; commits serialize on one short lock. Watch futures are completed

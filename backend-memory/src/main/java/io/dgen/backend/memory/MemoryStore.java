@@ -163,7 +163,7 @@ final class MemoryStore {
       @Nullable Storage storage) {
     this.storage = storage;
     if (storage != null) {
-      long recovered = storage.recover((k, v) -> data.put(k.clone(), new Node(0, v.clone(), null)));
+      long recovered = storage.recover((k, v) -> data.put(k, new Node(0, v, null)));
       // Recovered keys carry version 0, which every reader's version is at or above.
       this.lastCommitted = recovered;
       this.visibleVersion = recovered;
@@ -313,6 +313,10 @@ final class MemoryStore {
     long version;
     boolean unknownAfterApply;
     synchronized (lock) {
+      RuntimeException failure = storageFailure;
+      if (failure != null) {
+        throw failure;
+      }
       long now = ticker.getAsLong();
       long rv = tx.readVersion;
       // Whatever its read-conflict ranges: FoundationDB's client makes every writing commit
@@ -338,10 +342,6 @@ final class MemoryStore {
             "injected by faults().commitUnknownResult applied=false");
       }
       unknownAfterApply = unknown == MemoryBackend.Faults.UNKNOWN_APPLIED;
-      RuntimeException failure = storageFailure;
-      if (failure != null) {
-        throw failure;
-      }
       version = lastCommitted + 1;
       long m = minRetained(now);
       int written = apply(tx, version, m, writeRanges, fired);

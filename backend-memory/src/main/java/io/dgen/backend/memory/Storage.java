@@ -25,7 +25,7 @@ public interface Storage extends AutoCloseable {
    * Hands every stored key and value to {@code each}, in any order, and returns the version of the
    * newest durable commit (0 for an empty store). Called once, before any other method.
    *
-   * @param each receives each key and its value
+   * @param each receives each key and its value, arrays the engine keeps (not to be reused)
    * @return the newest durable commit version; the engine's versions continue after it
    */
   long recover(BiConsumer<byte[], byte[]> each);
