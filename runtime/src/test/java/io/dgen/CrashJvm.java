@@ -16,8 +16,8 @@ public final class CrashJvm {
   static final String READY = "READY";
   static final String ACK = "ACK ";
 
-  /** Every tenth message is a lock-mode job, adding 1000; the others are sequence casts. */
-  static final int WORK_EVERY = 10;
+  /** Every fourth message is a lock-mode job, adding 1000; the others are sequence casts. */
+  static final int WORK_EVERY = 4;
 
   private CrashJvm() {}
 
@@ -54,7 +54,7 @@ public final class CrashJvm {
         ref.cast(message(generation, i));
         System.out.println(ACK + i);
         System.out.flush();
-        if (i % 7 == 0) {
+        if (i % 3 == 0) {
           ref.<Long>call(new TestServer.Get());
         }
       }

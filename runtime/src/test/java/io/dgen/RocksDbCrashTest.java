@@ -5,18 +5,13 @@ import static org.awaitility.Awaitility.await;
 
 import io.dgen.TestServer.Msg;
 import io.dgen.backend.rocksdb.RocksDbBackend;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Random;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,10 +28,13 @@ class RocksDbCrashTest {
 
   private static final int KILLS = 20;
 
-  @TempDir Path dir;
+  @TempDir Path root;
+
+  private Path dir;
 
   @Test
   void killedTwentyTimes_everyAcknowledgedMessageAppliedOnce_noneTwice() throws Exception {
+    dir = root.resolve("data");
     long seed = System.nanoTime();
     Random random = new Random(seed);
     int[] acked = new int[KILLS];
@@ -59,6 +57,7 @@ class RocksDbCrashTest {
       assertThat(ref.queueLength()).isZero();
       TestServer.State s = state(ref);
       String why = "seed=" + seed + " acked=" + java.util.Arrays.toString(acked) + " state=" + s;
+      System.out.println("crash test: " + why);
       assertThat(s.outOfOrder()).as("gaps or duplicates: " + why).isZero();
       long minWork = 0;
       long maxWork = 0;
@@ -85,52 +84,46 @@ class RocksDbCrashTest {
 
   /**
    * Starts generation {@code g} and kills it {@code afterMillis} after its first acknowledged
-   * message (so that the kill lands in its work, not in its start-up); returns its last ACK.
+   * message (so that the kill lands in its work, not in its start-up); returns its last ACK, read
+   * from its output file once it is dead.
    */
   private int runAndKill(int g, int afterMillis) throws Exception {
+    Path out = root.resolve("generation-" + g + ".log");
     Process p =
         new ProcessBuilder(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx128m",
                 "-XX:TieredStopAtLevel=1",
+                "-XX:+UseSerialGC",
                 "-cp",
                 System.getProperty("java.class.path"),
                 CrashJvm.class.getName(),
                 dir.toString(),
                 Integer.toString(g))
             .redirectErrorStream(true)
+            .redirectOutput(out.toFile())
             .start();
-    CountDownLatch working = new CountDownLatch(1);
-    AtomicInteger lastAck = new AtomicInteger();
-    List<String> other = new ArrayList<>();
-    Thread reader =
-        new Thread(
-            () -> {
-              try (BufferedReader r =
-                  new BufferedReader(
-                      new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                for (String line; (line = r.readLine()) != null; ) {
-                  if (line.startsWith(CrashJvm.ACK)) {
-                    lastAck.set(Integer.parseInt(line.substring(CrashJvm.ACK.length())));
-                    working.countDown();
-                  } else if (!line.equals(CrashJvm.READY) && other.size() < 50) {
-                    other.add(line);
-                  }
-                }
-              } catch (IOException e) {
-                // the pipe ends with the process
-              }
-            });
-    reader.start();
-    boolean started = working.await(30, TimeUnit.SECONDS);
-    assertThat(started).as("generation %s working; output: %s", g, other).isTrue();
-    // The kill lands at a random point; the child is not told.
-    assertThat(p.waitFor(afterMillis, TimeUnit.MILLISECONDS))
-        .as("generation %s still running; output: %s", g, other)
-        .isFalse();
-    p.destroyForcibly(); // SIGKILL
-    assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
-    reader.join(10_000);
-    return lastAck.get();
+    try {
+      await("generation " + g + " working")
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> lastAck(out) > 0 || !p.isAlive());
+      assertThat(p.isAlive()).as("generation %s alive: %s", g, Files.readString(out)).isTrue();
+      // The kill lands at a random point; the child is not told.
+      assertThat(p.waitFor(afterMillis, TimeUnit.MILLISECONDS)).isFalse();
+    } finally {
+      p.destroyForcibly(); // SIGKILL
+      assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    }
+    return lastAck(out);
+  }
+
+  private static int lastAck(Path out) throws IOException {
+    int last = 0;
+    for (String line : Files.readAllLines(out, StandardCharsets.UTF_8)) {
+      if (line.startsWith(CrashJvm.ACK)) {
+        last = Integer.parseInt(line.substring(CrashJvm.ACK.length()).strip());
+      }
+    }
+    return last;
   }
 }
