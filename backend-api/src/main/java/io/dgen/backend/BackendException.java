@@ -66,6 +66,9 @@ public class BackendException extends RuntimeException {
   /** {@code transaction_too_large}: more than 10,000,000 bytes of mutations and conflicts. */
   public static final int TRANSACTION_TOO_LARGE = 2101;
 
+  /** {@code io_error}: a local disk operation failed (embedded durable backends); not retried. */
+  public static final int IO_ERROR = 1510;
+
   /** {@code key_too_large}: a key longer than 10,000 bytes. */
   public static final int KEY_TOO_LARGE = 2102;
 
@@ -92,6 +95,7 @@ public class BackendException extends RuntimeException {
           Map.entry(1038, "database_locked"),
           Map.entry(1039, "cluster_version_changed"),
           Map.entry(1101, "operation_cancelled"),
+          Map.entry(1510, "io_error"),
           Map.entry(2000, "client_invalid_operation"),
           Map.entry(2004, "key_outside_legal_range"),
           Map.entry(2005, "inverted_range"),

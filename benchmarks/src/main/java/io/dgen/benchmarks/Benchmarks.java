@@ -20,8 +20,8 @@ import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The benchmark program: runs every scenario on the in-memory backend, or on FoundationDB, and
- * prints one table.
+ * The benchmark program: runs every scenario on the in-memory backend, the embedded RocksDB backend
+ * or FoundationDB, and prints one table.
  *
  * <pre>
  * mvn -B -q -pl benchmarks -am test-compile exec:java                        # about 65 seconds
@@ -31,6 +31,8 @@ import org.jspecify.annotations.Nullable;
  *   mvn -B -q -pl benchmarks -am test-compile exec:java -Dexec.args="--backend fdb"
  * mvn -B -q -pl benchmarks -am test-compile exec:java \
  *   -Dexec.args="--cluster-file /etc/foundationdb/fdb.cluster"
+ * mvn -B -q -pl benchmarks -am test-compile exec:java \
+ *   -Dexec.args="--backend rocksdb --only cast-k1,cast-k64,call-inline,call-queued"
  * </pre>
  *
  * <p>{@code test-compile}, not {@code compile}: {@code exec:java} resolves the test-scoped
@@ -47,7 +49,7 @@ import org.jspecify.annotations.Nullable;
 public final class Benchmarks {
 
   private static final String USAGE =
-      "[--quick] [--only ID,...] [--no-jit-warmup] [--backend memory|fdb] [--cluster-file F]";
+      "[--quick] [--only ID,...] [--no-jit-warmup] [--backend memory|fdb|rocksdb] [--no-sync] [--cluster-file F]";
 
   private Benchmarks() {}
 
@@ -59,20 +61,22 @@ public final class Benchmarks {
    *
    * @param args {@code --quick} for a short run; {@code --only ID[,ID…]} for some scenarios; {@code
    *     --no-jit-warmup} to skip the JIT warm-up (for a profile of one scenario alone); {@code
-   *     --backend memory|fdb} (default memory); {@code --cluster-file F} for FoundationDB on the
-   *     cluster {@code F}
+   *     --backend memory|fdb|rocksdb} (default memory); {@code --no-sync} for RocksDB without
+   *     waiting for the log syncs; {@code --cluster-file F} for FoundationDB on the cluster {@code
+   *     F}
    */
   public static void main(String[] args) {
     boolean quick = false;
     boolean jitWarmup = true;
     Set<String> only = null;
     String backend = "memory";
+    boolean sync = true;
     Path clusterFile = null;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--backend":
-          if (i + 1 >= args.length || !Set.of("memory", "fdb").contains(args[i + 1])) {
-            throw new IllegalArgumentException("--backend needs memory or fdb");
+          if (i + 1 >= args.length || !Set.of("memory", "fdb", "rocksdb").contains(args[i + 1])) {
+            throw new IllegalArgumentException("--backend needs memory, fdb or rocksdb");
           }
           backend = args[++i];
           break;
@@ -82,6 +86,9 @@ public final class Benchmarks {
           }
           clusterFile = Path.of(args[++i]);
           backend = "fdb";
+          break;
+        case "--no-sync":
+          sync = false;
           break;
         case "--quick":
           quick = true;
@@ -103,7 +110,12 @@ public final class Benchmarks {
       }
     }
     Settings settings = quick ? Settings.quick() : Settings.standard();
-    try (Target target = backend.equals("fdb") ? Target.fdb(clusterFile) : Target.memory()) {
+    try (Target target =
+        switch (backend) {
+          case "fdb" -> Target.fdb(clusterFile);
+          case "rocksdb" -> Target.rocksdb(sync);
+          default -> Target.memory();
+        }) {
       Report report =
           run(jitWarmup ? settings : settings.withoutJitWarmup(), target, only, System.err);
       System.out.print(report.render());

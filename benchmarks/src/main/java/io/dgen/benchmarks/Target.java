@@ -4,16 +4,23 @@ import io.dgen.backend.Backend;
 import io.dgen.backend.CountingBackend;
 import io.dgen.backend.fdb.FdbBackend;
 import io.dgen.backend.memory.MemoryBackend;
+import io.dgen.backend.rocksdb.RocksDbBackend;
 import io.dgen.fdbtest.LocalFdbServer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Where the scenarios run: a fresh memory backend for each, or one FoundationDB cluster (each
- * scenario opening its own {@link FdbBackend} and working in its own directory, removed after).
+ * Where the scenarios run: a fresh memory backend for each, a fresh RocksDB data directory for
+ * each, or one FoundationDB cluster (each scenario opening its own {@link FdbBackend} and working
+ * in its own directory, removed after).
  */
 abstract class Target implements AutoCloseable {
 
@@ -60,6 +67,61 @@ abstract class Target implements AutoCloseable {
   }
 
   /**
+   * The embedded RocksDB backend, a fresh data directory per scenario under the temporary
+   * directory, deleted after it.
+   *
+   * @param sync whether each commit waits for its write-ahead log sync (the default); without it
+   *     the rows show what the syncs cost
+   */
+  static Target rocksdb(boolean sync) {
+    return new Target() {
+      @Override
+      Bench open(int maxWatches) {
+        Path dir;
+        try {
+          dir = Files.createTempDirectory("dgen-bench-rocksdb");
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+        RocksDbBackend rocks =
+            RocksDbBackend.builder(dir.resolve("data"))
+                .sync(sync)
+                .engine(b -> b.maxWatches(maxWatches))
+                .open();
+        return new Bench(
+            rocks,
+            "bench",
+            () -> Cost.of(rocks.counters()),
+            () -> {
+              rocks.close();
+              deleteTree(dir);
+            });
+      }
+
+      @Override
+      String name() {
+        return sync ? "RocksDB" : "RocksDB (no sync)";
+      }
+
+      @Override
+      String description() {
+        return "embedded RocksDB (RocksDbBackend), "
+            + (sync
+                ? "every commit's write-ahead log synced (group commit)"
+                : "sync off: commits acknowledged before their fsync");
+      }
+    };
+  }
+
+  private static void deleteTree(Path dir) {
+    try (Stream<Path> files = Files.walk(dir)) {
+      files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
    * A FoundationDB cluster: {@code clusterFile}, else {@code FDB_CLUSTER_FILE}, else a throwaway
    * one-process cluster started from a local installation ({@link LocalFdbServer}). A local
    * installation's client library is used either way.
@@ -94,7 +156,7 @@ abstract class Target implements AutoCloseable {
   /** Opens the backend of one scenario; {@code maxWatches} leaves room for its idle servers. */
   abstract Bench open(int maxWatches);
 
-  /** A short name for labels: "memory" or "FoundationDB". */
+  /** A short name for labels: "memory", "FoundationDB" or "RocksDB". */
   abstract String name();
 
   /** What the report's header says about the backend. */

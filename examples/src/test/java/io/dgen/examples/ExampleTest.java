@@ -5,12 +5,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Runs each example's {@code main} on the memory backend and checks what it prints; {@link
- * FdbExampleTest} runs the same on FoundationDB.
+ * FdbExampleTest} runs the same on FoundationDB. The counter also runs twice on one RocksDB data
+ * directory, as the README's first command does when run again.
  */
 @Timeout(60)
 class ExampleTest {
@@ -36,11 +41,15 @@ class ExampleTest {
   }
 
   private String run(Main main) throws Exception {
+    return run(main, backendArgs());
+  }
+
+  private static String run(Main main, String[] args) throws Exception {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     PrintStream original = System.out;
     System.setOut(new PrintStream(bytes, true, StandardCharsets.UTF_8));
     try {
-      main.run(backendArgs());
+      main.run(args);
     } finally {
       System.setOut(original);
     }
@@ -51,10 +60,32 @@ class ExampleTest {
   @Test
   void counterExample_keepsTheValueAcrossARestart() throws Exception {
     String out = run(CounterExample::main);
+    long found = found(out);
     assertThat(out)
         .contains(backendBanner())
-        .contains("counter after 1 + 2 + 3:          6")
-        .contains("restarted; persisted value + 10:  16");
+        .contains("counter after 1 + 2 + 3:          " + (found + 6))
+        .contains("restarted; persisted value + 10:  " + (found + 16));
+  }
+
+  /** The README's first command run twice on one data directory: the second run continues. */
+  @Test
+  void counterExample_onRocksDb_continuesTheCountOnTheNextRun(@TempDir Path dir) throws Exception {
+    String[] args = {"--data-dir", dir.resolve("counter-data").toString()};
+    String first = run(CounterExample::main, args);
+    assertThat(first).contains("backend: embedded RocksDB, data in ");
+    assertThat(found(first)).isZero();
+    assertThat(first).contains("restarted; persisted value + 10:  16");
+    String second = run(CounterExample::main, args);
+    assertThat(found(second)).isEqualTo(16);
+    assertThat(second)
+        .contains("counter after 1 + 2 + 3:          22")
+        .contains("restarted; persisted value + 10:  32");
+  }
+
+  private static long found(String out) {
+    Matcher m = Pattern.compile("found on start: +(\\d+)").matcher(out);
+    assertThat(m.find()).as(out).isTrue();
+    return Long.parseLong(m.group(1));
   }
 
   @Test

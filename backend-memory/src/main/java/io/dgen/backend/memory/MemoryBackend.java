@@ -60,6 +60,14 @@ import org.jspecify.annotations.Nullable;
  *   <li>Keys at or above {@code \xff} are always refused ({@code 2004}): there are no system keys.
  * </ul>
  *
+ * <h2>Durable storage</h2>
+ *
+ * This class is also the transaction engine of durable embedded backends: built with a {@link
+ * Builder#storage Storage}, it starts from the storage's data and acknowledges (and publishes) a
+ * commit only once the storage has made it durable, concurrent commits sharing one sync. Reads are
+ * still served from the in-memory index. {@code io.dgen.backend.rocksdb.RocksDbBackend} is such a
+ * backend.
+ *
  * <h2>Threading</h2>
  *
  * Thread-safe. Reads never block; commits serialize on one short lock. Watch futures are completed
@@ -68,6 +76,7 @@ import org.jspecify.annotations.Nullable;
 public final class MemoryBackend implements Backend {
 
   private final MemoryStore store;
+  private final @Nullable Storage storage;
   private final Stats stats = new Stats();
   private final Faults faults = new Faults();
   private final Directories directories;
@@ -81,7 +90,8 @@ public final class MemoryBackend implements Backend {
   private MemoryBackend(Builder b) {
     this.executor = b.executor != null ? b.executor : DefaultExecutor.INSTANCE;
     this.delayedCommits = new SerialExecutor(executor);
-    this.store = new MemoryStore(b.ticker, stats, faults, executor, b.maxWatches);
+    this.storage = b.storage;
+    this.store = new MemoryStore(b.ticker, stats, faults, executor, b.maxWatches, b.storage);
     this.initialRetryDelayNanos = b.initialRetryDelay.toNanos();
     this.maxRetryDelayNanos = b.maxRetryDelay.toNanos();
     this.retryLimit = b.retryLimit;
@@ -401,6 +411,9 @@ public final class MemoryBackend implements Backend {
     }
     closed = true;
     store.close();
+    if (storage != null) {
+      storage.close();
+    }
   }
 
   @Override
@@ -421,8 +434,23 @@ public final class MemoryBackend implements Backend {
     private Duration maxRetryDelay = Duration.ofSeconds(1);
     private int retryLimit = -1;
     private @Nullable Executor executor;
+    private @Nullable Storage storage;
 
     private Builder() {}
+
+    /**
+     * Keeps committed data in {@code storage} instead of only in memory: the backend starts from
+     * the storage's data and acknowledges a commit only once the storage has made it durable. Used
+     * by durable backends built on this engine (such as the RocksDB backend); {@link
+     * MemoryBackend#close()} closes the storage.
+     *
+     * @param storage the durable store, owned by the backend from now on
+     * @return this builder
+     */
+    public Builder storage(Storage storage) {
+      this.storage = Objects.requireNonNull(storage, "storage");
+      return this;
+    }
 
     /**
      * Sets the clock that measures transaction age for {@code transaction_too_old (1007)}: a

@@ -48,6 +48,14 @@ import org.jspecify.annotations.Nullable;
  * while referenced: their holders fail with {@code transaction_too_old} anyway. A cut chain ends in
  * {@link #TRUNCATED}, so a reader that reaches below the cut gets {@code 1007}; and readers check
  * their age after reading, so one that saw a key removed is sure to fail rather than answer.
+ *
+ * <h2>Storage</h2>
+ *
+ * With a {@link Storage}, the store starts from the storage's data (every key at the recovered
+ * version), appends each commit's writes to it under the lock and waits for them to be durable
+ * after releasing it; only then is the version published and the commit acknowledged. Commit
+ * versions come from {@link #lastCommitted}, which runs ahead of {@link #visibleVersion} by the
+ * commits waiting for their sync. A storage failure is sticky: later commits fail with it.
  */
 final class MemoryStore {
 
@@ -124,6 +132,14 @@ final class MemoryStore {
   private final Object lock = new Object();
   private volatile long visibleVersion;
   private volatile boolean closed;
+  private final @Nullable Storage storage;
+  private volatile @Nullable RuntimeException storageFailure;
+
+  // Guarded by lock: the newest commit version handed out, and the writes of the commit applying.
+  private long lastCommitted;
+  private final ArrayList<byte[]> batchKeys = new ArrayList<>();
+  private final ArrayList<byte @Nullable []> batchValues = new ArrayList<>();
+  private final Object publishLock = new Object();
 
   // Guarded by lock.
   private final ArrayDeque<CommitRecord> log = new ArrayDeque<>();
@@ -143,7 +159,15 @@ final class MemoryStore {
       Stats stats,
       MemoryBackend.Faults faults,
       Executor executor,
-      int maxWatches) {
+      int maxWatches,
+      @Nullable Storage storage) {
+    this.storage = storage;
+    if (storage != null) {
+      long recovered = storage.recover((k, v) -> data.put(k, new Node(0, v, null)));
+      // Recovered keys carry version 0, which every reader's version is at or above.
+      this.lastCommitted = recovered;
+      this.visibleVersion = recovered;
+    }
     this.ticker = ticker;
     this.stats = stats;
     this.faults = faults;
@@ -289,6 +313,10 @@ final class MemoryStore {
     long version;
     boolean unknownAfterApply;
     synchronized (lock) {
+      RuntimeException failure = storageFailure;
+      if (failure != null) {
+        throw failure;
+      }
       long now = ticker.getAsLong();
       long rv = tx.readVersion;
       // Whatever its read-conflict ranges: FoundationDB's client makes every writing commit
@@ -314,18 +342,27 @@ final class MemoryStore {
             "injected by faults().commitUnknownResult applied=false");
       }
       unknownAfterApply = unknown == MemoryBackend.Faults.UNKNOWN_APPLIED;
-      version = visibleVersion + 1;
+      version = lastCommitted + 1;
       long m = minRetained(now);
       int written = apply(tx, version, m, writeRanges, fired);
+      if (storage != null) {
+        appendToStorage(version);
+      }
+      lastCommitted = version;
       log.addLast(new CommitRecord(version, writeRanges.build()));
       while (!log.isEmpty() && log.peekFirst().version() <= m) {
         log.pollFirst();
       }
       collect(m, Math.max(64, 2 * written));
-      visibleVersion = version;
+      if (storage == null) {
+        visibleVersion = version;
+      }
       if (!unknownAfterApply && tx.watches != null) {
         cancelled = armAll(tx.watches, fired);
       }
+    }
+    if (storage != null) {
+      publish(awaitDurable(storage, version));
     }
     completeLater(fired, cancelled);
     if (unknownAfterApply) {
@@ -334,6 +371,37 @@ final class MemoryStore {
           "injected by faults().commitUnknownResult applied=true version=" + version);
     }
     return version;
+  }
+
+  /** Hands the applying commit's writes to the storage; a failure stops every later commit. */
+  private void appendToStorage(long version) {
+    try {
+      storage.append(version, batchKeys, batchValues);
+    } catch (RuntimeException e) {
+      storageFailure = e;
+      throw e;
+    } finally {
+      batchKeys.clear();
+      batchValues.clear();
+    }
+  }
+
+  private long awaitDurable(Storage s, long version) {
+    try {
+      return s.awaitDurable(version);
+    } catch (RuntimeException e) {
+      storageFailure = e;
+      throw e;
+    }
+  }
+
+  /** Makes every commit up to {@code version} visible to new readers. */
+  private void publish(long version) {
+    synchronized (publishLock) {
+      if (version > visibleVersion) {
+        visibleVersion = version;
+      }
+    }
   }
 
   /** Arms the watches of a read-only commit, at the latest version. */
@@ -436,6 +504,10 @@ final class MemoryStore {
   }
 
   private void write(byte[] key, byte @Nullable [] value, long version, long m) {
+    if (storage != null) {
+      batchKeys.add(key);
+      batchValues.add(value);
+    }
     Node head;
     if (value != null) {
       // New keys (queue items, fresh stamps) are common: one traversal inserts them.
