@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.tuple.ByteArrayUtil;
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.admin.DGenAdmin;
+import io.dgen.admin.ServerAdmin;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -305,6 +307,27 @@ class TimerTest extends RuntimeTestBase {
     assertThat(pendingTimers()).isEqualTo(1);
     advance(Duration.ofHours(1));
     await().atMost(BULK_WAIT).until(() -> stateOf(kept).names().contains("k"));
+  }
+
+  @Test
+  void theAdminListsPendingTimersSoonestFirst_andItsKillDeletesThem() {
+    ServerRef<Recorder.Msg> doomed = recorder(dgen, "admin-doomed");
+    String later = doomed.castAfter(new Recorder.Due(2, "later"), Duration.ofMinutes(20));
+    String sooner = doomed.castAfter(new Recorder.Due(1, "sooner"), Duration.ofMinutes(10));
+    ServerAdmin admin =
+        new DGenAdmin(backend)
+            .tenant(tenant.path().toArray(String[]::new))
+            .orElseThrow()
+            .server(doomed.tuid())
+            .orElseThrow();
+    List<ServerAdmin.PendingTimer> timers = admin.timers();
+    assertThat(timers).extracting(ServerAdmin.PendingTimer::id).containsExactly(sooner, later);
+    assertThat(timers.get(0).due()).isEqualTo(clock.instant().plus(Duration.ofMinutes(10)));
+    assertThat(timers.get(0).item().message().get("name").asString()).isEqualTo("sooner");
+
+    admin.kill(); // the CLI's kill: no ServerRef, same effect on timers
+    assertThat(pendingTimers()).isZero();
+    assertThat(admin.timers()).isEmpty();
   }
 
   @Test

@@ -2,6 +2,8 @@ package io.dgen.cli;
 
 import io.dgen.backend.Backend;
 import io.dgen.backend.fdb.FdbBackend;
+import io.dgen.backend.rocksdb.DataDirectoryException;
+import io.dgen.backend.rocksdb.RocksDbBackend;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -10,7 +12,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * The one place where {@code dgen} opens a backend: {@code --cluster-file F} (or neither option:
  * FoundationDB's default cluster file) opens FoundationDB, {@code --data-dir D} the embedded
- * durable backend (not available in this build: refused with exit code 4).
+ * durable backend ({@link RocksDbBackend}) on an existing data directory, which the CLI never
+ * creates; while an application holds that directory, the CLI is refused (one process per
+ * directory).
  */
 final class BackendSource implements Dgen.BackendFactory {
 
@@ -20,12 +24,7 @@ final class BackendSource implements Dgen.BackendFactory {
   @Override
   public Backend open(@Nullable Path clusterFile, @Nullable Path dataDir) {
     if (dataDir != null) {
-      throw new CliException(
-          Dgen.BACKEND,
-          "--data-dir "
-              + dataDir
-              + ": the embedded durable backend is not part of this build;"
-              + " use --cluster-file");
+      return openDataDir(dataDir);
     }
     FdbBackend.Builder b = FdbBackend.builder().transactionTimeout(TIMEOUT);
     if (clusterFile != null) {
@@ -38,6 +37,26 @@ final class BackendSource implements Dgen.BackendFactory {
       return b.open();
     } catch (RuntimeException | LinkageError e) {
       throw new CliException(Dgen.BACKEND, "cannot open FoundationDB: " + e.getMessage());
+    }
+  }
+
+  private static Backend openDataDir(Path dataDir) {
+    if (!Files.isRegularFile(dataDir.resolve(RocksDbBackend.FORMAT_FILE))) {
+      throw new CliException(
+          Dgen.BACKEND,
+          "--data-dir "
+              + dataDir
+              + ": not a DGen data directory (no "
+              + RocksDbBackend.FORMAT_FILE
+              + ")");
+    }
+    try {
+      return RocksDbBackend.open(dataDir);
+    } catch (DataDirectoryException e) {
+      throw new CliException(Dgen.BACKEND, "--data-dir " + dataDir + ": " + e.getMessage());
+    } catch (RuntimeException | LinkageError e) {
+      throw new CliException(
+          Dgen.BACKEND, "cannot open the data directory " + dataDir + ": " + e.getMessage());
     }
   }
 }

@@ -148,7 +148,8 @@ final class Commands {
       name = "inspect",
       mixinStandardHelpOptions = true,
       description =
-          "Show a server: state as JSON, queue length, lock holder and age, dead letters.")
+          "Show a server: state as JSON, queue length, lock holder and age, dead letters,"
+              + " pending timers.")
   static final class Inspect extends OnServer {
     @Override
     public Integer call() {
@@ -168,6 +169,12 @@ final class Commands {
         l.put("acquiredAt", lock.acquiredAt().toString());
         l.put("ageMillis", lock.age().toMillis());
         Output.item(lock.item(), l.putObject("item"));
+      }
+      var timers = s.timers();
+      ArrayNode t = o.putArray("timers");
+      for (ServerAdmin.PendingTimer timer : timers) {
+        ObjectNode e = t.addObject().put("id", timer.id()).put("due", timer.due().toString());
+        Output.item(timer.item(), e.putObject("item"));
       }
       o.set("state", s.state().orElse(null));
       if (json) {
@@ -194,6 +201,16 @@ final class Commands {
                       + lock.age().toSeconds()
                       + " s), message "
                       + lock.item().type()));
+      rows.add(
+          List.of(
+              "timers",
+              timers.isEmpty()
+                  ? "-"
+                  : timers.size()
+                      + " pending, next "
+                      + timers.get(0).id()
+                      + " due "
+                      + timers.get(0).due()));
       Output.table(out, List.of("FIELD", "VALUE"), rows);
       out.println("state:");
       out.println(o.get("state").isNull() ? "-" : Output.JSON.writeValueAsString(o.get("state")));

@@ -28,7 +28,7 @@ record CliRun(int code, String out, String err) {
    * messages and states.
    */
   private static final Set<String> VOLATILE =
-      Set.of("id", "holder", "at", "acquiredAt", "ageMillis");
+      Set.of("id", "holder", "at", "acquiredAt", "ageMillis", "due");
 
   static CliRun run(Dgen.BackendFactory factory, String... args) {
     StringWriter out = new StringWriter();

@@ -5,10 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.dgen.backend.Backend;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.memory.MemoryBackend;
+import io.dgen.backend.rocksdb.RocksDbBackend;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Every command against a memory backend filled by a real run; JSON output against goldens. */
 class DgenTest {
@@ -70,6 +73,8 @@ class DgenTest {
         .contains("dead letters  2")
         .contains("message io.dgen.cli.Shop$Hold")
         .contains("\"total\" : 8");
+    assertThat(dgen("inspect", T, ShopFixture.CARTS).ok().out())
+        .contains("timers        1 pending");
   }
 
   @Test
@@ -200,7 +205,26 @@ class DgenTest {
         .fails(Dgen.BACKEND, "cannot read cluster file /nonexistent/fdb.cluster");
     CliRun.run(real, "--cluster-file", "/tmp", "tenants")
         .fails(Dgen.BACKEND, "cannot read cluster file /tmp");
-    CliRun.run(real, "--data-dir", "/tmp/dgen-data", "tenants")
-        .fails(Dgen.BACKEND, "--data-dir /tmp/dgen-data: the embedded durable backend");
+    CliRun.run(real, "--data-dir", "/nonexistent/dgen-data", "tenants")
+        .fails(Dgen.BACKEND, "--data-dir /nonexistent/dgen-data: not a DGen data directory");
+  }
+
+  @Test
+  void dataDir_readsAndKillsOnTheEmbeddedBackend(@TempDir Path dir) throws Exception {
+    try (Backend rocks = RocksDbBackend.open(dir);
+        ShopFixture filled = new ShopFixture(rocks, "shop", "eu")) {
+      assertThat(filled.tenantName).isEqualTo(T);
+    }
+    BackendSource real = new BackendSource();
+    CliRun.run(real, "--data-dir", dir.toString(), "servers", T, "--json")
+        .ok()
+        .matchesGolden("servers");
+    CliRun.run(real, "--data-dir", dir.toString(), "kill", T, ShopFixture.CARTS, "--yes").ok();
+    assertThat(CliRun.run(real, "--data-dir", dir.toString(), "servers", T).ok().out())
+        .doesNotContain("carts");
+    try (Backend held = RocksDbBackend.open(dir)) {
+      CliRun.run(real, "--data-dir", dir.toString(), "tenants")
+          .fails(Dgen.BACKEND, "--data-dir " + dir + ":");
+    }
   }
 }

@@ -19,7 +19,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * A tenant filled by a real run: server {@code ("orders", 1)} applied two items, dead-lettered two
  * messages, holds the lock (its callback waits at a gate) with two messages queued behind it;
- * server {@code ("carts", "alice")} does not consume and has one message queued.
+ * server {@code ("carts", "alice")} does not consume, has one message queued and one timer due in a
+ * day.
  */
 final class ShopFixture implements AutoCloseable {
 
@@ -65,6 +66,7 @@ final class ShopFixture implements AutoCloseable {
             Tuple.from("carts", "alice"),
             StartOptions.builder(tenant).consume(false).build());
     carts.cast(new Shop.AddItem("milk", 1));
+    carts.castAfter(new Shop.AddItem("bread", 2), Duration.ofDays(1));
   }
 
   @Override

@@ -17,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -29,8 +30,8 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * The admin view of one stored server: what {@code ServerRef} shows a running process (state, queue
- * length, dead letters) and more (queued items, the lock holder), read without the server's
- * classes, plus re-queueing, purging and killing. Reads are snapshots; each write is one
+ * length, dead letters) and more (queued items, the lock holder, pending timers), read without the
+ * server's classes, plus re-queueing, purging and killing. Reads are snapshots; each write is one
  * transaction (at most {@value #BATCH} dead letters each) and rings the server's doorbell like the
  * runtime's own, so that running consumers see it at once.
  *
@@ -81,6 +82,15 @@ public final class ServerAdmin {
    */
   public record DeadLetterEntry(
       String id, int attempts, String error, Instant at, QueuedItem item) {}
+
+  /**
+   * A pending timer.
+   *
+   * @param id the id {@code castAfter} returned, which {@code cancelTimer} takes
+   * @param due when it fires
+   * @param item the message it will queue (kind {@code "cast"}; id empty)
+   */
+  public record PendingTimer(String id, Instant due, QueuedItem item) {}
 
   private final Backend backend;
   private final ServerKeys keys;
@@ -196,6 +206,23 @@ public final class ServerAdmin {
               d.error(),
               Instant.ofEpochMilli(d.at()),
               item(id, d.envelope(), types)));
+    }
+    return out;
+  }
+
+  /** The pending timers, soonest first. */
+  public List<PendingTimer> timers() {
+    List<ServerKeys.PendingTimer> stored =
+        backend.run(tx -> keys.pendingTimers(tx.snapshot(), tenant));
+    Map<Integer, String> types = stored.isEmpty() ? Map.of() : types();
+    List<PendingTimer> out = new ArrayList<>(stored.size());
+    for (ServerKeys.PendingTimer t : stored) {
+      Instant due = Instant.EPOCH.plus(t.dueMicros(), ChronoUnit.MICROS);
+      QueuedItem item =
+          t.envelope() == null
+              ? new QueuedItem("", "cast", null, 0, null, "the timer's index entry is missing")
+              : item("", t.envelope(), types);
+      out.add(new PendingTimer(t.id(), due, item));
     }
     return out;
   }

@@ -3,10 +3,20 @@ package io.dgen.internal;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
+import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
+import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The key layout of one server, declared once. Every key lives under {@code (tuid..)} inside the
@@ -207,11 +217,17 @@ public final class ServerKeys {
   /**
    * Removes the server in {@code tx} (a kill): rings the wake id of every open reply slot (their
    * callers find their slots gone and fail instead of waiting for their deadlines) and the server's
-   * own (consumers in other runtimes look again), clears every key under {@code (tuid..)} and the
-   * server's entry in the tenant's server index.
+   * own (consumers in other runtimes look again), deletes its pending timers from the tenant's
+   * timer index, clears every key under {@code (tuid..)} and the server's entry in the tenant's
+   * server index.
    */
   public void kill(Transaction tx, TenantKeys tenant) {
-    for (KeyValue kv : tx.getRange(calls.range().begin, calls.range().end)) {
+    var slots = tx.getRangeAsync(calls.range().begin, calls.range().end, 0, false);
+    for (KeyValue kv : tx.getRange(timers.range().begin, timers.range().end)) {
+      long due = Tuple.fromBytes(kv.value()).getLong(0);
+      tx.clear(tenant.timers().pack(Tuple.from(due, timers.unpack(kv.key()).getUUID(0))));
+    }
+    for (KeyValue kv : Futures.join(slots)) {
       Tuple t = calls.unpack(kv.key());
       if (t.size() >= 2 && t.get(0) instanceof Long sec && t.get(1) instanceof String id) {
         tenant.ring(tx, slotWakeId(sec, id));
@@ -253,6 +269,41 @@ public final class ServerKeys {
    */
   public Subspace timers() {
     return timers;
+  }
+
+  /**
+   * A pending timer as stored.
+   *
+   * @param id the id {@code castAfter} returned
+   * @param dueMicros its due time, in microseconds since the epoch
+   * @param envelope the queue item it will push, or null if its index entry is missing
+   */
+  public record PendingTimer(String id, long dueMicros, byte @Nullable [] envelope) {}
+
+  /** The server's pending timers, soonest first, read in {@code tx} (for admin tools). */
+  public List<PendingTimer> pendingTimers(ReadTransaction tx, TenantKeys tenant) {
+    List<KeyValue> own = tx.getRange(timers.range().begin, timers.range().end);
+    List<Map.Entry<Long, UUID>> ids = new ArrayList<>(own.size());
+    List<CompletableFuture<byte @Nullable []>> entries = new ArrayList<>(own.size());
+    for (KeyValue kv : own) {
+      var timer =
+          Map.entry(Tuple.fromBytes(kv.value()).getLong(0), timers.unpack(kv.key()).getUUID(0));
+      ids.add(timer);
+      entries.add(tx.getAsync(tenant.timers().pack(Tuple.from(timer.getKey(), timer.getValue()))));
+    }
+    List<PendingTimer> out = new ArrayList<>(own.size());
+    for (int i = 0; i < ids.size(); i++) {
+      byte[] entry = Futures.join(entries.get(i)); // (tuid length, tuid, envelope)
+      byte[] envelope =
+          entry == null
+              ? null
+              : Arrays.copyOfRange(
+                  entry, Integer.BYTES + ByteBuffer.wrap(entry).getInt(), entry.length);
+      out.add(
+          new PendingTimer(Timers.format(ids.get(i).getValue()), ids.get(i).getKey(), envelope));
+    }
+    out.sort(Comparator.comparingLong(PendingTimer::dueMicros));
+    return out;
   }
 
   /** Decodes a little-endian counter value; absent counts as zero. */

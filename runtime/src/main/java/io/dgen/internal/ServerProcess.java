@@ -15,7 +15,6 @@ import io.dgen.backend.Futures;
 import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.StoredState;
 import io.dgen.internal.codec.TypeRegistry;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -215,13 +214,13 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
    * tenant's server index, in one transaction; the table is learned once that has committed.
    */
   private void initialize(S initial, String behaviour) {
-    byte[] indexed = behaviour.getBytes(StandardCharsets.UTF_8);
     Started started =
         commits.commit(
             tx -> {
-              var table = queue.readTypes(tx); // overlaps the state store's read
+              var table = queue.readTypes(tx); // both overlap the state store's read
+              var index = doorbell.keys().readServer(tx, tuid);
               StateStore.Written written = states.initialize(tx, initial, options.reset());
-              tx.set(doorbell.keys().serverKey(tuid), indexed); // the tenant's server index
+              doorbell.keys().indexServer(tx, tuid, index, behaviour);
               return new Started(queue.completeTypes(tx, table), written);
             });
     types.learn(Objects.requireNonNull(started).types());
@@ -483,8 +482,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     core.backend() // idempotent: no commit marker, which would outlive the server
         .run(
             tx -> {
-              timers.clearAll(tx);
-              keys.kill(tx, doorbell.keys());
+              keys.kill(tx, doorbell.keys()); // timers included
               return null;
             });
     log.info("server killed: {} reason={}", context, reason);

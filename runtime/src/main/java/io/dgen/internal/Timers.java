@@ -3,7 +3,6 @@ package io.dgen.internal;
 import com.apple.foundationdb.tuple.Tuple;
 import com.google.common.collect.MapMaker;
 import io.dgen.Tenant;
-import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Chunks;
 import io.dgen.internal.codec.Envelope;
@@ -218,19 +217,6 @@ final class Timers<M> {
     tx.clear(own);
     tx.clear(tenantKeys.timers().pack(Tuple.from(Tuple.fromBytes(due).getLong(0), id)));
     return true;
-  }
-
-  /**
-   * Deletes every pending timer of this server (a kill): the index entries here; the server's own
-   * keys go with the kill's clear of its subspace.
-   */
-  void clearAll(Transaction tx) {
-    for (KeyValue kv :
-        tx.getRange(
-            keys.timers().range().begin, keys.timers().range().end, Transaction.UNLIMITED, false)) {
-      UUID id = keys.timers().unpack(kv.key()).getUUID(0);
-      tx.clear(tenantKeys.timers().pack(Tuple.from(Tuple.fromBytes(kv.value()).getLong(0), id)));
-    }
   }
 
   // ---------------------------------------------------------------- ids and times
