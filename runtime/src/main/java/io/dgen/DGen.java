@@ -4,6 +4,7 @@ import com.apple.foundationdb.subspace.Subspace;
 import io.dgen.backend.Backend;
 import io.dgen.internal.Metrics;
 import io.dgen.internal.MicrometerMetrics;
+import io.dgen.internal.OperationTimeouts;
 import io.dgen.internal.RuntimeCore;
 import io.dgen.internal.RuntimeHooks;
 import io.dgen.internal.ServerProcess;
@@ -63,7 +64,8 @@ public final class DGen implements AutoCloseable {
             b.retryInitial,
             b.retryMax,
             b.listener,
-            new RuntimeHooks(b.backgroundConsumers, b.metrics));
+            new RuntimeHooks(b.backgroundConsumers, b.metrics),
+            b.operationTimeout);
   }
 
   /**
@@ -197,6 +199,7 @@ public final class DGen implements AutoCloseable {
     private DGenListener listener = new DGenListener() {};
     private boolean backgroundConsumers = true;
     private Metrics metrics = Metrics.NONE;
+    private Duration operationTimeout = OperationTimeouts.DEFAULT;
 
     private Builder(Backend backend) {
       this.backend = Objects.requireNonNull(backend, "backend must not be null");
@@ -371,6 +374,27 @@ public final class DGen implements AutoCloseable {
      */
     public Builder meterRegistry(MeterRegistry registry) {
       this.metrics = new MicrometerMetrics(registry);
+      return this;
+    }
+
+    /**
+     * How long an operation of a caller waits for a cluster that does not answer before it fails
+     * with {@link OperationTimeoutException}, naming the server and the timeout: {@code cast} and
+     * {@code castAll}, the push of a {@code call} or {@code callAsync} (before its reply is waited
+     * for, under the call's own timeout; an inline call's whole transaction) and {@code kill}. Such
+     * a failure leaves the outcome unknown (an attempt already sent may still commit): see {@link
+     * OperationTimeoutException}. Default 30 seconds, well under the one minute a runtime
+     * transaction may retry.
+     *
+     * <p>An interrupt of the calling thread does not cut the wait short: the operation completes
+     * (or times out) and its outcome is reported, with the thread's interrupt flag set.
+     *
+     * @param timeout positive
+     * @return this builder
+     * @throws IllegalArgumentException if {@code timeout} is zero or negative
+     */
+    public Builder operationTimeout(Duration timeout) {
+      this.operationTimeout = OperationTimeouts.check(timeout);
       return this;
     }
 

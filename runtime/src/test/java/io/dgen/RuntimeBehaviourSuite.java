@@ -140,4 +140,20 @@ abstract class RuntimeBehaviourSuite {
       return backend();
     }
   }
+
+  @Nested
+  class MaybeCommitted extends MaybeCommittedTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
+
+  @Nested
+  class OperationTimeouts extends OperationTimeoutTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
 }

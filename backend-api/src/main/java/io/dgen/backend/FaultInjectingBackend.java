@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -35,7 +36,9 @@ import org.jspecify.annotations.Nullable;
  * not apply and a {@code transaction_too_old (1007)} abandon the attempt (nothing applies) and the
  * wrapped loop retries after its backoff. A {@code commit_unknown_result} that <em>did</em> apply
  * lets the real commit happen, then runs the body again as the next attempt of the same run:
- * FoundationDB's behaviour after a 1021 whose commit went through.
+ * FoundationDB's behaviour after a 1021 whose commit went through. A failure after the commit
+ * ({@link #failCommits}, {@link #interruptAfterCommit}) also lets the real commit happen, then ends
+ * the run with the error instead of its result.
  *
  * <p>To make that last case faithful, this backend numbers the attempts itself: every attempt of
  * one {@link #run} reports the same {@link Transaction#runId()} and consecutive {@link
@@ -60,8 +63,12 @@ public final class FaultInjectingBackend extends ForwardingBackend {
   /** FoundationDB's transaction lifetime: a writing attempt older than this fails with 1007. */
   private static final long MAX_LIFE_NANOS = TimeUnit.SECONDS.toNanos(5);
 
+  /** The {@code afterCommitCode} of a plan that interrupts rather than raising an error code. */
+  private static final int INTERRUPT = -1;
+
   private final AtomicReference<Plan> plan = new AtomicReference<>(Plan.NONE);
   private final AtomicLong clockOffsetNanos = new AtomicLong();
+  private volatile long readVersionLatencyNanos;
 
   private FaultInjectingBackend(Backend delegate) {
     super(delegate);
@@ -88,7 +95,67 @@ public final class FaultInjectingBackend extends ForwardingBackend {
    */
   public FaultInjectingBackend failNextCommits(int n) {
     requireCount(n);
-    plan.updateAndGet(p -> new Plan(n, p.unknownResults, p.unknownApplied, p.latencyNanos));
+    plan.updateAndGet(p -> p.withCommon(n, p.unknownResults, p.unknownApplied, p.latencyNanos));
+    return this;
+  }
+
+  /**
+   * Makes the next {@code n} writing commits end their run with {@code code}, either after applying
+   * their writes ({@code applied}) or without applying them, as FoundationDB does when a
+   * transaction's timeout ({@code transaction_timed_out (1031)}) elapses, or the transaction is
+   * cancelled ({@code 1025}), while its commit is under way: the commit may have applied, and the
+   * run does not retry. Versionstamps and watches of such an attempt fail with {@code code}. A
+   * retryable {@code code} is retried by the wrapped backend like any other error (only when it was
+   * raised without applying).
+   *
+   * @param n how many commits fail; 0 cancels the fault
+   * @param code the error code to raise, e.g. {@link BackendException#TRANSACTION_TIMED_OUT}
+   * @param applied whether those commits apply their writes before failing
+   * @return this backend
+   * @throws IllegalArgumentException if {@code n} is negative or {@code code} is not positive
+   */
+  public FaultInjectingBackend failCommits(int n, int code, boolean applied) {
+    requireCount(n);
+    if (code <= 0) {
+      throw new IllegalArgumentException("code must be a positive error code: " + code);
+    }
+    plan.updateAndGet(p -> p.withAfterCommit(n, code, applied));
+    return this;
+  }
+
+  /**
+   * Makes every attempt wait {@code latency} before its body runs, as getting a read version from a
+   * cluster that is slow or unreachable does; directory operations wait it too. {@link #run} waits
+   * on its own thread (an interrupt ends the wait with {@code transaction_cancelled (1025)}),
+   * {@link #runAsync} waits without holding one (the body then runs on another thread).
+   *
+   * @param latency the added latency; zero removes it
+   * @return this backend
+   * @throws IllegalArgumentException if negative
+   */
+  public FaultInjectingBackend readVersionLatency(Duration latency) {
+    Objects.requireNonNull(latency, "latency");
+    if (latency.isNegative()) {
+      throw new IllegalArgumentException("latency must not be negative: " + latency);
+    }
+    readVersionLatencyNanos = latency.toNanos();
+    return this;
+  }
+
+  /**
+   * Makes the next {@code n} writing commits apply their writes, then end {@link #run} as an
+   * interrupt of the thread waiting for the commit does with fdb-java: the thread's interrupt flag
+   * is set and a {@link CancellationException} is thrown, although the commit applied. A {@link
+   * #runAsync} run, which has no waiting thread, fails with the {@link CancellationException} and
+   * interrupts nobody.
+   *
+   * @param n how many commits are interrupted after applying; 0 cancels the fault
+   * @return this backend
+   * @throws IllegalArgumentException if {@code n} is negative
+   */
+  public FaultInjectingBackend interruptAfterCommit(int n) {
+    requireCount(n);
+    plan.updateAndGet(p -> p.withAfterCommit(n, INTERRUPT, true));
     return this;
   }
 
@@ -105,7 +172,7 @@ public final class FaultInjectingBackend extends ForwardingBackend {
    */
   public FaultInjectingBackend commitUnknownResult(int n, boolean applied) {
     requireCount(n);
-    plan.updateAndGet(p -> new Plan(p.conflicts, n, applied, p.latencyNanos));
+    plan.updateAndGet(p -> p.withCommon(p.conflicts, n, applied, p.latencyNanos));
     return this;
   }
 
@@ -123,7 +190,7 @@ public final class FaultInjectingBackend extends ForwardingBackend {
       throw new IllegalArgumentException("latency must not be negative: " + latency);
     }
     long nanos = latency.toNanos();
-    plan.updateAndGet(p -> new Plan(p.conflicts, p.unknownResults, p.unknownApplied, nanos));
+    plan.updateAndGet(p -> p.withCommon(p.conflicts, p.unknownResults, p.unknownApplied, nanos));
     return this;
   }
 
@@ -147,12 +214,14 @@ public final class FaultInjectingBackend extends ForwardingBackend {
   }
 
   /**
-   * Removes every fault: pending conflicts and unknown results, and the latency.
+   * Removes every fault: pending conflicts, unknown results and failures of commits, and the
+   * latencies. Attempts already waiting out a latency finish waiting.
    *
    * @return this backend
    */
   public FaultInjectingBackend reset() {
     plan.set(Plan.NONE);
+    readVersionLatencyNanos = 0;
     return this;
   }
 
@@ -171,11 +240,16 @@ public final class FaultInjectingBackend extends ForwardingBackend {
           delegate.run(
               tx -> {
                 Attempt attempt = run.begin(tx);
+                waitReadVersion();
                 T value = body.apply(attempt);
                 attempt.waitLatency();
                 attempt.injectFaults();
                 return value;
               });
+      RuntimeException afterCommit = run.failureAfterCommit(true);
+      if (afterCommit != null) {
+        throw afterCommit;
+      }
       if (!run.reRunAfterAppliedUnknownResult()) {
         return result;
       }
@@ -205,8 +279,17 @@ public final class FaultInjectingBackend extends ForwardingBackend {
         .<T>runAsync(
             tx -> {
               Attempt attempt = run.begin(tx);
+              long wait = readVersionLatencyNanos;
               CompletableFuture<? extends T> work =
-                  Objects.requireNonNull(body.apply(attempt), "runAsync body returned null");
+                  wait <= 0
+                      ? Objects.requireNonNull(body.apply(attempt), "runAsync body returned null")
+                      : CompletableFuture.runAsync(
+                              () -> {},
+                              CompletableFuture.delayedExecutor(wait, TimeUnit.NANOSECONDS))
+                          .thenCompose(
+                              ignored ->
+                                  Objects.requireNonNull(
+                                      body.apply(attempt), "runAsync body returned null"));
               return work.thenCompose(
                   value ->
                       attempt
@@ -219,14 +302,57 @@ public final class FaultInjectingBackend extends ForwardingBackend {
             })
         .whenComplete(
             (value, failure) -> {
+              RuntimeException afterCommit = failure == null ? run.failureAfterCommit(false) : null;
               if (failure != null) {
                 result.completeExceptionally(Futures.unwrap(failure));
+              } else if (afterCommit != null) {
+                result.completeExceptionally(afterCommit);
               } else if (run.reRunAfterAppliedUnknownResult()) {
                 runAsync(run, body, result);
               } else {
                 result.complete(value);
               }
             });
+  }
+
+  /** Directory operations wait out the read-version latency, as their transactions would. */
+  @Override
+  public com.apple.foundationdb.subspace.Subspace directory(String... path) {
+    waitReadVersion();
+    return super.directory(path);
+  }
+
+  @Override
+  public java.util.Optional<com.apple.foundationdb.subspace.Subspace> openDirectory(
+      String... path) {
+    waitReadVersion();
+    return super.openDirectory(path);
+  }
+
+  @Override
+  public boolean removeDirectory(String... path) {
+    waitReadVersion();
+    return super.removeDirectory(path);
+  }
+
+  @Override
+  public List<String> listDirectories(String... parent) {
+    waitReadVersion();
+    return super.listDirectories(parent);
+  }
+
+  /** Waits out the read-version latency on this thread. */
+  private void waitReadVersion() {
+    long nanos = readVersionLatencyNanos;
+    if (nanos > 0) {
+      try {
+        TimeUnit.NANOSECONDS.sleep(nanos);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new BackendException(
+            BackendException.TRANSACTION_CANCELLED, "interrupted while waiting for a read version");
+      }
+    }
   }
 
   @Override
@@ -245,16 +371,40 @@ public final class FaultInjectingBackend extends ForwardingBackend {
    * consistent plan.
    */
   private record Plan(
-      int conflicts, int unknownResults, boolean unknownApplied, long latencyNanos) {
-    static final Plan NONE = new Plan(0, 0, false, 0);
+      int conflicts,
+      int unknownResults,
+      boolean unknownApplied,
+      long latencyNanos,
+      int afterCommit,
+      int afterCommitCode,
+      boolean afterCommitApplied) {
+    static final Plan NONE = new Plan(0, 0, false, 0, 0, 0, false);
+
+    Plan withCommon(int conflicts, int unknownResults, boolean unknownApplied, long latencyNanos) {
+      return new Plan(
+          conflicts,
+          unknownResults,
+          unknownApplied,
+          latencyNanos,
+          afterCommit,
+          afterCommitCode,
+          afterCommitApplied);
+    }
+
+    Plan withAfterCommit(int n, int code, boolean applied) {
+      return new Plan(conflicts, unknownResults, unknownApplied, latencyNanos, n, code, applied);
+    }
 
     /** This plan with the fault the next writing commit takes (a conflict first) used up. */
     Plan next() {
       if (conflicts > 0) {
-        return new Plan(conflicts - 1, unknownResults, unknownApplied, latencyNanos);
+        return withCommon(conflicts - 1, unknownResults, unknownApplied, latencyNanos);
       }
       if (unknownResults > 0) {
-        return new Plan(conflicts, unknownResults - 1, unknownApplied, latencyNanos);
+        return withCommon(conflicts, unknownResults - 1, unknownApplied, latencyNanos);
+      }
+      if (afterCommit > 0) {
+        return withAfterCommit(afterCommit - 1, afterCommitCode, afterCommitApplied);
       }
       return this;
     }
@@ -274,12 +424,41 @@ public final class FaultInjectingBackend extends ForwardingBackend {
         // the wrapped commit failed after all: the fault was not used, so it stays armed
         previous.appliedUnknownResult = false;
         plan.updateAndGet(
-            p -> new Plan(p.conflicts, p.unknownResults + 1, p.unknownApplied, p.latencyNanos));
+            p -> p.withCommon(p.conflicts, p.unknownResults + 1, p.unknownApplied, p.latencyNanos));
+      }
+      if (previous != null && previous.failAfterCommit != 0) {
+        int code = previous.failAfterCommit;
+        previous.failAfterCommit = 0;
+        plan.updateAndGet(p -> p.withAfterCommit(p.afterCommit + 1, code, true));
       }
       Attempt attempt = new Attempt(tx, id, ++attempts, reRun);
       reRun = false;
       last = attempt;
       return attempt;
+    }
+
+    /**
+     * After the wrapped run returned: the failure to raise if its last attempt committed but must
+     * fail as if its commit's outcome were lost ({@link #failCommits}, {@link
+     * #interruptAfterCommit}); its futures fail first. {@code waiting}: a thread waits for the run,
+     * and is interrupted for an interrupt fault.
+     */
+    synchronized @Nullable RuntimeException failureAfterCommit(boolean waiting) {
+      Attempt attempt = last;
+      if (attempt == null || attempt.failAfterCommit == 0) {
+        return null;
+      }
+      int code = attempt.failAfterCommit;
+      attempt.fail(code == INTERRUPT ? BackendException.TRANSACTION_CANCELLED : code);
+      attempt.failAfterCommit = 0;
+      if (code != INTERRUPT) {
+        return new BackendException(code, "injected by FaultInjectingBackend after the commit");
+      }
+      if (waiting) {
+        Thread.currentThread().interrupt();
+      }
+      return new CancellationException(
+          "interrupted while waiting (injected by FaultInjectingBackend after the commit)");
     }
 
     /**
@@ -308,6 +487,7 @@ public final class FaultInjectingBackend extends ForwardingBackend {
     private final List<Relay<?>> relays = new ArrayList<>(2);
     private volatile boolean wrote;
     private volatile boolean appliedUnknownResult;
+    private volatile int failAfterCommit;
 
     private final boolean reRun;
 
@@ -400,6 +580,11 @@ public final class FaultInjectingBackend extends ForwardingBackend {
           throw fail(BackendException.COMMIT_UNKNOWN_RESULT);
         }
         appliedUnknownResult = true;
+      } else if (taken.afterCommit > 0) {
+        if (!taken.afterCommitApplied) {
+          throw fail(taken.afterCommitCode);
+        }
+        failAfterCommit = taken.afterCommitCode;
       }
     }
 
@@ -448,7 +633,7 @@ public final class FaultInjectingBackend extends ForwardingBackend {
     private void innerDone(@Nullable V value, @Nullable Throwable failure) {
       if (failure != null) {
         outer.completeExceptionally(Futures.unwrap(failure));
-      } else if (!attempt.appliedUnknownResult) {
+      } else if (!attempt.appliedUnknownResult && attempt.failAfterCommit == 0) {
         // an attempt that will look like commit_unknown_result keeps its success to itself
         outer.complete(value);
       }

@@ -1,9 +1,12 @@
 package io.dgen.admin;
 
 import com.apple.foundationdb.subspace.Subspace;
+import io.dgen.OperationTimeoutException;
 import io.dgen.backend.Backend;
+import io.dgen.internal.OperationTimeouts;
 import io.dgen.internal.codec.Serde;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -24,12 +27,19 @@ import java.util.Optional;
  *
  * Stored messages and states are decoded with the runtime's default Smile mapper; a runtime built
  * with a mapper of another format is not readable here.
+ *
+ * <p>No call blocks forever: each (and each transaction of one that runs several) fails with {@link
+ * OperationTimeoutException} once the operation timeout (default 30 seconds, as the runtime's)
+ * passes without an answer from the cluster, naming the tenant and server. A destructive call that
+ * timed out may still have happened; reading again tells.
  */
 public final class DGenAdmin {
 
   private final Backend backend;
   private final Serde serde;
   private final Clock clock;
+  private final OperationTimeouts operations;
+  private final String context;
 
   /** An admin over {@code backend}, using the system clock for lock ages. */
   public DGenAdmin(Backend backend) {
@@ -42,9 +52,32 @@ public final class DGenAdmin {
    * @param clock the clock lock ages are measured with
    */
   public DGenAdmin(Backend backend, Clock clock) {
+    this(backend, clock, OperationTimeouts.DEFAULT);
+  }
+
+  /**
+   * An admin over {@code backend} whose calls give up after {@code operationTimeout}.
+   *
+   * @param operationTimeout how long a call waits for the cluster; positive
+   * @throws IllegalArgumentException if {@code operationTimeout} is zero or negative
+   */
+  public DGenAdmin(Backend backend, Duration operationTimeout) {
+    this(backend, Clock.systemUTC(), operationTimeout);
+  }
+
+  /**
+   * An admin over {@code backend}.
+   *
+   * @param clock the clock lock ages are measured with
+   * @param operationTimeout how long a call waits for the cluster; positive
+   * @throws IllegalArgumentException if {@code operationTimeout} is zero or negative
+   */
+  public DGenAdmin(Backend backend, Clock clock, Duration operationTimeout) {
     this.backend = Objects.requireNonNull(backend, "backend must not be null");
     this.clock = Objects.requireNonNull(clock, "clock must not be null");
+    this.operations = new OperationTimeouts(operationTimeout);
     this.serde = new Serde(Serde.defaultMapper());
+    this.context = "backend=" + backend;
   }
 
   /**
@@ -58,7 +91,11 @@ public final class DGenAdmin {
   }
 
   private void walk(List<String> parent, List<List<String>> out) {
-    for (String name : backend.listDirectories(parent.toArray(String[]::new))) {
+    String[] dir = parent.toArray(String[]::new);
+    List<String> names =
+        operations.call(
+            () -> backend.listDirectories(dir), "DGenAdmin.tenants", context + " parent=" + parent);
+    for (String name : names) {
       List<String> path = new ArrayList<>(parent);
       path.add(name);
       out.add(List.copyOf(path));
@@ -69,10 +106,13 @@ public final class DGenAdmin {
   /**
    * The tenant at {@code path}, if its directory exists; nothing is created.
    *
+   * @throws OperationTimeoutException if the cluster does not answer in time
    * @throws IllegalArgumentException if the path is empty or has an empty element
    */
   public Optional<TenantAdmin> tenant(String... path) {
-    Optional<Subspace> dir = backend.openDirectory(path);
-    return dir.map(s -> new TenantAdmin(backend, List.of(path), s, serde, clock));
+    Optional<Subspace> dir =
+        operations.call(
+            () -> backend.openDirectory(path), "DGenAdmin.tenant", "tenant=" + List.of(path));
+    return dir.map(s -> new TenantAdmin(backend, List.of(path), s, serde, clock, operations));
   }
 }

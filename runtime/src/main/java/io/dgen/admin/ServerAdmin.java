@@ -3,8 +3,11 @@ package io.dgen.admin;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
+import io.dgen.OperationTimeoutException;
 import io.dgen.backend.Backend;
 import io.dgen.backend.KeyValue;
+import io.dgen.backend.Transaction;
+import io.dgen.internal.OperationTimeouts;
 import io.dgen.internal.ServerKeys;
 import io.dgen.internal.TenantKeys;
 import io.dgen.internal.codec.DeadRecord;
@@ -25,6 +28,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 
@@ -98,6 +102,8 @@ public final class ServerAdmin {
   private final @Nullable String behaviour;
   private final Serde serde;
   private final Clock clock;
+  private final OperationTimeouts operations;
+  private final String context;
 
   ServerAdmin(
       Backend backend,
@@ -105,7 +111,11 @@ public final class ServerAdmin {
       TenantKeys tenant,
       @Nullable String behaviour,
       Serde serde,
-      Clock clock) {
+      Clock clock,
+      OperationTimeouts operations,
+      String tenantContext) {
+    this.operations = operations;
+    this.context = tenantContext + " tuid=" + keys.tuid();
     this.backend = backend;
     this.keys = keys;
     this.tenant = tenant;
@@ -134,7 +144,7 @@ public final class ServerAdmin {
     Subspace space = keys.state();
     byte[] version = keys.versionKey();
     List<KeyValue> rows =
-        backend.run(tx -> tx.snapshot().getRange(space.range().begin, space.range().end));
+        run("state", tx -> tx.snapshot().getRange(space.range().begin, space.range().end));
     List<KeyValue> state = new ArrayList<>(rows.size());
     for (KeyValue kv : rows) {
       if (!Arrays.equals(kv.key(), version)) {
@@ -147,7 +157,8 @@ public final class ServerAdmin {
 
   /** Pushes minus pops: the messages waiting, as {@code ServerRef.queueLength} counts them. */
   public long queueLength() {
-    return backend.run(
+    return run(
+        "queueLength",
         tx -> {
           var snap = tx.snapshot();
           return ServerKeys.decodeCounter(snap.get(keys.pushCounter()))
@@ -162,7 +173,8 @@ public final class ServerAdmin {
     }
     Subspace items = keys.items();
     List<KeyValue> rows =
-        backend.run(
+        run(
+            "peek",
             tx -> tx.snapshot().getRange(items.range().begin, items.range().end, limit, false));
     Map<Integer, String> types = types();
     List<QueuedItem> out = new ArrayList<>(rows.size());
@@ -174,7 +186,7 @@ public final class ServerAdmin {
 
   /** The lock's holder, if the server is locked. */
   public Optional<LockHolder> lock() {
-    byte[] raw = backend.run(tx -> tx.snapshot().get(keys.lockKey()));
+    byte[] raw = run("lock", tx -> tx.snapshot().get(keys.lockKey()));
     if (raw == null) {
       return Optional.empty();
     }
@@ -193,7 +205,7 @@ public final class ServerAdmin {
   public List<DeadLetterEntry> deadLetters() {
     Subspace dead = keys.dead();
     List<KeyValue> rows =
-        backend.run(tx -> tx.snapshot().getRange(dead.range().begin, dead.range().end));
+        run("deadLetters", tx -> tx.snapshot().getRange(dead.range().begin, dead.range().end));
     Map<Integer, String> types = types();
     List<DeadLetterEntry> out = new ArrayList<>(rows.size());
     for (KeyValue kv : rows) {
@@ -213,7 +225,7 @@ public final class ServerAdmin {
   /** The pending timers, soonest first. */
   public List<PendingTimer> timers() {
     List<ServerKeys.PendingTimer> stored =
-        backend.run(tx -> keys.pendingTimers(tx.snapshot(), tenant));
+        run("timers", tx -> keys.pendingTimers(tx.snapshot(), tenant));
     Map<Integer, String> types = stored.isEmpty() ? Map.of() : types();
     List<PendingTimer> out = new ArrayList<>(stored.size());
     for (ServerKeys.PendingTimer t : stored) {
@@ -230,7 +242,9 @@ public final class ServerAdmin {
   /** How many dead letters there are. */
   public int deadLetterCount() {
     Subspace dead = keys.dead();
-    return backend.run(tx -> tx.snapshot().getRange(dead.range().begin, dead.range().end).size());
+    return run(
+        "deadLetterCount",
+        tx -> tx.snapshot().getRange(dead.range().begin, dead.range().end).size());
   }
 
   /**
@@ -253,7 +267,8 @@ public final class ServerAdmin {
     int total = 0;
     while (true) {
       int n =
-          backend.run(
+          run(
+              requeue ? "requeueDeadLetters" : "purgeDeadLetters",
               tx -> {
                 List<KeyValue> rows =
                     tx.getRange(dead.range().begin, dead.range().end, BATCH, false);
@@ -280,7 +295,8 @@ public final class ServerAdmin {
    */
   public boolean requeueDeadLetter(String id) {
     byte[] key = deadKey(id);
-    return backend.run(
+    return run(
+        "requeueDeadLetter",
         tx -> {
           byte[] raw = tx.get(key);
           if (raw == null) {
@@ -300,7 +316,8 @@ public final class ServerAdmin {
    */
   public boolean purgeDeadLetter(String id) {
     byte[] key = deadKey(id);
-    return backend.run(
+    return run(
+        "purgeDeadLetter",
         tx -> {
           boolean existed = tx.get(key) != null;
           tx.clear(key);
@@ -314,11 +331,21 @@ public final class ServerAdmin {
    * of the server running elsewhere are not stopped by this; they find no state.
    */
   public void kill() {
-    backend.run(
+    run(
+        "kill",
         tx -> {
           keys.kill(tx, tenant);
           return null;
         });
+  }
+
+  /**
+   * Runs an admin transaction within the operation timeout.
+   *
+   * @throws OperationTimeoutException if the cluster does not answer in time
+   */
+  private <T> T run(String operation, Function<? super Transaction, ? extends T> body) {
+    return operations.run(backend, body, "ServerAdmin." + operation, context);
   }
 
   // ---------------------------------------------------------------- decoding
@@ -326,7 +353,7 @@ public final class ServerAdmin {
   private Map<Integer, String> types() {
     Subspace table = keys.types();
     List<KeyValue> rows =
-        backend.run(tx -> tx.snapshot().getRange(table.range().begin, table.range().end));
+        run("types", tx -> tx.snapshot().getRange(table.range().begin, table.range().end));
     Map<Integer, String> out = new HashMap<>();
     for (KeyValue kv : rows) {
       out.put(

@@ -4,6 +4,8 @@ import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.Backend;
 import io.dgen.backend.KeyValue;
+import io.dgen.backend.Transaction;
+import io.dgen.internal.OperationTimeouts;
 import io.dgen.internal.ServerKeys;
 import io.dgen.internal.TenantKeys;
 import io.dgen.internal.codec.Serde;
@@ -13,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * The admin view of one tenant: its servers, listed from the tenant's server index {@code 0xFF (2,
@@ -37,8 +40,18 @@ public final class TenantAdmin {
   private final TenantKeys keys;
   private final Serde serde;
   private final Clock clock;
+  private final OperationTimeouts operations;
+  private final String context;
 
-  TenantAdmin(Backend backend, List<String> path, Subspace subspace, Serde serde, Clock clock) {
+  TenantAdmin(
+      Backend backend,
+      List<String> path,
+      Subspace subspace,
+      Serde serde,
+      Clock clock,
+      OperationTimeouts operations) {
+    this.operations = operations;
+    this.context = "tenant=" + path;
     this.backend = backend;
     this.path = path;
     this.subspace = subspace;
@@ -56,7 +69,7 @@ public final class TenantAdmin {
   public List<ServerEntry> servers() {
     Subspace index = keys.servers();
     List<KeyValue> rows =
-        backend.run(tx -> tx.snapshot().getRange(index.range().begin, index.range().end));
+        run("servers", tx -> tx.snapshot().getRange(index.range().begin, index.range().end));
     List<ServerEntry> out = new ArrayList<>(rows.size());
     for (KeyValue kv : rows) {
       out.add(
@@ -73,7 +86,8 @@ public final class TenantAdmin {
     Objects.requireNonNull(tuid, "tuid must not be null");
     ServerKeys server = new ServerKeys(subspace, tuid);
     byte[] indexed =
-        backend.run(
+        run(
+            "server",
             tx -> {
               byte[] entry = tx.snapshot().get(keys.serverKey(tuid));
               if (entry != null) {
@@ -90,6 +104,16 @@ public final class TenantAdmin {
       return Optional.empty();
     }
     String behaviour = indexed.length == 0 ? null : new String(indexed, StandardCharsets.UTF_8);
-    return Optional.of(new ServerAdmin(backend, server, keys, behaviour, serde, clock));
+    return Optional.of(
+        new ServerAdmin(backend, server, keys, behaviour, serde, clock, operations, context));
+  }
+
+  /**
+   * Runs an admin transaction within the operation timeout.
+   *
+   * @throws io.dgen.OperationTimeoutException if the cluster does not answer in time
+   */
+  private <T> T run(String operation, Function<? super Transaction, ? extends T> body) {
+    return operations.run(backend, body, "TenantAdmin." + operation, context);
   }
 }

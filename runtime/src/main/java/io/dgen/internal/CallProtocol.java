@@ -65,15 +65,28 @@ final class CallProtocol {
     queue.push(tx, ServerKeys.LANE_NORMAL, envelope);
   }
 
-  /** Pushes a call exactly once, without waiting for the commit on a thread. */
+  /**
+   * Pushes a call exactly once, without waiting for the commit on a thread; fails with {@link
+   * io.dgen.OperationTimeoutException} if the push is not known to have committed within the
+   * operation timeout.
+   */
   CompletableFuture<@Nullable Void> pushOnce(byte[] envelope, Waiting<?> call) {
-    return commits.commitAsync(
-        tx -> {
-          push(tx, envelope, call);
-          return CompletableFuture.completedFuture(null);
-        },
-        (tx, prior) -> prior,
-        core.executor());
+    return bounded(
+        commits.commitAsync(
+            tx -> {
+              push(tx, envelope, call);
+              return CompletableFuture.completedFuture(null);
+            },
+            (tx, prior) -> prior,
+            core.executor()));
+  }
+
+  /**
+   * Bounds a call's transaction (its push, or an inline call) by the operation timeout: past it,
+   * the future fails with {@link io.dgen.OperationTimeoutException} and the run is abandoned.
+   */
+  <T> CompletableFuture<T> bounded(CompletableFuture<T> transaction) {
+    return commits.bounded(transaction, core.scheduler(), "call");
   }
 
   /**

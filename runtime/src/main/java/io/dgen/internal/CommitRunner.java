@@ -7,11 +7,17 @@ import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.StoredState;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Runs one server's writing transactions exactly once in effect: owns the run's commit marker, the
@@ -22,6 +28,8 @@ import org.jspecify.annotations.Nullable;
  * state (it tells its {@link Observer} what was committed).
  */
 final class CommitRunner {
+
+  private static final Logger log = LoggerFactory.getLogger(CommitRunner.class);
 
   private static final byte[] EMPTY = new byte[0];
 
@@ -79,12 +87,49 @@ final class CommitRunner {
   private final ServerKeys keys;
   private final Observer observer;
   private final LongSupplier nanoTime;
+  private final OperationTimeouts operations;
+  private final String context;
 
-  CommitRunner(Backend backend, ServerKeys keys, Observer observer, LongSupplier nanoTime) {
+  CommitRunner(
+      Backend backend,
+      ServerKeys keys,
+      Observer observer,
+      LongSupplier nanoTime,
+      OperationTimeouts operations,
+      String context) {
     this.backend = backend;
     this.keys = keys;
     this.observer = observer;
     this.nanoTime = nanoTime;
+    this.operations = operations;
+    this.context = context;
+  }
+
+  /**
+   * Runs a writing body that does not block (it only writes, or starts its reads asynchronously)
+   * exactly once in effect, and waits for the outcome at most the {@linkplain OperationTimeouts
+   * operation timeout}: a user's push. The first attempt runs in this thread, retries on {@code
+   * executor}. An interrupt does not abandon the push (see {@link OperationTimeouts#await}).
+   *
+   * @throws io.dgen.OperationTimeoutException once the timeout passed; no further attempt starts
+   */
+  <T> @Nullable T commitWithin(Body<T> body, String operation, Executor executor) {
+    return operations.await(
+        commitAsync(
+            tx -> CompletableFuture.completedFuture(body.apply(tx)),
+            (tx, previous) -> previous,
+            executor),
+        operation,
+        context);
+  }
+
+  /**
+   * Fails {@code op}, a future of {@link #commitAsync}, with {@link
+   * io.dgen.OperationTimeoutException} once the operation timeout passed, which abandons its run.
+   */
+  <T> CompletableFuture<T> bounded(
+      CompletableFuture<T> op, ScheduledExecutorService scheduler, String operation) {
+    return operations.bound(op, scheduler, operation, context);
   }
 
   /** Runs a writing body exactly once in effect; see {@link #commit(Body, Replay)}. */
@@ -112,18 +157,23 @@ final class CommitRunner {
    */
   <T> @Nullable T commit(Body<T> body, Replay<T> replay) {
     Run<T> run = new Run<>(replay, nanoTime.getAsLong());
-    Attempt<T> done =
-        backend.run(
-            raw -> {
-              byte[] marker = keys.marker(raw.runId());
-              if (run.mayHaveCommitted(raw) && raw.get(marker) != null) {
-                return run.replayed(raw);
-              }
-              // Measured after the marker read: it was answered while the marker was still kept.
-              checkAge(run, raw.attempt());
-              TrackingTransaction tx = new TrackingTransaction(raw);
-              return run.ran(raw, tx, marker, body.apply(tx));
-            });
+    Attempt<T> done;
+    try {
+      done =
+          backend.run(
+              raw -> {
+                byte[] marker = run.begin(raw, keys);
+                if (run.mayHaveCommitted(raw) && raw.get(marker) != null) {
+                  return run.replayed(raw);
+                }
+                // Measured after the marker read: it was answered while the marker was still kept.
+                checkAge(run, raw.attempt());
+                TrackingTransaction tx = new TrackingTransaction(raw);
+                return run.ran(raw, tx, marker, body.apply(tx));
+              });
+    } catch (RuntimeException e) {
+      done = resolveWaiting(run, e);
+    }
     if (done.replayed()) {
       observer.replayed();
     } else if (done.written() != null && done.stamp() != null) {
@@ -161,34 +211,130 @@ final class CommitRunner {
   <T> CompletableFuture<@Nullable T> commitAsync(
       AsyncBody<T> body, Replay<T> replay, Executor executor) {
     Run<T> run = new Run<>(replay, nanoTime.getAsLong());
-    return backend
-        .<Attempt<T>>runAsync(
-            raw ->
-                raw.attempt() == 1
-                    ? attemptAsync(run, raw, body, executor)
-                    : CompletableFuture.supplyAsync(
-                            () -> attemptAsync(run, raw, body, executor), executor)
-                        .thenCompose(f -> f))
-        .thenCompose(
-            done -> {
-              if (done.replayed()) {
-                observer.replayed();
-              } else if (done.written() != null && done.stamp() != null) {
-                StoredState written = done.written();
-                return done.stamp()
-                    .thenApply(
-                        stamp -> {
-                          observer.stateCommitted(written, stamp);
-                          return done.value();
-                        });
+    CompletableFuture<@Nullable T> out =
+        backend
+            .<Attempt<T>>runAsync(
+                raw ->
+                    raw.attempt() == 1
+                        ? attemptAsync(run, raw, body, executor)
+                        : CompletableFuture.supplyAsync(
+                                () -> attemptAsync(run, raw, body, executor), executor)
+                            .thenCompose(f -> f))
+            .handle((done, failure) -> done != null ? completed(done) : resolve(run, failure))
+            .thenCompose(f -> f)
+            .thenCompose(
+                done -> {
+                  if (done.replayed()) {
+                    observer.replayed();
+                  } else if (done.written() != null && done.stamp() != null) {
+                    StoredState written = done.written();
+                    return done.stamp()
+                        .thenApply(
+                            stamp -> {
+                              observer.stateCommitted(written, stamp);
+                              return done.value();
+                            });
+                  }
+                  return CompletableFuture.completedFuture(done.value());
+                });
+    // Completed from outside (an operation timeout): start no further attempt.
+    out.whenComplete((value, failure) -> run.abandoned = true);
+    return out;
+  }
+
+  private static <V> CompletableFuture<V> completed(V value) {
+    return CompletableFuture.completedFuture(value);
+  }
+
+  /**
+   * A run failed with {@code failure}: if its last attempt's commit was under way and the failure
+   * does not say whether it applied ({@link #mayHaveApplied}), looks for the run's marker in a
+   * fresh transaction, bounded by the operation timeout. Found: the attempt committed, and its
+   * outcome is replayed. Not found, or the look did not answer in time: the failure stands (with
+   * what the look met attached as suppressed).
+   */
+  private <T> CompletableFuture<Attempt<T>> resolve(Run<T> run, Throwable failure) {
+    Throwable cause = Futures.unwrap(failure);
+    UUID runId = run.runId;
+    if (!run.committing || runId == null || !mayHaveApplied(cause)) {
+      return CompletableFuture.failedFuture(cause);
+    }
+    byte[] marker = keys.marker(runId);
+    CompletableFuture<@Nullable Attempt<T>> looked;
+    try {
+      looked =
+          backend.runAsync(
+              tx -> tx.getAsync(marker).thenApply(m -> m == null ? null : run.replayed(tx)));
+    } catch (RuntimeException e) {
+      looked = CompletableFuture.failedFuture(e);
+    }
+    return looked
+        .orTimeout(operations.timeout().toNanos(), TimeUnit.NANOSECONDS)
+        .handle(
+            (found, lookFailed) -> {
+              if (found != null) {
+                log.info(
+                    "commit applied although it failed with {}: its outcome stands, {} runId={}",
+                    cause.toString(),
+                    context,
+                    runId);
+                return completed(found);
               }
-              return CompletableFuture.completedFuture(done.value());
-            });
+              if (lookFailed != null) {
+                cause.addSuppressed(Futures.unwrap(lookFailed));
+              }
+              return CompletableFuture.<Attempt<T>>failedFuture(cause);
+            })
+        .thenCompose(f -> f);
+  }
+
+  /**
+   * {@link #resolve} for a thread that waits: an interrupt that ended the run is set aside while
+   * the marker is looked for (the look is bounded), and set again afterwards.
+   */
+  private <T> Attempt<T> resolveWaiting(Run<T> run, RuntimeException failure) {
+    boolean interrupted = Thread.interrupted();
+    try {
+      CompletableFuture<Attempt<T>> resolved = resolve(run, failure);
+      while (true) {
+        try {
+          return resolved.get();
+        } catch (InterruptedException e) {
+          interrupted = true;
+        } catch (ExecutionException e) {
+          throw failure;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /**
+   * Whether a run that failed with {@code failure} during its commit may have committed: {@code
+   * commit_unknown_result} or {@code cluster_version_changed} once retries ran out, {@code
+   * transaction_timed_out} and {@code transaction_cancelled} (a timeout or a cancel while the
+   * commit was under way), or an interrupt of the thread that waited for the commit.
+   */
+  private static boolean mayHaveApplied(Throwable failure) {
+    if (failure instanceof BackendException e) {
+      return e.isMaybeCommitted()
+          || e.code() == BackendException.TRANSACTION_TIMED_OUT
+          || e.code() == BackendException.TRANSACTION_CANCELLED;
+    }
+    return failure instanceof CancellationException;
   }
 
   private <T> CompletableFuture<Attempt<T>> attemptAsync(
       Run<T> run, Transaction raw, AsyncBody<T> body, Executor executor) {
-    byte[] marker = keys.marker(raw.runId());
+    if (run.abandoned) {
+      run.committing = false;
+      return CompletableFuture.failedFuture(
+          new CancellationException("abandoned after the operation timeout: " + context));
+    }
+    byte[] marker = run.begin(raw, keys);
     CompletableFuture<Boolean> committed =
         run.mayHaveCommitted(raw)
             ? raw.getAsync(marker).thenApply(m -> m != null)
@@ -217,9 +363,25 @@ final class CommitRunner {
     private final long began;
     private volatile @Nullable Attempt<T> previous;
 
+    /** The run's id, known from its first attempt on. */
+    private volatile @Nullable UUID runId;
+
+    /** Whether the last attempt's body wrote and returned: its commit was sent, or about to be. */
+    private volatile boolean committing;
+
+    /** The caller gave up on the run (an operation timeout): no further attempt may start. */
+    private volatile boolean abandoned;
+
     Run(Replay<T> replay, long began) {
       this.replay = replay;
       this.began = began;
+    }
+
+    /** An attempt starts: returns the run's marker key. */
+    byte[] begin(Transaction raw, ServerKeys keys) {
+      committing = false;
+      runId = raw.runId();
+      return keys.marker(raw.runId());
     }
 
     /** Whether an earlier attempt of this run wrote, so that its commit marker must be checked. */
@@ -241,6 +403,7 @@ final class CommitRunner {
       if (tx.wrote()) {
         raw.set(marker, EMPTY);
         previous = attempt;
+        committing = true;
       }
       return attempt;
     }

@@ -112,40 +112,43 @@ final class InlineRunner<S, M> {
   CompletableFuture<Outcome<S>> call(
       M request, From from, Supplier<byte[]> envelope, CallProtocol.Waiting<?> waiting) {
     CompletableFuture<@Nullable Outcome<S>> committed =
-        commits.commitAsync(
-            tx -> {
-              long start = nanoTime.getAsLong();
-              // A snapshot read: a concurrent push must not abort the inline call; the call then
-              // serializes before that push, which is a legal order for concurrent operations.
-              CompletableFuture<List<KeyValue>> head = queue.peek(tx, 1);
-              CompletableFuture<byte @Nullable []> lock = tx.getAsync(keys.lockKey());
-              CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, false);
-              CompletableFuture<Void> reads =
-                  version == null
-                      ? CompletableFuture.allOf(head, lock)
-                      : CompletableFuture.allOf(head, lock, version);
-              return Async.then(
-                  reads,
-                  executor,
-                  ignored -> {
-                    if (!head.join().isEmpty() || lock.join() != null) {
-                      calls.push(tx, envelope.get(), waiting);
-                      return CompletableFuture.completedFuture(Outcome.queuedInstead());
-                    }
-                    return Async.thenApply(
-                        states.loadAsync(tx, version, false),
-                        executor,
-                        loaded ->
-                            runOnState(
-                                tx,
-                                loaded,
-                                start,
-                                (t, state, st) -> invoker.handleCall(t, request, from, state, st),
-                                TakesLock::new));
-                  });
-            },
-            (tx, prior) -> prior,
-            executor);
+        calls.bounded(
+            commits.commitAsync(
+                tx -> {
+                  long start = nanoTime.getAsLong();
+                  // A snapshot read: a concurrent push must not abort the inline call; the call
+                  // then
+                  // serializes before that push, which is a legal order for concurrent operations.
+                  CompletableFuture<List<KeyValue>> head = queue.peek(tx, 1);
+                  CompletableFuture<byte @Nullable []> lock = tx.getAsync(keys.lockKey());
+                  CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, false);
+                  CompletableFuture<Void> reads =
+                      version == null
+                          ? CompletableFuture.allOf(head, lock)
+                          : CompletableFuture.allOf(head, lock, version);
+                  return Async.then(
+                      reads,
+                      executor,
+                      ignored -> {
+                        if (!head.join().isEmpty() || lock.join() != null) {
+                          calls.push(tx, envelope.get(), waiting);
+                          return CompletableFuture.completedFuture(Outcome.queuedInstead());
+                        }
+                        return Async.thenApply(
+                            states.loadAsync(tx, version, false),
+                            executor,
+                            loaded ->
+                                runOnState(
+                                    tx,
+                                    loaded,
+                                    start,
+                                    (t, state, st) ->
+                                        invoker.handleCall(t, request, from, state, st),
+                                    TakesLock::new));
+                      });
+                },
+                (tx, prior) -> prior,
+                executor));
     return Async.whenDone(
         committed,
         executor,

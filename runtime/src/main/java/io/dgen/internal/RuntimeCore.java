@@ -63,6 +63,7 @@ public final class RuntimeCore implements AutoCloseable {
   private final Clock clock;
   private final DGenListener listener;
   private final RuntimeHooks hooks;
+  private final OperationTimeouts operations;
   private final Set<ServerProcess<?, ?>> processes = ConcurrentHashMap.newKeySet();
   private final Map<String, ServerProcess<?, ?>> names = new ConcurrentHashMap<>();
   private final Map<ByteBuffer, TenantWatcher> watchers = new ConcurrentHashMap<>();
@@ -85,6 +86,7 @@ public final class RuntimeCore implements AutoCloseable {
    * @param retryMax backoff cap
    * @param listener hears events such as a fenced lock holder
    * @param hooks background consumers or not, and the metrics
+   * @param operationTimeout the bound on pushes, kills and the like (see {@link OperationTimeouts})
    */
   public RuntimeCore(
       Backend backend,
@@ -98,8 +100,10 @@ public final class RuntimeCore implements AutoCloseable {
       Duration retryInitial,
       Duration retryMax,
       DGenListener listener,
-      RuntimeHooks hooks) {
+      RuntimeHooks hooks,
+      Duration operationTimeout) {
     this.hooks = hooks;
+    this.operations = new OperationTimeouts(operationTimeout);
     this.backend = new TrackedBackend(backend, hooks.metrics());
     this.serde = serde;
     this.codec = codec;
@@ -147,6 +151,11 @@ public final class RuntimeCore implements AutoCloseable {
 
   RuntimeHooks hooks() {
     return hooks;
+  }
+
+  /** The operation timeout of pushes, kills and the like. */
+  OperationTimeouts operations() {
+    return operations;
   }
 
   Serde serde() {

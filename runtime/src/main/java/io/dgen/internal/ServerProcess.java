@@ -88,7 +88,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     this.doorbell = core.watcher(tenant.subspace(), "tenant=" + tenant.path());
     // Wired bottom-up: each component gets only the ones below it.
     this.states = new StateStore<>(keys, core.codec(), stateType, options.cache(), context);
-    this.commits = new CommitRunner(core.backend(), keys, states, core::nanoTime);
+    this.commits =
+        new CommitRunner(core.backend(), keys, states, core::nanoTime, core.operations(), context);
     this.queue = new ServerQueue<>(keys, doorbell, core.serde(), types, context);
     this.timers = Timers.create(core, tenant, tuid, keys, queue, commits, lifecycle);
     this.slots =
@@ -245,11 +246,13 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   public void cast(M message) {
     ensureAlive();
     byte[] env = queue.encode(Envelope.CAST, message, null);
-    commits.commit(
+    commits.commitWithin(
         tx -> {
           queue.push(tx, ServerKeys.LANE_NORMAL, env);
           return null;
-        });
+        },
+        "cast",
+        core.executor());
   }
 
   @Override
@@ -263,13 +266,15 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     if (envs.isEmpty()) {
       return;
     }
-    commits.commit(
+    commits.commitWithin(
         tx -> {
           for (byte[] env : envs) {
             queue.push(tx, ServerKeys.LANE_NORMAL, env);
           }
           return null;
-        });
+        },
+        "castAll",
+        core.executor());
   }
 
   @Override
@@ -479,12 +484,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   @Override
   public void kill(Object reason) {
     ensureAlive();
-    core.backend() // idempotent: no commit marker, which would outlive the server
-        .run(
-            tx -> {
-              keys.kill(tx, doorbell.keys()); // timers included
-              return null;
-            });
+    core.operations() // idempotent: no commit marker, which would outlive the server
+        .execute(core.backend(), tx -> keys.kill(tx, doorbell.keys()), "kill", context);
     log.info("server killed: {} reason={}", context, reason);
     core.stopLocal(keys);
   }

@@ -35,7 +35,14 @@ class CommitRunnerTest {
       new ServerKeys(backend.directory("commit-runner"), Tuple.from("server"));
   private final byte[] counter = keys.root().pack(Tuple.from("counter"));
   private final RecordingObserver observer = new RecordingObserver();
-  private final CommitRunner commits = new CommitRunner(backend, keys, observer, System::nanoTime);
+  private final CommitRunner commits =
+      new CommitRunner(
+          backend,
+          keys,
+          observer,
+          System::nanoTime,
+          new OperationTimeouts(OperationTimeouts.DEFAULT),
+          "test");
 
   private static final class RecordingObserver implements CommitRunner.Observer {
     final List<byte[]> stamps = new ArrayList<>();

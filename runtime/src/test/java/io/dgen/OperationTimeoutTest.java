@@ -1,0 +1,145 @@
+package io.dgen;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.TestServer.Add;
+import io.dgen.TestServer.Init;
+import io.dgen.TestServer.Msg;
+import io.dgen.admin.DGenAdmin;
+import io.dgen.admin.ServerAdmin;
+import io.dgen.admin.TenantAdmin;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * No operation blocks forever: on a cluster that does not answer (every transaction waits longer
+ * for its read version than the operation timeout), {@code cast}, the push of a {@code call},
+ * {@code kill} and the admin calls fail after the operation timeout with {@link
+ * OperationTimeoutException}, naming the server and the timeout.
+ */
+class OperationTimeoutTest extends RuntimeTestBase {
+
+  private static final Duration TIMEOUT = Duration.ofMillis(300);
+
+  /** How long the unreachable cluster makes every transaction wait: far beyond the timeout. */
+  private static final Duration UNREACHABLE = Duration.ofSeconds(3);
+
+  /** Well under {@link #UNREACHABLE}: the operation gave up, it did not wait the cluster out. */
+  private static final Duration GAVE_UP_WITHIN = Duration.ofMillis(2_000);
+
+  private static final Tuple ORDERS = Tuple.from("orders", 7L);
+
+  @Override
+  DGen newDGen() {
+    return DGen.builder(backend)
+        .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(50))
+        .operationTimeout(TIMEOUT)
+        .build();
+  }
+
+  @AfterEach
+  void reachableAgain() {
+    faults().reset();
+  }
+
+  private ServerRef<Msg> startOrders(boolean consume) {
+    return dgen.start(
+        new TestServer(hooks),
+        new Init(0, ORDERS, null),
+        StartOptions.builder(tenant).consume(consume).build());
+  }
+
+  private void unreachable() {
+    faults().readVersionLatency(UNREACHABLE);
+  }
+
+  /** Runs {@code op}, which must fail with the timeout in time, naming the server. */
+  private static void assertTimesOut(ThrowingCallable op, String operation, String server) {
+    long start = System.nanoTime();
+    assertThatThrownBy(op)
+        .isInstanceOf(OperationTimeoutException.class)
+        .hasMessageContaining(operation)
+        .hasMessageContaining(server)
+        .hasMessageContaining("timeout=" + TIMEOUT);
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(GAVE_UP_WITHIN);
+  }
+
+  @Test
+  void castOnAnUnreachableCluster_failsAfterTheOperationTimeout_namingTheServer() {
+    ServerRef<Msg> ref = startOrders(false);
+    unreachable();
+
+    assertTimesOut(() -> ref.cast(new Add(1)), "cast", "tuid=(\"orders\", 7)");
+    assertTimesOut(() -> ref.castAll(List.of(new Add(1))), "cast", "tuid=(\"orders\", 7)");
+  }
+
+  @ParameterizedTest(name = "consume={0}")
+  @ValueSource(booleans = {false, true})
+  void callOnAnUnreachableCluster_failsAfterTheOperationTimeout_namingTheServer(boolean consume) {
+    ServerRef<Msg> ref = startOrders(consume); // consume: an inline call; else a queued one
+    unreachable();
+
+    assertTimesOut(
+        () -> ref.call(new Add(1), Duration.ofSeconds(30)), "call", "tuid=(\"orders\", 7)");
+    CompletableFuture<Long> async = ref.callAsync(new Add(1), Duration.ofSeconds(30));
+    assertThatThrownBy(() -> async.get(GAVE_UP_WITHIN.toMillis(), TimeUnit.MILLISECONDS))
+        .isInstanceOf(ExecutionException.class)
+        .cause()
+        .isInstanceOf(OperationTimeoutException.class)
+        .hasMessageContaining("tuid=(\"orders\", 7)");
+  }
+
+  @Test
+  void killOnAnUnreachableCluster_failsAfterTheOperationTimeout_namingTheServer() {
+    ServerRef<Msg> ref = startOrders(false);
+    unreachable();
+
+    assertTimesOut(() -> ref.kill("test"), "kill", "tuid=(\"orders\", 7)");
+  }
+
+  @Test
+  void adminCallsOnAnUnreachableCluster_failAfterTheOperationTimeout_namingTheServer() {
+    startOrders(false);
+    DGenAdmin admin = new DGenAdmin(backend, TIMEOUT);
+    TenantAdmin tenantAdmin = admin.tenant(tenant.path().toArray(String[]::new)).orElseThrow();
+    ServerAdmin server = tenantAdmin.server(ORDERS).orElseThrow();
+    unreachable();
+
+    assertTimesOut(server::queueLength, "queueLength", "tuid=(\"orders\", 7)");
+    assertTimesOut(server::kill, "kill", "tuid=(\"orders\", 7)");
+    assertTimesOut(tenantAdmin::servers, "servers", "tenant=" + tenant.path());
+    assertTimesOut(() -> admin.tenant(tenant.path().toArray(String[]::new)), "tenant", "tenant=");
+    assertTimesOut(admin::tenants, "tenants", "backend=");
+  }
+
+  @Test
+  void operationTimeout_mustBePositive() {
+    DGen.Builder builder = DGen.builder(backend);
+    assertThatThrownBy(() -> builder.operationTimeout(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("operationTimeout must be positive");
+    assertThatThrownBy(() -> builder.operationTimeout(Duration.ofSeconds(-1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("operationTimeout must be positive");
+    assertThatThrownBy(() -> new DGenAdmin(backend, Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("operationTimeout must be positive");
+  }
+
+  @Test
+  void operationsOnAReachableCluster_areNotAffected() {
+    ServerRef<Msg> ref = startOrders(true);
+    ref.cast(new Add(1));
+    assertThat(ref.<Long>call(new Add(1), Duration.ofSeconds(30))).isEqualTo(2L);
+  }
+}
