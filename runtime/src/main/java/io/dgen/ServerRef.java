@@ -30,6 +30,8 @@ public interface ServerRef<M> {
    *
    * @param message the message, not null
    * @throws ServerStoppedException if this process was stopped
+   * @throws OperationTimeoutException if the cluster did not answer within the operation timeout
+   *     ({@link DGen.Builder#operationTimeout}); the outcome is unknown
    */
   void cast(M message);
 
@@ -38,6 +40,8 @@ public interface ServerRef<M> {
    *
    * @param messages the messages, none null
    * @throws ServerStoppedException if this process was stopped
+   * @throws OperationTimeoutException if the cluster did not answer within the operation timeout
+   *     ({@link DGen.Builder#operationTimeout}); the outcome is unknown
    */
   void castAll(List<? extends M> messages);
 
@@ -52,6 +56,8 @@ public interface ServerRef<M> {
    * @return the timer's id, for {@link #cancelTimer}
    * @throws IllegalArgumentException if the message's type is not allowed (nothing is stored)
    * @throws ServerStoppedException if this process was stopped
+   * @throws OperationTimeoutException if the cluster did not answer within the operation timeout
+   *     ({@link DGen.Builder#operationTimeout}); the outcome is unknown
    */
   String castAfter(M message, Duration delay);
 
@@ -62,6 +68,8 @@ public interface ServerRef<M> {
    * @param when the due time; a past one fires at once
    * @return the timer's id, for {@link #cancelTimer}
    * @throws IllegalArgumentException if the message's type is not allowed (nothing is stored)
+   * @throws OperationTimeoutException if the cluster did not answer within the operation timeout
+   *     ({@link DGen.Builder#operationTimeout}); the outcome is unknown
    */
   String castAt(M message, Instant when);
 
@@ -92,6 +100,8 @@ public interface ServerRef<M> {
    *     retried by consumers, its reply dropped)
    * @throws DeadLetterException if the call was dead-lettered
    * @throws ServerStoppedException if this process was stopped or the server was killed
+   * @throws OperationTimeoutException if the cluster did not answer within the operation timeout
+   *     ({@link DGen.Builder#operationTimeout}); the outcome is unknown
    */
   <R> R call(M request);
 
@@ -328,6 +338,8 @@ public interface ServerRef<M> {
    * ServerStoppedException}.
    *
    * @param reason why (logged)
+   * @throws OperationTimeoutException if the cluster did not answer within the operation timeout
+   *     ({@link DGen.Builder#operationTimeout}); the outcome is unknown
    */
   void kill(Object reason);
 }

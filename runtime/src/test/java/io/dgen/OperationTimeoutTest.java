@@ -81,6 +81,8 @@ class OperationTimeoutTest extends RuntimeTestBase {
 
     assertTimesOut(() -> ref.cast(new Add(1)), "cast", "tuid=(\"orders\", 7)");
     assertTimesOut(() -> ref.castAll(List.of(new Add(1))), "cast", "tuid=(\"orders\", 7)");
+    assertTimesOut(
+        () -> ref.castAfter(new Add(1), Duration.ofHours(1)), "castAt", "tuid=(\"orders\", 7)");
   }
 
   @ParameterizedTest(name = "consume={0}")

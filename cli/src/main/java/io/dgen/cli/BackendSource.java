@@ -18,7 +18,10 @@ import org.jspecify.annotations.Nullable;
  */
 final class BackendSource implements Dgen.BackendFactory {
 
-  /** How long one transaction may wait for an unreachable cluster before the command fails. */
+  /**
+   * How long one transaction may wait for an unreachable cluster before the command fails: the
+   * FoundationDB transaction timeout, and the admin's operation timeout on any backend.
+   */
   static final Duration TIMEOUT = Duration.ofSeconds(10);
 
   @Override

@@ -94,7 +94,7 @@ public final class Dgen implements Callable<Integer> {
     if (backend == null) {
       backend = factory.open(clusterFile, dataDir);
     }
-    return new DGenAdmin(backend);
+    return new DGenAdmin(backend, BackendSource.TIMEOUT); // as FoundationDB's transaction timeout
   }
 
   /**

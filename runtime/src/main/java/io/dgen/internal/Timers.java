@@ -14,6 +14,7 @@ import java.util.Base64;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -50,6 +51,7 @@ final class Timers<M> {
   private final Clock clock;
   private final Runnable scheduled;
   private final Lifecycle lifecycle;
+  private final Executor executor;
   private final byte[] tuid;
 
   /** The timers of server {@code tuid}, wired to its queue and to the tenant's scheduler. */
@@ -64,7 +66,15 @@ final class Timers<M> {
     TimerScheduler scheduler = core.timers(tenant.subspace(), "tenant=" + tenant.path());
     Timers<M> timers =
         new Timers<>(
-            tuid, keys, scheduler.keys(), queue, commits, core.clock(), scheduler::wake, lifecycle);
+            tuid,
+            keys,
+            scheduler.keys(),
+            queue,
+            commits,
+            core.clock(),
+            scheduler::wake,
+            lifecycle,
+            core.executor());
     queue.timers(timers);
     return timers;
   }
@@ -72,6 +82,7 @@ final class Timers<M> {
   /**
    * @param scheduled tells this runtime's scheduler that a timer was just committed here
    * @param lifecycle the process's, checked by the {@code ServerRef} methods
+   * @param executor runs the retries of a scheduling push
    */
   private Timers(
       Tuple tuid,
@@ -81,8 +92,10 @@ final class Timers<M> {
       CommitRunner commits,
       Clock clock,
       Runnable scheduled,
-      Lifecycle lifecycle) {
+      Lifecycle lifecycle,
+      Executor executor) {
     this.lifecycle = lifecycle;
+    this.executor = executor;
     this.keys = keys;
     this.tenantKeys = tenantKeys;
     this.queue = queue;
@@ -110,11 +123,13 @@ final class Timers<M> {
     UUID id = UUID.randomUUID();
     // Through the commit runner: a re-run after commit_unknown_result must not write the timer
     // again, since it may have fired in between.
-    commits.commit(
+    commits.commitWithin( // writes only: bounded by the operation timeout, as a cast
         tx -> {
           write(tx, due, id, value);
           return null;
-        });
+        },
+        "castAt",
+        executor);
     scheduled.run();
     return format(id);
   }

@@ -5,13 +5,16 @@ import static io.dgen.backend.memory.TestKeys.put;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.dgen.backend.BackendException;
 import io.dgen.backend.CountingBackend;
 import io.dgen.backend.FaultInjectingBackend;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -125,6 +128,60 @@ class BackendDecoratorsTest {
     assertThat(faults.toString()).contains("latencyNanos=0");
   }
 
+  @Test
+  void failCommits_applied_commitsThenFailsWithoutRetrying_inRunAndRunAsync() {
+    faults.failCommits(2, BackendException.TRANSACTION_TIMED_OUT, true);
+    AtomicInteger bodies = new AtomicInteger();
+    assertThatThrownBy(
+            () ->
+                backend.run(
+                    tx -> {
+                      bodies.incrementAndGet();
+                      tx.set(b("k"), b("v"));
+                      return null;
+                    }))
+        .isInstanceOfSatisfying(BackendException.class, e -> assertThat(e.code()).isEqualTo(1031));
+    assertThatThrownBy(() -> putAsync(b("j"), b("w")))
+        .isInstanceOf(ExecutionException.class)
+        .hasCauseInstanceOf(BackendException.class);
+    assertThat(bodies).hasValue(1);
+    assertThat(TestKeys.get(backend, b("k"))).isEqualTo(b("v"));
+    assertThat(TestKeys.get(backend, b("j"))).isEqualTo(b("w"));
+  }
+
+  @Test
+  void failCommits_notApplied_failsWithoutApplying() {
+    faults.failCommits(1, BackendException.TRANSACTION_TIMED_OUT, false);
+    assertThatThrownBy(() -> put(backend, b("k"), b("v"))).isInstanceOf(BackendException.class);
+    assertThat(TestKeys.get(backend, b("k"))).isNull();
+  }
+
+  @Test
+  void interruptAfterCommit_commitsThenInterruptsTheWaitingThread() {
+    faults.interruptAfterCommit(1);
+    boolean interrupted;
+    try {
+      assertThatThrownBy(() -> put(backend, b("k"), b("v")))
+          .isInstanceOf(CancellationException.class);
+    } finally {
+      interrupted = Thread.interrupted();
+    }
+    assertThat(interrupted).isTrue();
+    assertThat(TestKeys.get(backend, b("k"))).isEqualTo(b("v"));
+  }
+
+  @Test
+  void readVersionLatency_delaysEveryAttempt_readsAndDirectoriesToo() throws Exception {
+    put(backend, b("k"), b("v"));
+    faults.readVersionLatency(Duration.ofMillis(200));
+    long t0 = System.nanoTime();
+    assertThat(TestKeys.get(backend, b("k"))).isEqualTo(b("v"));
+    backend.listDirectories();
+    putAsync(b("k"), b("w"));
+    assertThat(System.nanoTime() - t0).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(600));
+    faults.reset();
+  }
+
   /** Sets {@code key} through {@code runAsync} and waits. */
   private void putAsync(byte[] key, byte[] value) throws Exception {
     backend
@@ -145,6 +202,14 @@ class BackendDecoratorsTest {
     assertThatThrownBy(() -> faults.commitLatency(Duration.ofMillis(-1)))
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> faults.advanceClock(Duration.ofMillis(-1)))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> faults.failCommits(-1, 1031, true))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> faults.failCommits(1, 0, true))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> faults.interruptAfterCommit(-1))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> faults.readVersionLatency(Duration.ofMillis(-1)))
         .isInstanceOf(IllegalArgumentException.class);
   }
 }
