@@ -152,6 +152,11 @@ final class CommitRunner {
    * <p>A run retries for at most {@link #RUN_LIMIT}: markers are swept by age, and an attempt that
    * looked for its run's marker after the sweep could apply the run twice.
    *
+   * <p>A run that ends with an error that may hide a commit ({@code 1021} or {@code 1039} once the
+   * backend gave up, {@code transaction_timed_out}, {@code transaction_cancelled}, an interrupt)
+   * after an attempt wrote looks for its marker in a fresh transaction first: if the attempt
+   * committed, its outcome is returned (and an interrupt stays set) instead of the error.
+   *
    * @throws BackendException {@code transaction_timed_out (1031)} once the run is older than {@link
    *     #RUN_LIMIT}; nothing was committed
    */
@@ -247,16 +252,17 @@ final class CommitRunner {
   }
 
   /**
-   * A run failed with {@code failure}: if its last attempt's commit was under way and the failure
-   * does not say whether it applied ({@link #mayHaveApplied}), looks for the run's marker in a
-   * fresh transaction, bounded by the operation timeout. Found: the attempt committed, and its
-   * outcome is replayed. Not found, or the look did not answer in time: the failure stands (with
-   * what the look met attached as suppressed).
+   * A run failed with {@code failure}: if an attempt of it wrote that no later attempt ruled out
+   * (its commit was under way, or ended in 1021 and the failure came before the marker was looked
+   * for) and the failure does not say whether a commit applied ({@link #mayHaveApplied}), looks for
+   * the run's marker in a fresh transaction, bounded by the operation timeout. Found: the attempt
+   * committed, and its outcome is replayed. Not found, or the look did not answer in time: the
+   * failure stands (with what the look met attached as suppressed).
    */
   private <T> CompletableFuture<Attempt<T>> resolve(Run<T> run, Throwable failure) {
     Throwable cause = Futures.unwrap(failure);
     UUID runId = run.runId;
-    if (!run.committing || runId == null || !mayHaveApplied(cause)) {
+    if (run.abandoned || run.previous == null || runId == null || !mayHaveApplied(cause)) {
       return CompletableFuture.failedFuture(cause);
     }
     byte[] marker = keys.marker(runId);
@@ -330,7 +336,6 @@ final class CommitRunner {
   private <T> CompletableFuture<Attempt<T>> attemptAsync(
       Run<T> run, Transaction raw, AsyncBody<T> body, Executor executor) {
     if (run.abandoned) {
-      run.committing = false;
       return CompletableFuture.failedFuture(
           new CancellationException("abandoned after the operation timeout: " + context));
     }
@@ -366,9 +371,6 @@ final class CommitRunner {
     /** The run's id, known from its first attempt on. */
     private volatile @Nullable UUID runId;
 
-    /** Whether the last attempt's body wrote and returned: its commit was sent, or about to be. */
-    private volatile boolean committing;
-
     /** The caller gave up on the run (an operation timeout): no further attempt may start. */
     private volatile boolean abandoned;
 
@@ -379,7 +381,6 @@ final class CommitRunner {
 
     /** An attempt starts: returns the run's marker key. */
     byte[] begin(Transaction raw, ServerKeys keys) {
-      committing = false;
       runId = raw.runId();
       return keys.marker(raw.runId());
     }
@@ -403,7 +404,6 @@ final class CommitRunner {
       if (tx.wrote()) {
         raw.set(marker, EMPTY);
         previous = attempt;
-        committing = true;
       }
       return attempt;
     }

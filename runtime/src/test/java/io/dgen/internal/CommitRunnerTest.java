@@ -1,8 +1,11 @@
 package io.dgen.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.backend.BackendException;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.memory.MemoryBackend;
@@ -16,10 +19,12 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import tools.jackson.databind.node.JsonNodeFactory;
 
@@ -101,6 +106,49 @@ class CommitRunnerTest {
     assertThat(bodyRuns).hasValue(1);
     assertThat(counterValue()).isEqualTo(1);
     assertThat(observer.replays).isEqualTo(1);
+  }
+
+  @ParameterizedTest(name = "async={0} applied={1}")
+  @CsvSource({"false, true", "true, true", "false, false", "true, false"})
+  void commit_unknownResultOnceRetriesRanOut_looksForItsMarker(boolean async, boolean applied) {
+    try (MemoryBackend noRetries = MemoryBackend.builder().retryLimit(0).build()) {
+      ServerKeys k = new ServerKeys(noRetries.directory("commit-runner"), Tuple.from("server"));
+      byte[] n = k.root().pack(Tuple.from("counter"));
+      CommitRunner runner =
+          new CommitRunner(
+              noRetries,
+              k,
+              observer,
+              System::nanoTime,
+              new OperationTimeouts(OperationTimeouts.DEFAULT),
+              "test");
+      noRetries.faults().commitUnknownResult(1, applied);
+      CommitRunner.Body<String> body =
+          tx -> {
+            tx.add(n, 1);
+            return "ran";
+          };
+      CommitRunner.Replay<String> replay = (tx, previous) -> "replayed " + previous;
+
+      ThrowingCallable run =
+          async
+              ? () ->
+                  assertThat(
+                          Futures.join(
+                              runner.commitAsync(
+                                  tx -> CompletableFuture.completedFuture(body.apply(tx)),
+                                  replay,
+                                  Runnable::run)))
+                      .isEqualTo("replayed ran")
+              : () -> assertThat(runner.commit(body, replay)).isEqualTo("replayed ran");
+      if (applied) {
+        assertThatCode(run).doesNotThrowAnyException();
+      } else {
+        assertThatThrownBy(run).isInstanceOf(BackendException.class).hasMessageContaining("1021");
+      }
+      assertThat(ServerKeys.decodeCounter(noRetries.run(tx -> tx.get(n))))
+          .isEqualTo(applied ? 1 : 0);
+    }
   }
 
   @ParameterizedTest(name = "async={0}")
