@@ -380,11 +380,12 @@ public final class DGen implements AutoCloseable {
     /**
      * How long an operation of a caller waits for a cluster that does not answer before it fails
      * with {@link OperationTimeoutException}, naming the server and the timeout: {@code cast},
-     * {@code castAll}, {@code castAfter} and {@code castAt}, the push of a {@code call} or {@code
-     * callAsync} (before its reply is waited for, under the call's own timeout; an inline call's
-     * whole transaction) and {@code kill}. Such a failure leaves the outcome unknown (an attempt
-     * already sent may still commit): see {@link OperationTimeoutException}. Default 30 seconds,
-     * well under the one minute a runtime transaction may retry.
+     * {@code castAll}, {@code castAfter}, {@code castAt}, keyed casts and calls, {@code submit},
+     * the push of a {@code call} or {@code callAsync} (before its reply is waited for, under the
+     * call's own timeout; an inline call's whole transaction) and {@code kill}. Such a failure
+     * leaves the outcome unknown (an attempt already sent may still commit): see {@link
+     * OperationTimeoutException}. Default 30 seconds, well under the one minute a runtime
+     * transaction may retry.
      *
      * <p>An interrupt of the calling thread does not cut the wait short: the operation completes
      * (or times out) and its outcome is reported, with the thread's interrupt flag set.

@@ -102,6 +102,19 @@ class OperationTimeoutTest extends RuntimeTestBase {
   }
 
   @Test
+  void keyedPushesAndSubmitOnAnUnreachableCluster_failAfterTheOperationTimeout() {
+    ServerRef<Msg> ref = startOrders(false);
+    unreachable();
+
+    assertTimesOut(() -> ref.cast(new Add(1), "key-1"), "cast", "tuid=(\"orders\", 7)");
+    assertTimesOut(
+        () -> ref.call(new Add(1), "key-2", Duration.ofSeconds(30)),
+        "call",
+        "tuid=(\"orders\", 7)");
+    assertTimesOut(() -> ref.submit(new Add(1)), "submit", "tuid=(\"orders\", 7)");
+  }
+
+  @Test
   void killOnAnUnreachableCluster_failsAfterTheOperationTimeout_namingTheServer() {
     ServerRef<Msg> ref = startOrders(false);
     unreachable();

@@ -114,13 +114,14 @@ final class CommitRunner {
    * @throws io.dgen.OperationTimeoutException once the timeout passed; no further attempt starts
    */
   <T> @Nullable T commitWithin(Body<T> body, String operation, Executor executor) {
+    return commitAsyncWithin(
+        tx -> CompletableFuture.completedFuture(body.apply(tx)), operation, executor);
+  }
+
+  /** {@link #commitWithin} for a body that starts its reads asynchronously. */
+  <T> @Nullable T commitAsyncWithin(AsyncBody<T> body, String operation, Executor executor) {
     return operations.await(
-        commitAsync(
-            tx -> CompletableFuture.completedFuture(body.apply(tx)),
-            (tx, previous) -> previous,
-            executor),
-        operation,
-        context);
+        commitAsync(body, (tx, previous) -> previous, executor), operation, context);
   }
 
   /**

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A server's requests that survive client retries and restarts: keyed casts (also through the
@@ -80,20 +81,23 @@ final class IdempotentRequests<M> {
     Objects.requireNonNull(message, "message must not be null");
     IdempotencyKeys.check(key);
     byte[] env = queue.encode(Envelope.CAST, message, null);
+    long now = core.wallMillis();
     IdempotencyKeys.Claim claim =
-        commits.commit(tx -> claimAndCast(tx, key, env, core.wallMillis()));
+        commits.commitAsyncWithin(
+            tx ->
+                Async.thenApply(
+                    idempotency.read(tx, key),
+                    core.executor(),
+                    record -> claimAndCast(tx, key, env, record, now)),
+            "cast",
+            core.executor());
     return Objects.requireNonNull(claim).ours();
   }
 
-  private IdempotencyKeys.Claim claimAndCast(Transaction tx, String key, byte[] env, long now) {
+  private IdempotencyKeys.Claim claimAndCast(
+      Transaction tx, String key, byte[] env, byte @Nullable [] record, long now) {
     IdempotencyKeys.Claim claim =
-        idempotency.claim(
-            tx,
-            key,
-            Futures.join(idempotency.read(tx, key)),
-            KeptReplies.expirySecond(now, retention),
-            null,
-            now);
+        idempotency.claim(tx, key, record, KeptReplies.expirySecond(now, retention), null, now);
     if (claim.created()) {
       queue.push(tx, ServerKeys.LANE_NORMAL, env);
     }
@@ -118,22 +122,23 @@ final class IdempotentRequests<M> {
     From fresh = KeptReplies.newFrom(now, retention);
     byte[] env = queue.encode(Envelope.CALL, request, fresh);
     CallProtocol.Waiting<R> waiting = calls.waiting(fresh, null, timeout);
-    return commits
-        .<IdempotencyKeys.Claim>commitAsync(
-            tx ->
-                Async.thenApply(
-                    idempotency.read(tx, key),
-                    core.executor(),
-                    record -> {
-                      IdempotencyKeys.Claim claim =
-                          idempotency.claim(tx, key, record, fresh.slotSeconds(), fresh, now);
-                      if (claim.created()) {
-                        calls.push(tx, env, waiting);
-                      }
-                      return claim;
-                    }),
-            (tx, prior) -> prior,
-            core.executor())
+    return calls
+        .bounded(
+            commits.<IdempotencyKeys.Claim>commitAsync(
+                tx ->
+                    Async.thenApply(
+                        idempotency.read(tx, key),
+                        core.executor(),
+                        record -> {
+                          IdempotencyKeys.Claim claim =
+                              idempotency.claim(tx, key, record, fresh.slotSeconds(), fresh, now);
+                          if (claim.created()) {
+                            calls.push(tx, env, waiting);
+                          }
+                          return claim;
+                        }),
+                (tx, prior) -> prior,
+                core.executor()))
         .handle(
             (claim, err) -> {
               if (err != null || claim == null) {
@@ -161,12 +166,14 @@ final class IdempotentRequests<M> {
     types.messageTag(request);
     From from = KeptReplies.newFrom(core.wallMillis(), retention);
     byte[] env = queue.encode(Envelope.CALL, request, from);
-    commits.commit(
+    commits.commitWithin(
         tx -> {
           slots.open(tx, from);
           queue.push(tx, ServerKeys.LANE_NORMAL, env);
           return null;
-        });
+        },
+        "submit",
+        core.executor());
     return KeptReplies.callId(from);
   }
 
@@ -206,7 +213,13 @@ final class IdempotentRequests<M> {
       Objects.requireNonNull(message, "message must not be null");
       IdempotencyKeys.check(idempotencyKey);
       byte[] env = queue.encode(Envelope.CAST, message, null);
-      return claimAndCast(tx, idempotencyKey, env, core.wallMillis()).ours();
+      return claimAndCast(
+              tx,
+              idempotencyKey,
+              env,
+              Futures.join(idempotency.read(tx, idempotencyKey)),
+              core.wallMillis())
+          .ours();
     }
   }
 }
