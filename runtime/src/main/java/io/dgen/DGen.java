@@ -384,8 +384,9 @@ public final class DGen implements AutoCloseable {
      * with {@link OperationTimeoutException}, naming the server and the timeout: {@code cast},
      * {@code castAll}, {@code castAfter}, {@code castAt}, keyed casts and calls, {@code submit},
      * the push of a {@code call} or {@code callAsync} (before its reply is waited for, under the
-     * call's own timeout; an inline call's whole transaction) and {@code kill}. Such a failure
-     * leaves the outcome unknown (an attempt already sent may still commit): see {@link
+     * call's own timeout; an inline call's whole transaction), {@code kill}, {@code queueLength},
+     * {@code cancelTimer} and the dead-letter calls. Priority messages are not bounded. Such a
+     * failure leaves the outcome unknown (an attempt already sent may still commit): see {@link
      * OperationTimeoutException}. Default 30 seconds, well under the one minute a runtime
      * transaction may retry.
      *

@@ -115,6 +115,22 @@ class OperationTimeoutTest extends RuntimeTestBase {
   }
 
   @Test
+  void managementCallsOnAnUnreachableCluster_failAfterTheOperationTimeout() {
+    ServerRef<Msg> ref = startOrders(false);
+    String timer = ref.castAfter(new Add(1), Duration.ofHours(1));
+    String noSuchDeadLetter = "00000000000000000000000a";
+    unreachable();
+
+    String server = "tuid=(\"orders\", 7)";
+    assertTimesOut(ref::queueLength, "queueLength", server);
+    assertTimesOut(() -> ref.cancelTimer(timer), "cancelTimer", server);
+    assertTimesOut(ref::deadLetters, "deadLetters", server);
+    assertTimesOut(() -> ref.requeueDeadLetter(noSuchDeadLetter, true), "requeue", server);
+    assertTimesOut(() -> ref.purgeDeadLetter(noSuchDeadLetter), "purgeDeadLetter", server);
+    assertTimesOut(ref::purgeDeadLetters, "purgeDeadLetters", server);
+  }
+
+  @Test
   void killOnAnUnreachableCluster_failsAfterTheOperationTimeout_namingTheServer() {
     ServerRef<Msg> ref = startOrders(false);
     unreachable();

@@ -15,6 +15,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -162,12 +163,43 @@ final class CommitRunner {
    *     #RUN_LIMIT}; nothing was committed
    */
   <T> @Nullable T commit(Body<T> body, Replay<T> replay) {
-    Run<T> run = new Run<>(replay, nanoTime.getAsLong());
+    return commit(new Run<>(replay, nanoTime.getAsLong()), body);
+  }
+
+  /**
+   * {@link #commit(Body)} for a body that blocks on its reads, within the operation timeout: the
+   * run goes on a thread of its own, which the caller stops waiting for once the timeout passed; no
+   * further attempt starts then.
+   *
+   * @throws io.dgen.OperationTimeoutException once the timeout passed
+   */
+  <T> @Nullable T commitBlockingWithin(Body<T> body, String operation) {
+    Run<T> run = new Run<>((tx, previous) -> previous, nanoTime.getAsLong());
+    CompletableFuture<@Nullable T> op = OperationTimeouts.blocking(() -> commit(run, body));
+    op.whenComplete((value, failure) -> run.abandoned = true);
+    return operations.await(op, operation, context);
+  }
+
+  /**
+   * Runs a read that blocks (its own transactions, no commit marker) on a thread of its own and
+   * waits for it within the operation timeout.
+   *
+   * @throws io.dgen.OperationTimeoutException once the timeout passed
+   */
+  <T> T readWithin(Supplier<T> read, String operation) {
+    return operations.call(read, operation, context);
+  }
+
+  private <T> @Nullable T commit(Run<T> run, Body<T> body) {
     Attempt<T> done;
     try {
       done =
           backend.run(
               raw -> {
+                if (run.abandoned) {
+                  throw new CancellationException(
+                      "abandoned after the operation timeout: " + context);
+                }
                 byte[] marker = run.begin(raw, keys);
                 if (run.mayHaveCommitted(raw) && raw.get(marker) != null) {
                   return run.replayed(raw);

@@ -166,7 +166,9 @@ final class DeadLetters<M> {
   List<DeadLetter<M>> list() {
     Subspace dead = keys.dead();
     List<KeyValue> rows =
-        backend.run(tx -> tx.snapshot().getRange(dead.range().begin, dead.range().end));
+        commits.readWithin(
+            () -> backend.run(tx -> tx.snapshot().getRange(dead.range().begin, dead.range().end)),
+            "deadLetters");
     List<DeadLetter<M>> out = new ArrayList<>(rows.size());
     for (KeyValue kv : rows) {
       Versionstamp stamp = dead.unpack(kv.key()).getVersionstamp(0);
@@ -213,7 +215,7 @@ final class DeadLetters<M> {
   boolean requeue(String id, boolean head) {
     Versionstamp stamp = parseDeadLetterId(id);
     Boolean moved =
-        commits.commit(
+        commits.commitBlockingWithin(
             tx -> {
               byte[] dead = tx.get(deadKey(stamp));
               if (dead == null) {
@@ -226,7 +228,8 @@ final class DeadLetters<M> {
                   head ? ServerKeys.LANE_HEAD : ServerKeys.LANE_NORMAL,
                   freshCount(d.envelope()));
               return true;
-            });
+            },
+            "requeueDeadLetter");
     if (Boolean.TRUE.equals(moved)) {
       log.info("dead letter re-queued at the {}: {} id={}", head ? "head" : "tail", context, id);
     }
@@ -252,24 +255,26 @@ final class DeadLetters<M> {
   boolean purge(String id) {
     byte[] key = deadKey(parseDeadLetterId(id));
     return Boolean.TRUE.equals(
-        commits.commit(
+        commits.commitBlockingWithin(
             tx -> {
               boolean existed = tx.get(key) != null;
               tx.clear(key);
               return existed;
-            }));
+            },
+            "purgeDeadLetter"));
   }
 
   /** Deletes every dead letter; returns how many there were. */
   int purgeAll() {
     Subspace dead = keys.dead();
     Integer purged =
-        commits.commit(
+        commits.commitBlockingWithin(
             tx -> {
               int n = tx.getRange(dead.range().begin, dead.range().end).size();
               tx.clearRange(dead.range().begin, dead.range().end);
               return n;
-            });
+            },
+            "purgeDeadLetters");
     return purged == null ? 0 : purged;
   }
 }

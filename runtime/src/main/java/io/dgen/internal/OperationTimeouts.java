@@ -159,7 +159,7 @@ public final class OperationTimeouts {
       String context) {
     AtomicBoolean abandoned = new AtomicBoolean();
     CompletableFuture<T> op =
-        call(
+        blocking(
             () ->
                 backend.run(
                     tx -> {
@@ -191,10 +191,11 @@ public final class OperationTimeouts {
    * timeout.
    */
   public <T> T call(Supplier<T> blocking, String operation, String context) {
-    return await(call(blocking), operation, context);
+    return await(blocking(blocking), operation, context);
   }
 
-  private static <T> CompletableFuture<T> call(Supplier<T> blocking) {
+  /** Runs a blocking call on a thread of its own (made on demand, dropped when idle). */
+  static <T> CompletableFuture<T> blocking(Supplier<T> blocking) {
     return CompletableFuture.supplyAsync(blocking, BLOCKING);
   }
 

@@ -307,7 +307,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   @Override
   public long queueLength() {
     ensureAlive();
-    return core.backend().run(queue::length);
+    return commits.readWithin(() -> core.backend().run(queue::length), "queueLength");
   }
 
   // ---------------------------------------------------------------- calls

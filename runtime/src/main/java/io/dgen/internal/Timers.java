@@ -214,7 +214,7 @@ final class Timers<M> {
   boolean cancel(String timerId) {
     lifecycle.ensureAlive();
     UUID id = parse(timerId);
-    return Boolean.TRUE.equals(commits.commit(tx -> cancel(tx, id)));
+    return Boolean.TRUE.equals(commits.commitBlockingWithin(tx -> cancel(tx, id), "cancelTimer"));
   }
 
   /** {@code TxContext.cancelTimer}: in the callback's transaction. */
