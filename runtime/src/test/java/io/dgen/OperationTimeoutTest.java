@@ -154,6 +154,34 @@ class OperationTimeoutTest extends RuntimeTestBase {
   }
 
   @Test
+  void aCastFromAnAction_whoseCommitIsRetried_doesNotWaitForTheBusyWorkers() {
+    // One worker, busy running the action that casts: the cast's retry must not need it.
+    try (DGen oneWorker =
+        DGen.builder(backend).workerThreads(1).operationTimeout(Duration.ofSeconds(20)).build()) {
+      Tenant t = oneWorker.tenant(tenant.path().toArray(String[]::new));
+      ServerRef<Msg> target =
+          oneWorker.start(
+              new TestServer(hooks),
+              new Init(0, ORDERS, null),
+              StartOptions.builder(t).consume(false).build());
+      ServerRef<Msg> source =
+          oneWorker.start(new TestServer(hooks), null, StartOptions.builder(t).build());
+      hooks.actionHook =
+          () -> {
+            faults().failNextCommits(1); // the cast's first commit conflicts
+            target.cast(new Add(1));
+          };
+
+      source.cast(new TestServer.Act(List.of("hook", "rec:forwarded")));
+
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> hooks.actions.contains("rec:forwarded@1"));
+      assertThat(target.queueLength()).isEqualTo(1);
+    }
+  }
+
+  @Test
   void operationTimeout_mustBePositive() {
     DGen.Builder builder = DGen.builder(backend);
     assertThatThrownBy(() -> builder.operationTimeout(Duration.ZERO))

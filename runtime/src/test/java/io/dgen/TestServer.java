@@ -61,7 +61,10 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
   /** Writes a key of the tenant in the callback's transaction, then throws if asked. */
   record TxWrite(String key, String value, boolean thenFail) implements Msg {}
 
-  /** Adds 1 and returns post-commit actions: "rec:x" records x with the total, "fail", "halt". */
+  /**
+   * Adds 1 and returns post-commit actions: "rec:x" records x with the total, "fail", "halt",
+   * "hook" (runs {@link Hooks#actionHook}).
+   */
   record Act(List<String> steps) implements Msg {}
 
   /** Returns null instead of a Result. */
@@ -113,6 +116,9 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
 
     final java.util.concurrent.CountDownLatch lockEntered =
         new java.util.concurrent.CountDownLatch(1);
+
+    /** What an action step "hook" runs, if set. */
+    volatile @Nullable Runnable actionHook;
   }
 
   private final Hooks hooks;
@@ -204,6 +210,10 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
               }
               if (step.equals("halt")) {
                 Action.halt();
+              }
+              Runnable hook = hooks.actionHook;
+              if (step.equals("hook") && hook != null) {
+                hook.run();
               }
               hooks.actions.add(step + "@" + committed.total());
             });

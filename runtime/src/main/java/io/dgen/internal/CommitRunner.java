@@ -109,8 +109,10 @@ final class CommitRunner {
   /**
    * Runs a writing body that does not block (it only writes, or starts its reads asynchronously)
    * exactly once in effect, and waits for the outcome at most the {@linkplain OperationTimeouts
-   * operation timeout}: a user's push. The first attempt runs in this thread, retries on {@code
-   * executor}. An interrupt does not abandon the push (see {@link OperationTimeouts#await}).
+   * operation timeout}: a user's push. The first attempt runs in this thread, retries (and steps
+   * whose reads were not ready) on {@code executor}, which must not be the worker pool: the caller
+   * may be one of its threads (an action that casts), and would wait for itself. An interrupt does
+   * not abandon the push (see {@link OperationTimeouts#await}).
    *
    * @throws io.dgen.OperationTimeoutException once the timeout passed; no further attempt starts
    */

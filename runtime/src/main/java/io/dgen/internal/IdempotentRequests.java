@@ -87,10 +87,10 @@ final class IdempotentRequests<M> {
             tx ->
                 Async.thenApply(
                     idempotency.read(tx, key),
-                    core.executor(),
+                    core.blocking(),
                     record -> claimAndCast(tx, key, env, record, now)),
             "cast",
-            core.executor());
+            core.blocking());
     return Objects.requireNonNull(claim).ours();
   }
 
@@ -173,7 +173,7 @@ final class IdempotentRequests<M> {
           return null;
         },
         "submit",
-        core.executor());
+        core.blocking());
     return KeptReplies.callId(from);
   }
 

@@ -179,7 +179,10 @@ public final class RuntimeCore implements AutoCloseable {
     return clock;
   }
 
-  /** Threads for {@code handleLocked} and rare steps that wait for a commit. */
+  /**
+   * Threads for {@code handleLocked}, rare steps that wait for a commit, and the retries of a push
+   * whose caller waits for it (the caller may be a worker thread).
+   */
   ExecutorService blocking() {
     return blocking;
   }

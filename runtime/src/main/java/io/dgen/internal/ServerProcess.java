@@ -252,7 +252,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
           return null;
         },
         "cast",
-        core.executor());
+        core.blocking());
   }
 
   @Override
@@ -274,7 +274,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
           return null;
         },
         "castAll",
-        core.executor());
+        core.blocking());
   }
 
   @Override

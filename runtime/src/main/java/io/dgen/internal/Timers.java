@@ -74,7 +74,7 @@ final class Timers<M> {
             core.clock(),
             scheduler::wake,
             lifecycle,
-            core.executor());
+            core.blocking());
     queue.timers(timers);
     return timers;
   }
@@ -82,7 +82,8 @@ final class Timers<M> {
   /**
    * @param scheduled tells this runtime's scheduler that a timer was just committed here
    * @param lifecycle the process's, checked by the {@code ServerRef} methods
-   * @param executor runs the retries of a scheduling push
+   * @param executor runs the retries of a scheduling push: not the worker pool, which its waiting
+   *     caller may occupy
    */
   private Timers(
       Tuple tuid,
