@@ -36,9 +36,9 @@ import org.jspecify.annotations.Nullable;
  * not apply and a {@code transaction_too_old (1007)} abandon the attempt (nothing applies) and the
  * wrapped loop retries after its backoff. A {@code commit_unknown_result} that <em>did</em> apply
  * lets the real commit happen, then runs the body again as the next attempt of the same run:
- * FoundationDB's behaviour after a 1021 whose commit went through. A failure after the commit
- * ({@link #failCommits}, {@link #interruptAfterCommit}) also lets the real commit happen, then ends
- * the run with the error instead of its result.
+ * FoundationDB's behaviour after a 1021 whose commit went through. A failure of a commit that
+ * applied ({@link #failCommits} with {@code applied}, {@link #interruptAfterCommit}) also lets the
+ * real commit happen, then ends the run with the error instead of its result.
  *
  * <p>To make that last case faithful, this backend numbers the attempts itself: every attempt of
  * one {@link #run} reports the same {@link Transaction#runId()} and consecutive {@link
@@ -51,7 +51,8 @@ import org.jspecify.annotations.Nullable;
  * <p>Commit latency is added before each writing commit: {@link #run} waits on its own thread,
  * {@link #runAsync} waits without holding one. {@link #advanceClock} ages attempts that are open
  * now without waiting: one that becomes older than five seconds fails its writing commit with 1007
- * (its reads are not affected; a read-only attempt commits).
+ * (its reads are not affected; a read-only attempt commits). {@link #readVersionLatency} delays
+ * every attempt, reads included, before its body runs: a cluster that does not answer.
  *
  * <h2>Threading</h2>
  *
@@ -357,7 +358,13 @@ public final class FaultInjectingBackend extends ForwardingBackend {
 
   @Override
   public String toString() {
-    return "FaultInjectingBackend{" + plan.get() + ", delegate=" + delegate + "}";
+    return "FaultInjectingBackend{"
+        + plan.get()
+        + ", readVersionLatencyNanos="
+        + readVersionLatencyNanos
+        + ", delegate="
+        + delegate
+        + "}";
   }
 
   private static void requireCount(int n) {
