@@ -101,6 +101,12 @@ final class TimerScheduler {
     }
   }
 
+  /** Whether this scheduler holds the alarm's watch now (for the metrics). */
+  boolean holdsWatch() {
+    CompletableFuture<Void> w = alarm.get();
+    return w != null && !w.isDone();
+  }
+
   void close() {
     closed = true;
     CompletableFuture<Void> w = alarm.getAndSet(null);
@@ -181,6 +187,9 @@ final class TimerScheduler {
   private void afterCycle(int answered, @Nullable Cycle c, @Nullable Throwable err) {
     try {
       if (closed) {
+        if (c != null && c.alarm() != null) {
+          c.alarm().cancel(false); // armed by a cycle that ended after close: free its slot
+        }
         return;
       }
       if (err != null || c == null) {
