@@ -140,4 +140,20 @@ abstract class RuntimeBehaviourSuite {
       return backend();
     }
   }
+
+  @Nested
+  class KillAcrossRuntimes extends KillAcrossRuntimesTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
+
+  @Nested
+  class WatchLeaks extends WatchLeakTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
 }

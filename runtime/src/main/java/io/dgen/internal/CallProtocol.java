@@ -57,7 +57,9 @@ final class CallProtocol {
 
   /**
    * Writes an empty reply slot and pushes the call; the call listens for its reply from now on
-   * (before the push commits, so that no reply can ring unheard).
+   * (before the push commits, so that no reply can ring unheard). The caller's transaction must
+   * also establish that the server exists ({@link ServerQueue#requireServer}, or a read that a kill
+   * conflicts with).
    */
   void push(Transaction tx, byte[] envelope, Waiting<?> call) {
     call.listen();
@@ -69,8 +71,9 @@ final class CallProtocol {
   CompletableFuture<@Nullable Void> pushOnce(byte[] envelope, Waiting<?> call) {
     return commits.commitAsync(
         tx -> {
+          CompletableFuture<@Nullable Void> live = queue.requireServer(tx);
           push(tx, envelope, call);
-          return CompletableFuture.completedFuture(null);
+          return live;
         },
         (tx, prior) -> prior,
         core.executor());

@@ -1,6 +1,7 @@
 package io.dgen.internal;
 
 import io.dgen.Action;
+import io.dgen.ServerStoppedException;
 import io.dgen.backend.Futures;
 import java.util.List;
 import java.util.Objects;
@@ -89,6 +90,11 @@ final class CallerDrain<S, M> {
         Meters.batch(invoker.meters(), batch, nanoTime.getAsLong() - start);
       } catch (RuntimeException e) {
         Throwable cause = Futures.unwrap(e);
+        if (cause instanceof ServerStoppedException stopped) {
+          log.warn("stopping consumer: {}", stopped.getMessage());
+          lifecycle.terminate(null); // killed: as the consume loop does
+          return processed;
+        }
         if (!(cause instanceof ConsumerBatch.ItemFailure failure)) {
           throw e;
         }

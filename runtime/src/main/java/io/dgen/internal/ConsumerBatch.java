@@ -4,6 +4,7 @@ import io.dgen.Action;
 import io.dgen.Event;
 import io.dgen.From;
 import io.dgen.Result;
+import io.dgen.ServerStoppedException;
 import io.dgen.StateTooLargeException;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
@@ -197,7 +198,7 @@ final class ConsumerBatch<S, M> {
           Batch.locked(locks.meet(tx, lockBytes), readVersion));
     }
     if (peeked.isEmpty()) {
-      return CompletableFuture.completedFuture(Batch.idle(readVersion));
+      return idle(tx, readVersion, version, executor);
     }
     // Decode first, so that the reads the callbacks need (the state on a cache miss, whether each
     // caller's reply slot still exists) go out together rather than one per call.
@@ -218,6 +219,33 @@ final class ConsumerBatch<S, M> {
         CompletableFuture.allOf(needed.toArray(CompletableFuture[]::new)),
         executor,
         ignored -> apply(tx, start, items, loaded.join(), readVersion, sawAll));
+  }
+
+  /**
+   * An empty queue: the server may have been killed (a kill empties the queue and rings the
+   * server's doorbell in every runtime). The version key tells, if this batch read it; else the
+   * server's index entry is read (a round trip only for an idle batch with a cold cache).
+   *
+   * @return the idle batch; fails with {@link ServerStoppedException} if the server is gone
+   */
+  private CompletableFuture<Batch<S, M>> idle(
+      Transaction tx,
+      long readVersion,
+      @Nullable CompletableFuture<byte @Nullable []> version,
+      Executor executor) {
+    CompletableFuture<Boolean> exists =
+        version != null ? version.thenApply(v -> v != null) : queue.entry().exists(tx);
+    return Async.thenApply(
+        exists,
+        executor,
+        e -> {
+          if (!e) {
+            throw new ServerStoppedException(
+                "the server was killed (in this runtime or another); stopping this process: "
+                    + queue.entry().context());
+          }
+          return Batch.idle(readVersion);
+        });
   }
 
   private Item<M> decode(Transaction tx, KeyValue kv) {

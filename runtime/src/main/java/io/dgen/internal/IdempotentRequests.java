@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A server's requests that survive client retries and restarts: keyed casts (also through the
@@ -86,6 +87,7 @@ final class IdempotentRequests<M> {
   }
 
   private IdempotencyKeys.Claim claimAndCast(Transaction tx, String key, byte[] env, long now) {
+    CompletableFuture<@Nullable Void> live = queue.requireServer(tx); // read with the key's
     IdempotencyKeys.Claim claim =
         idempotency.claim(
             tx,
@@ -94,6 +96,7 @@ final class IdempotentRequests<M> {
             KeptReplies.expirySecond(now, retention),
             null,
             now);
+    Futures.join(live);
     if (claim.created()) {
       queue.push(tx, ServerKeys.LANE_NORMAL, env);
     }
@@ -122,7 +125,7 @@ final class IdempotentRequests<M> {
         .<IdempotencyKeys.Claim>commitAsync(
             tx ->
                 Async.thenApply(
-                    idempotency.read(tx, key),
+                    idempotency.read(tx, key).thenCombine(queue.requireServer(tx), (r, v) -> r),
                     core.executor(),
                     record -> {
                       IdempotencyKeys.Claim claim =
@@ -163,9 +166,10 @@ final class IdempotentRequests<M> {
     byte[] env = queue.encode(Envelope.CALL, request, from);
     commits.commit(
         tx -> {
+          CompletableFuture<@Nullable Void> live = queue.requireServer(tx);
           slots.open(tx, from);
           queue.push(tx, ServerKeys.LANE_NORMAL, env);
-          return null;
+          return Futures.join(live);
         });
     return KeptReplies.callId(from);
   }

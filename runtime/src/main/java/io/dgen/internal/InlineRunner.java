@@ -129,6 +129,9 @@ final class InlineRunner<S, M> {
                   executor,
                   ignored -> {
                     if (!head.join().isEmpty() || lock.join() != null) {
+                      // No existence read needed: the server existed at this read version (a
+                      // kill empties the queue and clears the lock, and no publish follows it),
+                      // and the lock key's serializable read conflicts with a later kill.
                       calls.push(tx, envelope.get(), waiting);
                       return CompletableFuture.completedFuture(Outcome.queuedInstead());
                     }
@@ -183,8 +186,9 @@ final class InlineRunner<S, M> {
     return commits
         .commitAsync(
             tx -> {
+              CompletableFuture<@Nullable Void> live = queue.requireServer(tx);
               queue.push(tx, ServerKeys.LANE_NORMAL, envelope);
-              return CompletableFuture.completedFuture(null);
+              return live;
             },
             (tx, prior) -> prior,
             executor)

@@ -247,7 +247,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     byte[] env = queue.encode(Envelope.CAST, message, null);
     commits.commit(
         tx -> {
-          queue.push(tx, ServerKeys.LANE_NORMAL, env);
+          queue.publish(tx, List.of(env));
           return null;
         });
   }
@@ -265,9 +265,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     }
     commits.commit(
         tx -> {
-          for (byte[] env : envs) {
-            queue.push(tx, ServerKeys.LANE_NORMAL, env);
-          }
+          queue.publish(tx, envs);
           return null;
         });
   }

@@ -44,6 +44,7 @@ final class ServerQueue<M> {
   private final Serde serde;
   private final TypeRegistry types;
   private final String context;
+  private final ServerEntry entry;
   private @Nullable Timers<M> timers;
 
   ServerQueue(
@@ -53,6 +54,12 @@ final class ServerQueue<M> {
     this.serde = serde;
     this.types = types;
     this.context = context;
+    this.entry = new ServerEntry(doorbell.keys(), keys.tuid(), context);
+  }
+
+  /** The server's entry in the tenant's server index, which every publish requires. */
+  ServerEntry entry() {
+    return entry;
   }
 
   /**
@@ -173,6 +180,28 @@ final class ServerQueue<M> {
     keys.push(tx, lane, envelope, doorbell.keys());
   }
 
+  /**
+   * Starts the read every publish makes ({@link ServerEntry#require}); the caller issues it with
+   * its other work and waits for it before its transaction commits.
+   */
+  CompletableFuture<@Nullable Void> requireServer(Transaction tx) {
+    return entry.require(tx);
+  }
+
+  /**
+   * Publishes casts ({@code cast}, {@code castAll}): pushes them and, before returning, waits for
+   * the existence read issued first, which overlaps the pushes.
+   *
+   * @throws io.dgen.ServerStoppedException if the server was killed (nothing may then commit)
+   */
+  void publish(Transaction tx, List<byte[]> envelopes) {
+    CompletableFuture<@Nullable Void> live = entry.require(tx);
+    for (byte[] env : envelopes) {
+      push(tx, ServerKeys.LANE_NORMAL, env);
+    }
+    Futures.join(live);
+  }
+
   /** Pushes an envelope already encoded for server {@code keys} (a timer firing). */
   static void push(
       Transaction tx, ServerKeys keys, TenantWatcher doorbell, long lane, byte[] envelope) {
@@ -239,7 +268,7 @@ final class ServerQueue<M> {
     byte[] env = encode(Envelope.CAST, message, null);
     // The user's run re-executes its body after commit_unknown_result even if it applied: a
     // marker keyed by the run's id keeps the pushes of a committed attempt from repeating.
-    if (!UserVersions.alreadyCommitted(tx, keys)) {
+    if (!UserVersions.alreadyCommitted(tx, keys, entry)) {
       push(tx, ServerKeys.LANE_NORMAL, env);
     }
   }

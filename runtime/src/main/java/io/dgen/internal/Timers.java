@@ -3,6 +3,7 @@ package io.dgen.internal;
 import com.apple.foundationdb.tuple.Tuple;
 import com.google.common.collect.MapMaker;
 import io.dgen.Tenant;
+import io.dgen.backend.Futures;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Chunks;
 import io.dgen.internal.codec.Envelope;
@@ -112,8 +113,9 @@ final class Timers<M> {
     // again, since it may have fired in between.
     commits.commit(
         tx -> {
+          var live = queue.requireServer(tx); // a timer of a killed server would never fire
           write(tx, due, id, value);
-          return null;
+          return Futures.join(live);
         });
     scheduled.run();
     return format(id);
@@ -130,7 +132,7 @@ final class Timers<M> {
     long due = micros(dueAfter(delay));
     byte[] value = value(message);
     UUID id = idFor(tx);
-    if (!UserVersions.alreadyCommitted(tx, keys)) {
+    if (!UserVersions.alreadyCommitted(tx, keys, queue.entry())) {
       write(tx, due, id, value);
     }
     return format(id);
