@@ -10,12 +10,12 @@ import io.dgen.TestServer.Msg;
 import io.dgen.backend.KeyValue;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -65,38 +65,53 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
     }
   }
 
+  /** One way to publish to a server. */
+  private interface Publish {
+    void to(ServerRef<Msg> ref) throws Throwable;
+  }
+
   @Test
   void aPublishToAKilledServer_failsWithServerStopped_andWritesNothing() {
+    List<Publish> publishes =
+        List.of(
+            r -> r.cast(new Add(1)),
+            r -> r.castAll(List.of(new Add(1), new Add(2))),
+            r -> r.call(new TestServer.Get(), Duration.ofSeconds(5)),
+            r -> join(r.callAsync(new TestServer.Get(), Duration.ofSeconds(5))),
+            r -> r.castAfter(new Add(1), Duration.ofMillis(1)),
+            r -> r.castAt(new Add(1), Instant.now().plusSeconds(60)),
+            r -> r.cast(new Add(1), "key-1"),
+            r -> r.call(new TestServer.Get(), "key-2", Duration.ofSeconds(5)),
+            r -> r.submit(new TestServer.Get()),
+            r -> inOwnTransaction(tx -> r.outbox().cast(tx, new Add(1))),
+            r -> inOwnTransaction(tx -> r.outbox().castAll(tx, List.of(new Add(1), new Add(2)))),
+            r ->
+                inOwnTransaction(tx -> r.outbox().castAfter(tx, new Add(1), Duration.ofMinutes(1))),
+            r -> inOwnTransaction(tx -> r.outbox().cast(tx, new Add(1), "key-3")));
     ServerRef<Msg> here = start();
     try (DGen elsewhere = newDGen()) {
-      // A publisher only: no consumer of its own that could notice the kill first.
-      ServerRef<Msg> there = startIn(elsewhere, b -> b.consume(false));
-      there.cast(new Add(1));
+      // Publishers only, one per way to publish (the first failure stops its process): no
+      // consumer of their own that could notice the kill first.
+      List<ServerRef<Msg>> there = new ArrayList<>();
+      for (int i = 0; i < publishes.size(); i++) {
+        there.add(startIn(elsewhere, b -> b.consume(false)));
+      }
+      there.get(0).cast(new Add(1));
       awaitTotal(here, 1);
 
       here.kill("test");
       List<String> afterKill = tenantKeys();
 
-      List<ThrowingCallable> publishes =
-          List.of(
-              () -> there.cast(new Add(1)),
-              () -> there.castAll(List.of(new Add(1), new Add(2))),
-              () -> there.call(new TestServer.Get(), Duration.ofSeconds(5)),
-              () -> join(there.callAsync(new TestServer.Get(), Duration.ofSeconds(5))),
-              () -> there.castAfter(new Add(1), Duration.ofMillis(1)),
-              () -> there.castAt(new Add(1), Instant.now().plusSeconds(60)),
-              () -> there.cast(new Add(1), "key-1"),
-              () -> there.call(new TestServer.Get(), "key-2", Duration.ofSeconds(5)),
-              () -> there.submit(new TestServer.Get()),
-              () -> outbox(there, o -> (tx) -> o.cast(tx, new Add(1))),
-              () -> outbox(there, o -> (tx) -> o.castAll(tx, List.of(new Add(1), new Add(2)))),
-              () -> outbox(there, o -> (tx) -> o.castAfter(tx, new Add(1), Duration.ofMinutes(1))),
-              () -> outbox(there, o -> (tx) -> o.cast(tx, new Add(1), "key-3")));
       for (int i = 0; i < publishes.size(); i++) {
-        assertThatThrownBy(publishes.get(i))
+        ServerRef<Msg> ref = there.get(i);
+        Publish publish = publishes.get(i);
+        assertThat(ref.isAlive()).isTrue();
+        assertThatThrownBy(() -> publish.to(ref))
             .as("publish #%d", i)
             .isInstanceOf(ServerStoppedException.class)
+            .hasMessageContaining("killed")
             .hasMessageContaining("tuid=");
+        assertThat(ref.isAlive()).as("process of publish #%d", i).isFalse();
       }
       assertThat(tenantKeys()).as("keys of the tenant").isEqualTo(afterKill);
     }
@@ -141,11 +156,8 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
     }
   }
 
-  /** Runs one outbox use in a transaction of the user's own. */
-  private void outbox(
-      ServerRef<Msg> ref,
-      java.util.function.Function<Outbox<Msg>, Consumer<io.dgen.backend.Transaction>> use) {
-    Consumer<io.dgen.backend.Transaction> body = use.apply(ref.outbox());
+  /** Runs {@code body} in a transaction of the user's own (the outbox's). */
+  private void inOwnTransaction(Consumer<io.dgen.backend.Transaction> body) {
     backend.run(
         tx -> {
           body.accept(tx);

@@ -5,6 +5,8 @@ import io.dgen.ServerStoppedException;
 import io.dgen.backend.Transaction;
 import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One server's entry in its tenant's server index, {@code FF (2, tuid..)}: written by its start,
@@ -17,7 +19,8 @@ import org.jspecify.annotations.Nullable;
  *       transaction, issued together with its other work: a kill that commits first leaves no
  *       entry, so the publish fails with {@link ServerStoppedException} and commits nothing; a kill
  *       that commits after the read clears the entry, so the publish conflicts, retries and fails
- *       the same way. Nothing is ever written under a killed server's keys by a publish;
+ *       the same way. Nothing is ever written under a killed server's keys by a publish, and the
+ *       process whose publish found the server gone stops;
  *   <li>a consumer batch that finds the queue empty (a kill rings the server's doorbell in every
  *       runtime) looks at the state's version key if it read it anyway, else at the entry, and
  *       stops its process when the server is gone.
@@ -27,15 +30,22 @@ import org.jspecify.annotations.Nullable;
  */
 final class ServerEntry {
 
+  private static final Logger log = LoggerFactory.getLogger(ServerEntry.class);
+
   private final TenantKeys tenant;
   private final Tuple tuid;
   private final byte[] key;
+  private final Lifecycle lifecycle;
   private final String context;
 
-  ServerEntry(TenantKeys tenant, Tuple tuid, String context) {
+  /**
+   * @param lifecycle the process's: a publish that finds the server killed stops it
+   */
+  ServerEntry(TenantKeys tenant, Tuple tuid, Lifecycle lifecycle, String context) {
     this.tenant = tenant;
     this.tuid = tuid;
     this.key = tenant.serverKey(tuid);
+    this.lifecycle = lifecycle;
     this.context = context;
   }
 
@@ -59,6 +69,10 @@ final class ServerEntry {
         .thenApply(
             v -> {
               if (v == null) {
+                if (lifecycle.isAlive()) {
+                  log.warn("publish found the server killed; stopping this process: {}", context);
+                  lifecycle.terminate(null);
+                }
                 throw gone();
               }
               return null;

@@ -89,7 +89,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     // Wired bottom-up: each component gets only the ones below it.
     this.states = new StateStore<>(keys, core.codec(), stateType, options.cache(), context);
     this.commits = new CommitRunner(core.backend(), keys, states, core::nanoTime);
-    this.queue = new ServerQueue<>(keys, doorbell, core.serde(), types, context);
+    this.queue = new ServerQueue<>(keys, doorbell, core.serde(), types, lifecycle, context);
     this.timers = Timers.create(core, tenant, tuid, keys, queue, commits, lifecycle);
     this.slots =
         new ReplySlots(
@@ -218,9 +218,9 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         commits.commit(
             tx -> {
               var table = queue.readTypes(tx); // both overlap the state store's read
-              var index = doorbell.keys().readServer(tx, tuid);
+              var index = queue.entry().read(tx);
               StateStore.Written written = states.initialize(tx, initial, options.reset());
-              doorbell.keys().indexServer(tx, tuid, index, behaviour);
+              queue.entry().index(tx, index, behaviour);
               return new Started(queue.completeTypes(tx, table), written);
             });
     types.learn(Objects.requireNonNull(started).types());

@@ -48,13 +48,18 @@ final class ServerQueue<M> {
   private @Nullable Timers<M> timers;
 
   ServerQueue(
-      ServerKeys keys, TenantWatcher doorbell, Serde serde, TypeRegistry types, String context) {
+      ServerKeys keys,
+      TenantWatcher doorbell,
+      Serde serde,
+      TypeRegistry types,
+      Lifecycle lifecycle,
+      String context) {
     this.keys = keys;
     this.doorbell = doorbell;
     this.serde = serde;
     this.types = types;
     this.context = context;
-    this.entry = new ServerEntry(doorbell.keys(), keys.tuid(), context);
+    this.entry = new ServerEntry(doorbell.keys(), keys.tuid(), lifecycle, context);
   }
 
   /** The server's entry in the tenant's server index, which every publish requires. */
