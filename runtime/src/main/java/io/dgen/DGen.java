@@ -164,8 +164,10 @@ public final class DGen implements AutoCloseable {
 
   /**
    * Tells this runtime that its {@link Builder#clock clock} jumped ahead, as a manual clock in a
-   * test does: timers due by the clock's new time fire now, instead of after the real time that the
-   * runtime computed from the clock's earlier reading. Not needed with a real clock.
+   * test does: the timers due by the clock's new time, in the tenants where this runtime started
+   * servers, are moved into their servers' queues before this returns (in the caller's thread),
+   * instead of after the real time that the runtime computed from the clock's earlier reading. Not
+   * needed with a real clock.
    */
   public void clockAdvanced() {
     core.clockAdvanced();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dgen.backend.Backend;
 import io.dgen.backend.fdb.FdbTestEnvironment;
+import io.dgen.backend.rocksdb.RocksDbBackend;
 import io.dgen.fdbtest.LocalFdbServer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -15,6 +16,7 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The shaded {@code dgen.jar} run as its own process, as an operator runs it. */
 @ExtendWith(FdbTestEnvironment.class)
@@ -57,6 +59,21 @@ class DgenJarIT {
     assertThat(r.code()).isZero();
     assertThat(r.out()).contains("Usage: dgen").contains("Exit codes:");
     assertThat(r.err()).isEmpty();
+  }
+
+  @Test
+  void readsAnEmbeddedDataDirectory(@TempDir Path dir) throws Exception {
+    try (Backend rocks = RocksDbBackend.open(dir);
+        ShopFixture shop = new ShopFixture(rocks, "shop", "eu")) {
+      // the fixture holds the directory: a second opener, even another process, is refused
+      Run held = java("--data-dir", dir.toString(), "tenants");
+      assertThat(held.code()).as(held.err()).isEqualTo(Dgen.BACKEND);
+      assertThat(held.err()).contains("already open");
+    }
+    Run r = java("--data-dir", dir.toString(), "servers", "shop/eu", "--json");
+    assertThat(r.code()).as(r.err()).isZero();
+    assertThat(Output.JSON.readTree(r.out()).findValuesAsString("tuid"))
+        .containsExactly(ShopFixture.CARTS, ShopFixture.ORDERS);
   }
 
   @Test

@@ -239,9 +239,15 @@ public final class RuntimeCore implements AutoCloseable {
         });
   }
 
-  /** The clock may have jumped ahead (a test's manual clock): every scheduler looks now. */
+  /**
+   * The clock may have jumped ahead (a test's manual clock): the timers now due in this runtime's
+   * tenants fire in the caller's thread, and every scheduler re-arms its sleep.
+   */
   public void clockAdvanced() {
-    timers.values().forEach(TimerScheduler::wake);
+    for (TimerScheduler t : timers.values()) {
+      t.fireDue();
+      t.wake(); // re-arms its sleep for the next due time
+    }
   }
 
   /**

@@ -85,7 +85,7 @@ final class TenantWatcher {
   /** How often a busy watcher (no listener parked) reads a rung log anyway. */
   private static final long HEARTBEAT_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-  private static final long SAMPLE_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
+  static final long SAMPLE_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
   private static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
   private record Sample(long nanos, byte[] key) {}

@@ -138,6 +138,11 @@ class TenantWatcherTest {
     }
     long third = ring(ahead, 2);
     await().atMost(Duration.ofSeconds(10)).until(() -> fast.rings.contains(third));
+    // A second later it samples its position (past the stalled watcher's): whether its first
+    // sample was taken before or after it read the rings above depends on thread timing.
+    clock.addAndGet(TenantWatcher.SAMPLE_INTERVAL_NANOS);
+    long sampled = ring(ahead, 2);
+    await().atMost(Duration.ofSeconds(10)).until(() -> fast.rings.contains(sampled));
     // Thirty seconds later (by the watchers' clock) the entries it had read then are trimmed.
     clock.addAndGet(TenantWatcher.TRIM_AGE_NANOS + TimeUnit.SECONDS.toNanos(1));
     long fourth = ring(ahead, 2);

@@ -131,7 +131,9 @@ public final class TestKit implements AutoCloseable {
    * @return the new instant
    */
   public Instant advance(Duration by) {
-    return clock.advance(by);
+    Instant now = clock.advance(by);
+    dgen.clockAdvanced(); // due timers are queued before this returns; drain runs them
+    return now;
   }
 
   /** Asserts that {@code ref}'s queue holds {@code expected} messages. */

@@ -34,6 +34,21 @@ class TestKitTest {
   }
 
   @Test
+  void aTimerIsQueuedWhenTheClockIsAdvancedPastItsDueTime_andRunByTheNextDrain(TestKit kit) {
+    ServerRef<Account.Msg> account = kit.start(new Account(), null);
+    account.castAfter(new Account.Deposit(4), Duration.ofMinutes(30));
+    account.castAfter(new Account.Deposit(1), Duration.ofHours(2));
+
+    kit.advance(Duration.ofMinutes(29));
+    kit.assertQueueLength(account, 0);
+    kit.advance(Duration.ofMinutes(1));
+    kit.assertQueueLength(account, 1); // due now: queued before advance returned
+    assertThat(kit.drain(account)).isEqualTo(1);
+    assertThat(account.<Long>call(new Account.Balance())).isEqualTo(4L);
+    kit.assertQueueLength(account, 0); // the two-hour one is still pending
+  }
+
+  @Test
   void nothingIsConsumedUntilTheTestDrainsThenAllOfItInTheTestsThread(TestKit kit) {
     ServerRef<Account.Msg> account = kit.start(new Account(), null);
     account.castAll(List.of(new Account.Deposit(1), new Account.Deposit(2)));
