@@ -241,8 +241,7 @@ final class ConsumerBatch<S, M> {
         e -> {
           if (!e) {
             throw new ServerStoppedException(
-                "the server was killed (in this runtime or another); stopping this process: "
-                    + queue.entry().context());
+                "the server was killed (in this runtime or another): " + queue.entry().context());
           }
           return Batch.idle(readVersion);
         });
