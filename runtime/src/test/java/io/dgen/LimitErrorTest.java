@@ -225,6 +225,19 @@ class LimitErrorTest extends RuntimeTestBase {
   }
 
   @Test
+  void aKeyedCallWhoseReplyIsTooLarge_keepsTheErrorForEveryRetryOfTheKey() {
+    ServerRef<Op> ref = startLimits(b -> b.deadLetterThreshold(1));
+    for (int i = 0; i < 2; i++) { // the client retries: the same key gets the same error
+      assertThatThrownBy(() -> ref.call(new Echo(6_000_000), "order-1", Duration.ofMinutes(1)))
+          .isInstanceOfSatisfying(
+              ReplyTooLargeException.class,
+              e -> assertThat(e.replyBytes()).isGreaterThan(6_000_000));
+    }
+    assertThat(applied(ref)).isZero();
+    assertThat(ref.deadLetters()).hasSize(1);
+  }
+
+  @Test
   void aReplyUnderTheCap_isDelivered() {
     ServerRef<Op> ref = startLimits(b -> b.consumeK(4));
     String reply = ref.call(new Echo(1_000_000), Duration.ofMinutes(1));
