@@ -156,4 +156,12 @@ abstract class RuntimeBehaviourSuite {
       return backend();
     }
   }
+
+  @Nested
+  class LimitErrors extends LimitErrorTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
 }

@@ -50,6 +50,15 @@ final class CallProtocol {
     this.context = context;
   }
 
+  /**
+   * Refuses a reply of an inline or priority call ({@code how}) that a queued call could not store.
+   *
+   * @throws io.dgen.ReplyTooLargeException if it is over the limit
+   */
+  void checkReply(@Nullable Object reply, String how) {
+    slots.checkSize(reply, how);
+  }
+
   /** A call that may be queued: its reply, once it comes, completes {@link Waiting#result()}. */
   <R> Waiting<R> waiting(From from, @Nullable Class<R> replyType, Duration timeout) {
     return new Waiting<>(from, replyType, core.nanoTime() + timeout.toNanos(), timeout);

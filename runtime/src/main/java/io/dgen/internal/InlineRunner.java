@@ -143,7 +143,9 @@ final class InlineRunner<S, M> {
                                 tx,
                                 loaded,
                                 start,
-                                (t, state, st) -> invoker.handleCall(t, request, from, state, st),
+                                (t, state, st) ->
+                                    replyChecked(
+                                        invoker.handleCall(t, request, from, state, st), "inline"),
                                 TakesLock::new));
                   });
             },
@@ -203,8 +205,19 @@ final class InlineRunner<S, M> {
   /** A priority call; returns its reply. */
   @Nullable Object priorityCall(M request, From from) {
     return priority(
-            "handleCall", (tx, state, start) -> invoker.handleCall(tx, request, from, state, start))
+            "handleCall",
+            (tx, state, start) ->
+                replyChecked(invoker.handleCall(tx, request, from, state, start), "priority"))
         .reply();
+  }
+
+  /**
+   * A call's result whose reply a queued call could store; throwing aborts the attempt, so nothing
+   * is committed, and the call is not queued for a retry (its reply would be as large).
+   */
+  private Result<S> replyChecked(Result<S> r, String how) {
+    calls.checkReply(r.reply(), how);
+    return r;
   }
 
   /** A priority cast. */
