@@ -4,12 +4,14 @@ package io.dgen;
  * A state write would not fit in one FoundationDB transaction. Thrown before anything is written:
  * the transaction that carried the callback aborts, and the stored state is unchanged.
  *
- * <p>The runtime allows a state write {@value #DEFAULT_BUDGET} bytes of the transaction, counted as
- * FoundationDB does: for every key set, the key and value plus the key's write-conflict range
- * (three times the key, plus the value); for every range cleared, both bounds twice. The remaining
- * 1,000,000 bytes of FoundationDB's 10,000,000-byte transaction limit are headroom for the rest of
- * the transaction: the queue items a batch consumes, replies, the version key and the conflict
- * ranges of reads. With the structured encoding only the difference from the stored state counts,
+ * <p>The runtime allows a state write at most {@value #DEFAULT_BUDGET} bytes of the transaction,
+ * counted as FoundationDB does: for every key set, the key and value plus the key's write-conflict
+ * range (three times the key, plus the value); for every range cleared, both bounds twice. It never
+ * allows more than the transaction has left: FoundationDB's 10,000,000-byte limit less what the
+ * transaction holds already (the queue items a batch consumes, replies, the callbacks' own writes,
+ * conflict ranges) less a 100,000-byte margin for the version key and the commit. In a batch of
+ * several messages, a write refused so runs the messages again one at a time; alone, it is the
+ * message's failure. With the structured encoding only the difference from the stored state counts,
  * so a large state may keep growing by small changes; a write that rewrites a part (the first
  * write, a change of shape, a term that changed) counts that whole part.
  *

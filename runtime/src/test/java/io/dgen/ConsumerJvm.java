@@ -13,6 +13,9 @@ public final class ConsumerJvm {
   /** What the child prints once its process consumes. */
   static final String READY = "READY";
 
+  /** What the child prints once its process stopped (the server was killed elsewhere). */
+  static final String STOPPED = "STOPPED";
+
   private ConsumerJvm() {}
 
   /**
@@ -26,10 +29,17 @@ public final class ConsumerJvm {
     try (FdbBackend backend = FdbBackend.open(Path.of(args[0]));
         DGen dgen = DGen.builder(backend).build()) {
       Tenant tenant = dgen.tenant("test", args[1]);
-      dgen.start(
-          new TestServer(new TestServer.Hooks()),
-          null,
-          StartOptions.builder(tenant).consumeK(Integer.parseInt(args[2])).build());
+      ServerRef<TestServer.Msg> ref =
+          dgen.start(
+              new TestServer(new TestServer.Hooks()),
+              null,
+              StartOptions.builder(tenant).consumeK(Integer.parseInt(args[2])).build());
+      ref.termination()
+          .whenComplete(
+              (v, err) -> {
+                System.out.println(STOPPED);
+                System.out.flush();
+              });
       System.out.println(READY);
       System.out.flush();
       while (System.in.read() != -1) {

@@ -142,6 +142,30 @@ abstract class RuntimeBehaviourSuite {
   }
 
   @Nested
+  class KillAcrossRuntimes extends KillAcrossRuntimesTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
+
+  @Nested
+  class WatchLeaks extends WatchLeakTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
+
+  @Nested
+  class LimitErrors extends LimitErrorTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
+
+  @Nested
   class MaybeCommitted extends MaybeCommittedTest {
     @Override
     Backend newBackend() {

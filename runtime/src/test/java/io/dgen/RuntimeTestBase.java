@@ -5,6 +5,8 @@ import static org.awaitility.Awaitility.await;
 import io.dgen.backend.Backend;
 import io.dgen.backend.CountingBackend;
 import io.dgen.backend.FaultInjectingBackend;
+import io.dgen.backend.ForwardingBackend;
+import io.dgen.backend.fdb.FdbBackend;
 import io.dgen.backend.memory.MemoryBackend;
 import java.time.Duration;
 import java.util.UUID;
@@ -61,6 +63,24 @@ abstract class RuntimeTestBase {
    */
   CountingBackend.Counters counters() {
     return counting.counters();
+  }
+
+  /**
+   * The watches the test's backend handed out that have not fired, failed or been cancelled: each
+   * holds a slot of the client's watch limit.
+   */
+  int pendingWatches() {
+    Backend b = backend;
+    while (b instanceof ForwardingBackend f) {
+      b = f.delegate();
+    }
+    if (b instanceof MemoryBackend m) {
+      return m.pendingWatches();
+    }
+    if (b instanceof FdbBackend f) {
+      return f.pendingWatches();
+    }
+    throw new IllegalStateException("no count of pending watches for " + b);
   }
 
   DGen newDGen() {

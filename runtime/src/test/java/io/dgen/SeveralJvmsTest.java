@@ -114,6 +114,45 @@ class SeveralJvmsTest {
     }
   }
 
+  @Test
+  void aKillInOneJvm_stopsTheServersConsumerInAnother_withinSeconds() throws Exception {
+    String tenantId = UUID.randomUUID().toString();
+    List<Process> children = new ArrayList<>();
+    try (FdbBackend backend = FdbTestEnvironment.openBackend();
+        DGen dgen = DGen.builder(backend).build()) {
+      Tenant tenant = dgen.tenant("test", tenantId);
+      ServerRef<Msg> here =
+          dgen.start(
+              new TestServer(new TestServer.Hooks()),
+              null,
+              StartOptions.builder(tenant).consume(false).build());
+      children.add(startConsumerJvm(tenantId, CONSUMER_JVMS));
+      Path out = output(CONSUMER_JVMS);
+      await("consumer JVM ready")
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> Files.readString(out).contains(ConsumerJvm.READY));
+      here.cast(new TestServer.Add(1));
+      await("consumed in the other JVM")
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> here.queueLength() == 0);
+
+      here.kill("test");
+
+      await("the other JVM's process stopped")
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> Files.readString(out).contains(ConsumerJvm.STOPPED));
+      var root = tenant.subspace().subspace(here.tuid());
+      List<io.dgen.backend.KeyValue> rows =
+          backend.run(tx -> tx.getRange(root.range().begin, root.range().end));
+      assertThat(rows).isEmpty();
+    } finally {
+      stop(children);
+      try (FdbBackend backend = FdbTestEnvironment.openBackend()) {
+        backend.removeDirectory("test", tenantId);
+      }
+    }
+  }
+
   private static long total(ServerRef<Msg> ref) {
     return ref.<Long>priorityCall(new TestServer.Get());
   }

@@ -50,6 +50,15 @@ final class CallProtocol {
     this.context = context;
   }
 
+  /**
+   * Refuses a reply of an inline or priority call ({@code how}) that a queued call could not store.
+   *
+   * @throws io.dgen.ReplyTooLargeException if it is over the limit
+   */
+  void checkReply(@Nullable Object reply, String how) {
+    slots.checkSize(reply, how);
+  }
+
   /** A call that may be queued: its reply, once it comes, completes {@link Waiting#result()}. */
   <R> Waiting<R> waiting(From from, @Nullable Class<R> replyType, Duration timeout) {
     return new Waiting<>(from, replyType, core.nanoTime() + timeout.toNanos(), timeout);
@@ -57,7 +66,9 @@ final class CallProtocol {
 
   /**
    * Writes an empty reply slot and pushes the call; the call listens for its reply from now on
-   * (before the push commits, so that no reply can ring unheard).
+   * (before the push commits, so that no reply can ring unheard). The caller's transaction must
+   * also establish that the server exists ({@link ServerQueue#requireServer}, or a read that a kill
+   * conflicts with).
    */
   void push(Transaction tx, byte[] envelope, Waiting<?> call) {
     call.listen();
@@ -74,8 +85,9 @@ final class CallProtocol {
     return bounded(
         commits.commitAsync(
             tx -> {
+              CompletableFuture<@Nullable Void> live = queue.requireServer(tx);
               push(tx, envelope, call);
-              return CompletableFuture.completedFuture(null);
+              return live;
             },
             (tx, prior) -> prior,
             core.executor()));

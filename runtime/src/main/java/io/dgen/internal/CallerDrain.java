@@ -1,6 +1,7 @@
 package io.dgen.internal;
 
 import io.dgen.Action;
+import io.dgen.ServerStoppedException;
 import io.dgen.backend.Futures;
 import java.util.List;
 import java.util.Objects;
@@ -76,19 +77,32 @@ final class CallerDrain<S, M> {
     int processed = 0;
     int failures = 0;
     int limit = consumeK;
+    int oneByOne = 0;
+    ConsumerBatch.Attempt attempt = new ConsumerBatch.Attempt();
     while (lifecycle.isAlive()) {
-      int l = limit;
+      int l = oneByOne > 0 ? 1 : limit;
       long start = nanoTime.getAsLong();
       ConsumerBatch.Batch<S, M> batch;
       try {
         batch =
             Objects.requireNonNull(
                 commits
-                    .commitAsync(tx -> batches.run(tx, l, DIRECT), (tx, prior) -> prior, DIRECT)
+                    .commitAsync(
+                        tx -> batches.run(tx, l, DIRECT, attempt), (tx, prior) -> prior, DIRECT)
                     .join());
         Meters.batch(invoker.meters(), batch, nanoTime.getAsLong() - start);
       } catch (RuntimeException e) {
-        Throwable cause = Futures.unwrap(e);
+        Throwable cause = ConsumerBatch.blame(Futures.unwrap(e), attempt);
+        if (cause instanceof ServerStoppedException stopped) {
+          log.warn("stopping consumer: {}", stopped.getMessage());
+          lifecycle.terminate(null); // killed: as the consume loop does
+          return processed;
+        }
+        if (cause instanceof ConsumerBatch.TooLarge tooLarge) {
+          oneByOne = tooLarge.items(); // batches of one find the item that caused it
+          states.invalidate();
+          continue;
+        }
         if (!(cause instanceof ConsumerBatch.ItemFailure failure)) {
           throw e;
         }
@@ -101,6 +115,7 @@ final class CallerDrain<S, M> {
           processed++;
           failures = 0;
           limit = consumeK;
+          oneByOne = Math.max(0, oneByOne - 1);
           continue;
         }
         if (++failures >= maxFailures) {
@@ -125,6 +140,7 @@ final class CallerDrain<S, M> {
       processed += batch.processed();
       failures = 0;
       limit = consumeK;
+      oneByOne = Math.max(0, oneByOne - batch.processed());
       batch.localReplies().forEach(ReplySlots.LocalReply::deliver);
       for (List<Action<S>> actions : batch.actions()) {
         invoker.runActions(actions, Objects.requireNonNull(batch.state()));

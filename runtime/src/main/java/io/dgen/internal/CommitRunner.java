@@ -116,13 +116,7 @@ final class CommitRunner {
    *
    * @throws io.dgen.OperationTimeoutException once the timeout passed; no further attempt starts
    */
-  <T> @Nullable T commitWithin(Body<T> body, String operation, Executor executor) {
-    return commitAsyncWithin(
-        tx -> CompletableFuture.completedFuture(body.apply(tx)), operation, executor);
-  }
-
-  /** {@link #commitWithin} for a body that starts its reads asynchronously. */
-  <T> @Nullable T commitAsyncWithin(AsyncBody<T> body, String operation, Executor executor) {
+  <T> @Nullable T commitWithin(AsyncBody<T> body, String operation, Executor executor) {
     return operations.await(
         commitAsync(body, (tx, previous) -> previous, executor), operation, context);
   }

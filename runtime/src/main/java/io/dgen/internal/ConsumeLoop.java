@@ -63,6 +63,9 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
   private volatile long seen = Long.MIN_VALUE;
   private int consecutiveFailures;
   private int limitOverride;
+  // Items left to run in batches of one, after a batch of them exceeded a limit of FoundationDB.
+  private int oneByOne;
+  private final ConsumerBatch.Attempt attempt = new ConsumerBatch.Attempt();
 
   ConsumeLoop(
       RuntimeCore core,
@@ -234,12 +237,14 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
 
   private CompletableFuture<ConsumerBatch.@Nullable Batch<S, M>> startBatch() {
     rungAll.set(false); // a ring-all before this batch is answered by it
-    int limit = limitOverride > 0 ? limitOverride : consumeK;
+    int limit = oneByOne > 0 ? 1 : limitOverride > 0 ? limitOverride : consumeK;
     long start = core.nanoTime();
     try {
       return commits
           .commitAsync(
-              tx -> batches.run(tx, limit, core.executor()), (tx, prior) -> prior, core.executor())
+              tx -> batches.run(tx, limit, core.executor(), attempt),
+              (tx, prior) -> prior,
+              core.executor())
           .whenComplete((b, err) -> Meters.batch(invoker.meters(), b, core.nanoTime() - start));
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
@@ -263,11 +268,13 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
       return false;
     }
     if (batch.idle()) {
+      oneByOne = 0;
       park(batch.readVersion(), -1);
       return false;
     }
     limitOverride = 0;
     consecutiveFailures = 0;
+    oneByOne = Math.max(0, oneByOne - batch.processed());
     batch.localReplies().forEach(ReplySlots.LocalReply::deliver);
     for (List<Action<S>> actions : batch.actions()) {
       invoker.runActions(actions, Objects.requireNonNull(batch.state()));
@@ -299,9 +306,22 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     return true;
   }
 
-  private void onFailure(Throwable cause) {
+  private void onFailure(Throwable error) {
+    Throwable cause = ConsumerBatch.blame(error, attempt);
     if (cause instanceof ConsumerBatch.ItemFailure failure) {
       onItemFailure(failure);
+    } else if (cause instanceof ConsumerBatch.TooLarge tooLarge) {
+      // No failure is counted and no backoff taken: batches of one find the item that caused it.
+      oneByOne = tooLarge.items();
+      try (LogContext.Scope mdc = invoker.logs().open(null)) {
+        log.warn(
+            "a batch of {} items exceeded a limit of FoundationDB; running them one by one: {}",
+            tooLarge.items(),
+            context,
+            tooLarge.getCause());
+      }
+      states.invalidate();
+      execute(this::drain);
     } else if (cause instanceof ServerStoppedException e) {
       log.warn("stopping consumer: {}", e.getMessage());
       lifecycle.terminate(null);
@@ -376,6 +396,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     if (attempts >= deadLetterThreshold) {
       limitOverride = 0;
       consecutiveFailures = 0;
+      oneByOne = Math.max(0, oneByOne - 1);
       deadLetters.afterDeadLetter(failure.item(), attempts);
       execute(this::drain);
       return;

@@ -3,8 +3,11 @@ package io.dgen.internal;
 import io.dgen.Action;
 import io.dgen.Event;
 import io.dgen.From;
+import io.dgen.ReplyTooLargeException;
 import io.dgen.Result;
+import io.dgen.ServerStoppedException;
 import io.dgen.StateTooLargeException;
+import io.dgen.backend.BackendException;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Envelope;
@@ -129,6 +132,78 @@ final class ConsumerBatch<S, M> {
     }
   }
 
+  /**
+   * A batch that popped several items failed with a limit error ({@link #isLimitError}): it is too
+   * large as a whole, and no one item is to blame yet. Its items are run one by one, each in a
+   * batch of its own, so that the item that caused it fails alone; nothing is counted against any.
+   */
+  static final class TooLarge extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    private final int items;
+
+    TooLarge(Throwable cause, int items) {
+      super(cause.getMessage(), cause, false, false);
+      this.items = items;
+    }
+
+    /** How many items the failed batch popped: those to run one by one. */
+    int items() {
+      return items;
+    }
+  }
+
+  /**
+   * The items the latest attempt of a batch popped, so that a failure of its commit can be blamed
+   * on them. One per consume loop (or drain), reset by each attempt; attempts never overlap.
+   */
+  static final class Attempt {
+    private volatile List<KeyValue> popped = List.of();
+
+    void reset() {
+      popped = new ArrayList<>();
+    }
+
+    private void popped(KeyValue item) {
+      popped.add(item);
+    }
+
+    int size() {
+      return popped.size();
+    }
+  }
+
+  /**
+   * Whether {@code e} says the batch exceeded one of FoundationDB's size limits — {@code
+   * transaction_too_large} (2101, at the commit), {@code key_too_large} (2102) or {@code
+   * value_too_large} (2103), or a state write larger than what the transaction has left — rather
+   * than that one callback failed.
+   */
+  static boolean isLimitError(Throwable e) {
+    if (e instanceof StateTooLargeException) {
+      return true;
+    }
+    return e instanceof BackendException be
+        && (be.code() == BackendException.TRANSACTION_TOO_LARGE
+            || be.code() == BackendException.KEY_TOO_LARGE
+            || be.code() == BackendException.VALUE_TOO_LARGE);
+  }
+
+  /**
+   * What a failed batch's error means for its items. A limit error of a batch that popped one item
+   * is that item's failure ({@link ItemFailure}, counted toward its dead-lettering); of a batch
+   * that popped several, {@link TooLarge}: run them one by one. Anything else is returned as it is.
+   */
+  static Throwable blame(Throwable cause, Attempt attempt) {
+    if (!isLimitError(cause)) {
+      return cause;
+    }
+    List<KeyValue> popped = attempt.popped;
+    if (popped.size() == 1) {
+      return new ItemFailure(cause, popped.get(0), 0);
+    }
+    return popped.size() > 1 ? new TooLarge(cause, popped.size()) : cause;
+  }
+
   private final ServerQueue<M> queue;
   private final StateStore<S> states;
   private final LockCoordinator<S, M> locks;
@@ -163,10 +238,13 @@ final class ConsumerBatch<S, M> {
    * issued together and waited for without a thread; the callbacks run on {@code executor} once the
    * reads they need are in (or at once in this thread, if they are in already).
    *
-   * @return the batch; fails with {@link ItemFailure} if an item's callback failed, or the state it
-   *     left does not fit
+   * @param attempt told which items this attempt pops
+   * @return the batch; fails with {@link ItemFailure} if an item's callback failed or its reply is
+   *     too large, or with a limit error ({@link #blame} says whose)
    */
-  CompletableFuture<Batch<S, M>> run(Transaction tx, int limit, Executor executor) {
+  CompletableFuture<Batch<S, M>> run(
+      Transaction tx, int limit, Executor executor, Attempt attempt) {
+    attempt.reset();
     long start = nanoTime.getAsLong();
     // Snapshot read of the queue: concurrent pushes must not abort this batch (DESIGN §8). Read
     // conflicts are added below for exactly the items popped. The lock key is read serializably,
@@ -180,7 +258,8 @@ final class ConsumerBatch<S, M> {
     return Async.then(
         reads,
         executor,
-        ignored -> afterReads(tx, limit, start, peek.join(), lockRead.join(), version, executor));
+        ignored ->
+            afterReads(tx, limit, start, peek.join(), lockRead.join(), version, executor, attempt));
   }
 
   private CompletableFuture<Batch<S, M>> afterReads(
@@ -190,14 +269,15 @@ final class ConsumerBatch<S, M> {
       List<KeyValue> peeked,
       byte @Nullable [] lockBytes,
       @Nullable CompletableFuture<byte @Nullable []> version,
-      Executor executor) {
+      Executor executor,
+      Attempt attempt) {
     long readVersion = tx.getReadVersion();
     if (lockBytes != null) {
       return CompletableFuture.completedFuture(
           Batch.locked(locks.meet(tx, lockBytes), readVersion));
     }
     if (peeked.isEmpty()) {
-      return CompletableFuture.completedFuture(Batch.idle(readVersion));
+      return idle(tx, readVersion, version, executor);
     }
     // Decode first, so that the reads the callbacks need (the state on a cache miss, whether each
     // caller's reply slot still exists) go out together rather than one per call.
@@ -217,7 +297,33 @@ final class ConsumerBatch<S, M> {
     return Async.thenApply(
         CompletableFuture.allOf(needed.toArray(CompletableFuture[]::new)),
         executor,
-        ignored -> apply(tx, start, items, loaded.join(), readVersion, sawAll));
+        ignored -> apply(tx, start, items, loaded.join(), readVersion, sawAll, attempt));
+  }
+
+  /**
+   * An empty queue: the server may have been killed (a kill empties the queue and rings the
+   * server's doorbell in every runtime). The version key tells, if this batch read it; else the
+   * server's index entry is read (a round trip only for an idle batch with a cold cache).
+   *
+   * @return the idle batch; fails with {@link ServerStoppedException} if the server is gone
+   */
+  private CompletableFuture<Batch<S, M>> idle(
+      Transaction tx,
+      long readVersion,
+      @Nullable CompletableFuture<byte @Nullable []> version,
+      Executor executor) {
+    CompletableFuture<Boolean> exists =
+        version != null ? version.thenApply(v -> v != null) : queue.entry().exists(tx);
+    return Async.thenApply(
+        exists,
+        executor,
+        e -> {
+          if (!e) {
+            throw new ServerStoppedException(
+                "the server was killed (in this runtime or another): " + queue.entry().context());
+          }
+          return Batch.idle(readVersion);
+        });
   }
 
   private Item<M> decode(Transaction tx, KeyValue kv) {
@@ -240,7 +346,8 @@ final class ConsumerBatch<S, M> {
       List<Item<M>> items,
       StateStore.Loaded<S> loaded,
       long readVersion,
-      boolean sawAll) {
+      boolean sawAll,
+      Attempt attempt) {
     S state = loaded.state();
     List<List<Action<S>>> actions = new ArrayList<>();
     List<ReplySlots.LocalReply> localReplies = new ArrayList<>();
@@ -253,6 +360,7 @@ final class ConsumerBatch<S, M> {
         break; // the rest stays queued for the next batch
       }
       queue.pop(tx, item.kv());
+      attempt.popped(item.kv());
       processed++;
       if (item.undecodable() != null) {
         deadLetters.moveUndecodable(tx, item.kv(), item.undecodable());
@@ -279,7 +387,12 @@ final class ConsumerBatch<S, M> {
         break;
       }
       if (from != null) {
-        ReplySlots.LocalReply local = slots.writeOk(tx, from, r.reply(), item.slot());
+        ReplySlots.LocalReply local;
+        try {
+          local = slots.writeOk(tx, from, r.reply(), item.slot());
+        } catch (ReplyTooLargeException e) {
+          throw new ItemFailure(e, item.kv(), processed - 1); // too large whatever its neighbours
+        }
         if (local != null) {
           localReplies.add(local);
         }
@@ -292,14 +405,9 @@ final class ConsumerBatch<S, M> {
         break;
       }
     }
-    StoredState written;
-    try {
-      written = states.write(tx, loaded, state);
-    } catch (StateTooLargeException e) {
-      // Blame the last item: the batch is then retried up to it, so the item that made the
-      // state too large ends up alone, failing, and (with a threshold) dead-lettered.
-      throw new ItemFailure(e, items.get(processed - 1).kv(), processed - 1);
-    }
+    // A state too large for what the transaction has left is a limit error (see blame): in a
+    // batch of several items, they are run one by one; alone, it is the item's failure.
+    StoredState written = states.write(tx, loaded, state);
     queue.popped(tx, processed);
     sweeper.sweep(tx);
     return new Batch<>(

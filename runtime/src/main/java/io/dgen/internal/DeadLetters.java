@@ -6,11 +6,13 @@ import com.apple.foundationdb.tuple.Versionstamp;
 import io.dgen.DeadLetter;
 import io.dgen.Event;
 import io.dgen.From;
+import io.dgen.ReplyTooLargeException;
 import io.dgen.backend.Backend;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.DeadRecord;
 import io.dgen.internal.codec.Envelope;
+import io.dgen.internal.codec.Reply;
 import io.dgen.internal.codec.Serde;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -75,11 +77,16 @@ final class DeadLetters<M> {
   /**
    * Returns the item's consecutive failures including this one; moves it to the dead letters at
    * {@code threshold}. Exactly once per failure, even if the commit is retried after 1021.
+   *
+   * <p>A call whose reply was too large fails its caller at once, whatever the count: its slot gets
+   * the {@link ReplyTooLargeException} (also at the threshold, instead of the dead letter's reply),
+   * so the caller learns what it can change, not only that the call was given up.
    */
   int recordFailure(KeyValue item, Throwable cause, int threshold) {
     String failureId = UUID.randomUUID().toString();
     Versionstamp stamp = queue.stampOf(item);
     String error = cause.getClass().getName() + ": " + cause.getMessage();
+    Reply tooLarge = cause instanceof ReplyTooLargeException e ? ReplySlots.tooLarge(e) : null;
     return backend.run(
         tx -> {
           byte[] dead = tx.get(deadKey(stamp));
@@ -99,6 +106,9 @@ final class DeadLetters<M> {
           if (count < threshold) {
             // The count lives in the item itself: a success pops it, leaving nothing to clear.
             tx.set(item.key(), queue.withFailure(env, count, failureId));
+            if (tooLarge != null && env.isCall()) {
+              slots.write(tx, callerOf(env), tooLarge, null);
+            }
             return count;
           }
           tx.clear(item.key());
@@ -109,12 +119,16 @@ final class DeadLetters<M> {
           if (env.isCall()) {
             slots.write(
                 tx,
-                new From(env.slotSeconds(), Objects.requireNonNull(env.slotId())),
-                ReplySlots.deadLettered(count, error),
+                callerOf(env),
+                tooLarge != null ? tooLarge : ReplySlots.deadLettered(count, error),
                 null);
           }
           return count;
         });
+  }
+
+  private static From callerOf(Envelope env) {
+    return new From(env.slotSeconds(), Objects.requireNonNull(env.slotId()));
   }
 
   /** Logs a dead letter and lets the server's {@code handleDeadLetter} know. */

@@ -83,10 +83,11 @@ final class IdempotentRequests<M> {
     byte[] env = queue.encode(Envelope.CAST, message, null);
     long now = core.wallMillis();
     IdempotencyKeys.Claim claim =
-        commits.commitAsyncWithin(
+        commits.commitWithin(
             tx ->
                 Async.thenApply(
-                    idempotency.read(tx, key),
+                    // the server's existence is read with the key's
+                    idempotency.read(tx, key).thenCombine(queue.requireServer(tx), (r, v) -> r),
                     core.blocking(),
                     record -> claimAndCast(tx, key, env, record, now)),
             "cast",
@@ -127,7 +128,7 @@ final class IdempotentRequests<M> {
             commits.<IdempotencyKeys.Claim>commitAsync(
                 tx ->
                     Async.thenApply(
-                        idempotency.read(tx, key),
+                        idempotency.read(tx, key).thenCombine(queue.requireServer(tx), (r, v) -> r),
                         core.executor(),
                         record -> {
                           IdempotencyKeys.Claim claim =
@@ -168,9 +169,10 @@ final class IdempotentRequests<M> {
     byte[] env = queue.encode(Envelope.CALL, request, from);
     commits.commitWithin(
         tx -> {
+          CompletableFuture<@Nullable Void> live = queue.requireServer(tx);
           slots.open(tx, from);
           queue.push(tx, ServerKeys.LANE_NORMAL, env);
-          return null;
+          return live;
         },
         "submit",
         core.blocking());
@@ -213,13 +215,10 @@ final class IdempotentRequests<M> {
       Objects.requireNonNull(message, "message must not be null");
       IdempotencyKeys.check(idempotencyKey);
       byte[] env = queue.encode(Envelope.CAST, message, null);
-      return claimAndCast(
-              tx,
-              idempotencyKey,
-              env,
-              Futures.join(idempotency.read(tx, idempotencyKey)),
-              core.wallMillis())
-          .ours();
+      CompletableFuture<@Nullable Void> live = queue.requireServer(tx); // read with the key's
+      byte[] record = Futures.join(idempotency.read(tx, idempotencyKey));
+      Futures.join(live);
+      return claimAndCast(tx, idempotencyKey, env, record, core.wallMillis()).ours();
     }
   }
 }

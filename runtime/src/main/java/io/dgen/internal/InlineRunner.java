@@ -131,6 +131,9 @@ final class InlineRunner<S, M> {
                       executor,
                       ignored -> {
                         if (!head.join().isEmpty() || lock.join() != null) {
+                          // No existence read needed: the server existed at this read version (a
+                          // kill empties the queue and clears the lock, and no publish follows it),
+                          // and the lock key's serializable read conflicts with a later kill.
                           calls.push(tx, envelope.get(), waiting);
                           return CompletableFuture.completedFuture(Outcome.queuedInstead());
                         }
@@ -143,7 +146,9 @@ final class InlineRunner<S, M> {
                                     loaded,
                                     start,
                                     (t, state, st) ->
-                                        invoker.handleCall(t, request, from, state, st),
+                                        replyChecked(
+                                            invoker.handleCall(t, request, from, state, st),
+                                            "inline"),
                                     TakesLock::new));
                       });
                 },
@@ -186,8 +191,9 @@ final class InlineRunner<S, M> {
     return commits
         .commitAsync(
             tx -> {
+              CompletableFuture<@Nullable Void> live = queue.requireServer(tx);
               queue.push(tx, ServerKeys.LANE_NORMAL, envelope);
-              return CompletableFuture.completedFuture(null);
+              return live;
             },
             (tx, prior) -> prior,
             executor)
@@ -202,8 +208,19 @@ final class InlineRunner<S, M> {
   /** A priority call; returns its reply. */
   @Nullable Object priorityCall(M request, From from) {
     return priority(
-            "handleCall", (tx, state, start) -> invoker.handleCall(tx, request, from, state, start))
+            "handleCall",
+            (tx, state, start) ->
+                replyChecked(invoker.handleCall(tx, request, from, state, start), "priority"))
         .reply();
+  }
+
+  /**
+   * A call's result whose reply a queued call could store; throwing aborts the attempt, so nothing
+   * is committed, and the call is not queued for a retry (its reply would be as large).
+   */
+  private Result<S> replyChecked(Result<S> r, String how) {
+    calls.checkReply(r.reply(), how);
+    return r;
   }
 
   /** A priority cast. */

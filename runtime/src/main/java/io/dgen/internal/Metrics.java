@@ -22,7 +22,10 @@ public interface Metrics {
   /** A transaction of the runtime is retried after the retryable error {@code code}. */
   default void transactionRetried(int code) {}
 
-  /** The runtime's gauges: its live processes, and the doorbell watches it holds. */
+  /**
+   * The runtime's gauges: its live processes, and the watches it holds (a tenant's doorbell and its
+   * timers' alarm).
+   */
   default void runtime(IntSupplier processes, IntSupplier watches) {}
 
   /** Meters of one tenant and behaviour. */

@@ -75,7 +75,8 @@ public final class MicrometerMetrics implements Metrics {
         .description("processes running in this runtime")
         .register(registry);
     Gauge.builder("dgen.watches", watches::getAsInt)
-        .description("doorbell watches this runtime holds (at most one per tenant)")
+        .description(
+            "watches this runtime holds (at most two per tenant: the doorbell, the timers' alarm)")
         .register(registry);
   }
 

@@ -4,6 +4,7 @@ import com.apple.foundationdb.subspace.Subspace;
 import io.dgen.DGenException;
 import io.dgen.DeadLetterException;
 import io.dgen.From;
+import io.dgen.ReplyTooLargeException;
 import io.dgen.UndecodableDataException;
 import io.dgen.backend.Backend;
 import io.dgen.backend.Futures;
@@ -38,6 +39,10 @@ final class ReplySlots {
   private static final byte[] EMPTY = new byte[0];
 
   private static final String DEAD_LETTER = "dead_letter";
+
+  private static final String TOO_LARGE = "reply_too_large";
+
+  private static final long MAX_REPLY = ReplyTooLargeException.MAX_REPLY_BYTES;
 
   /** The longest a call may wait; older reply slots are swept as abandoned. */
   static final Duration MAX_CALL_TIMEOUT = Duration.ofHours(1);
@@ -174,9 +179,16 @@ final class ReplySlots {
     byte[] chunk0 = ServerKeys.slotChunk(slot, 0);
     byte[] current = prefetched != null ? Futures.join(prefetched) : tx.get(chunk0);
     if (current == null) {
-      return false; // the caller gave up (timeout) or the call was inline-failed: drop the reply
+      // The caller gave up (timeout) or the call was inline-failed: drop the reply. A reply too
+      // large fails the call all the same: whether it applies must not depend on a caller.
+      if (reply.e() == null) {
+        checkSize(reply, "queued");
+      }
+      return false;
     }
-    List<byte[]> parts = Chunks.split(serde.toBytes(reply), Chunks.MAX_VALUE);
+    byte[] bytes = serde.toBytes(reply);
+    checkSize(bytes.length, "queued");
+    List<byte[]> parts = Chunks.split(bytes, Chunks.MAX_VALUE);
     for (int i = 0; i < parts.size(); i++) {
       tx.set(ServerKeys.slotChunk(slot, i), parts.get(i));
     }
@@ -190,6 +202,51 @@ final class ReplySlots {
     }
     Subspace slot = slotOf(from);
     clears.clear(slot.range().begin, slot.range().end);
+  }
+
+  /**
+   * Refuses a reply over {@link ReplyTooLargeException#MAX_REPLY_BYTES} encoded bytes, as a queued
+   * call's would be refused: inline and priority calls, whose replies are not stored, keep the same
+   * limit. A scalar or a short string is not measured.
+   *
+   * @param how "inline", "priority" or "queued", for the message
+   * @throws ReplyTooLargeException if it is over
+   */
+  void checkSize(@Nullable Object value, String how) {
+    if (value == null
+        || value instanceof Number
+        || value instanceof Boolean
+        || (value instanceof String s && 3L * s.length() + 64 <= MAX_REPLY)) {
+      return; // cannot be over: UTF-8 takes at most three bytes per char
+    }
+    checkSize(serde.sizeOf(value instanceof Reply ? value : ok(value)), how);
+  }
+
+  private void checkSize(long bytes, String how) {
+    if (bytes > MAX_REPLY) {
+      throw new ReplyTooLargeException(
+          how
+              + " call's reply of "
+              + bytes
+              + " bytes exceeds the "
+              + MAX_REPLY
+              + "-byte limit of a reply (FoundationDB allows 10000000 bytes in one transaction,"
+              + " for the reply, the state change and the rest of the batch); the call failed"
+              + (how.equals("queued")
+                  ? " and was not applied: it stays queued, is retried and is dead-lettered at the"
+                      + " server's deadLetterThreshold"
+                  : ", nothing was committed")
+              + ". Store large results under keys of your own and reply with where they are: "
+              + context,
+          bytes,
+          MAX_REPLY);
+    }
+  }
+
+  /** The reply of a call that failed because its reply was too large. */
+  static Reply tooLarge(ReplyTooLargeException e) {
+    return new Reply(
+        null, null, TOO_LARGE, e.getMessage(), (int) Math.min(Integer.MAX_VALUE, e.replyBytes()));
   }
 
   /** A successful reply. */
@@ -273,6 +330,9 @@ final class ReplySlots {
       throw new UndecodableDataException("stored reply is not valid: " + context, e);
     }
     if (reply.e() != null) {
+      if (TOO_LARGE.equals(reply.e())) {
+        throw new ReplyTooLargeException(String.valueOf(reply.msg()), reply.n(), MAX_REPLY);
+      }
       if (DEAD_LETTER.equals(reply.e())) {
         throw new DeadLetterException(String.valueOf(reply.msg()), reply.n());
       }

@@ -133,7 +133,12 @@ public final class RuntimeCore implements AutoCloseable {
         .metrics()
         .runtime(
             processes::size,
-            () -> (int) watchers.values().stream().filter(TenantWatcher::holdsWatch).count());
+            () ->
+                (int)
+                    (watchers.values().stream().filter(TenantWatcher::holdsWatch).count()
+                        + this.timers.values().stream()
+                            .filter(TimerScheduler::holdsWatch)
+                            .count()));
   }
 
   private static ThreadFactory daemonThreads(String prefix) {

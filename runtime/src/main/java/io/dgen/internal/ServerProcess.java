@@ -90,7 +90,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     this.states = new StateStore<>(keys, core.codec(), stateType, options.cache(), context);
     this.commits =
         new CommitRunner(core.backend(), keys, states, core::nanoTime, core.operations(), context);
-    this.queue = new ServerQueue<>(keys, doorbell, core.serde(), types, context);
+    this.queue = new ServerQueue<>(keys, doorbell, core.serde(), types, lifecycle, context);
     this.timers = Timers.create(core, tenant, tuid, keys, queue, commits, lifecycle);
     this.slots =
         new ReplySlots(
@@ -219,9 +219,9 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         commits.commit(
             tx -> {
               var table = queue.readTypes(tx); // both overlap the state store's read
-              var index = doorbell.keys().readServer(tx, tuid);
+              var index = queue.entry().read(tx);
               StateStore.Written written = states.initialize(tx, initial, options.reset());
-              doorbell.keys().indexServer(tx, tuid, index, behaviour);
+              queue.entry().index(tx, index, behaviour);
               return new Started(queue.completeTypes(tx, table), written);
             });
     types.learn(Objects.requireNonNull(started).types());
@@ -246,13 +246,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   public void cast(M message) {
     ensureAlive();
     byte[] env = queue.encode(Envelope.CAST, message, null);
-    commits.commitWithin(
-        tx -> {
-          queue.push(tx, ServerKeys.LANE_NORMAL, env);
-          return null;
-        },
-        "cast",
-        core.blocking());
+    commits.commitWithin(tx -> queue.publish(tx, List.of(env)), "cast", core.blocking());
   }
 
   @Override
@@ -266,15 +260,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     if (envs.isEmpty()) {
       return;
     }
-    commits.commitWithin(
-        tx -> {
-          for (byte[] env : envs) {
-            queue.push(tx, ServerKeys.LANE_NORMAL, env);
-          }
-          return null;
-        },
-        "castAll",
-        core.blocking());
+    commits.commitWithin(tx -> queue.publish(tx, envs), "castAll", core.blocking());
   }
 
   @Override

@@ -44,15 +44,27 @@ final class ServerQueue<M> {
   private final Serde serde;
   private final TypeRegistry types;
   private final String context;
+  private final ServerEntry entry;
   private @Nullable Timers<M> timers;
 
   ServerQueue(
-      ServerKeys keys, TenantWatcher doorbell, Serde serde, TypeRegistry types, String context) {
+      ServerKeys keys,
+      TenantWatcher doorbell,
+      Serde serde,
+      TypeRegistry types,
+      Lifecycle lifecycle,
+      String context) {
     this.keys = keys;
     this.doorbell = doorbell;
     this.serde = serde;
     this.types = types;
     this.context = context;
+    this.entry = new ServerEntry(doorbell.keys(), keys.tuid(), lifecycle, context);
+  }
+
+  /** The server's entry in the tenant's server index, which every publish requires. */
+  ServerEntry entry() {
+    return entry;
   }
 
   /**
@@ -173,6 +185,30 @@ final class ServerQueue<M> {
     keys.push(tx, lane, envelope, doorbell.keys());
   }
 
+  /**
+   * Starts the read every publish makes ({@link ServerEntry#require}); the caller issues it with
+   * its other work and waits for it before its transaction commits.
+   */
+  CompletableFuture<@Nullable Void> requireServer(Transaction tx) {
+    return entry.require(tx);
+  }
+
+  /**
+   * Publishes casts ({@code cast}, {@code castAll}): pushes them and returns the existence read
+   * issued first, which overlaps the pushes; no thread waits for it. The transaction must not
+   * commit unless it completes normally.
+   *
+   * @return completes when the server is known to exist; fails with {@link
+   *     io.dgen.ServerStoppedException} if it was killed (nothing may then commit)
+   */
+  CompletableFuture<@Nullable Void> publish(Transaction tx, List<byte[]> envelopes) {
+    CompletableFuture<@Nullable Void> live = entry.require(tx);
+    for (byte[] env : envelopes) {
+      push(tx, ServerKeys.LANE_NORMAL, env);
+    }
+    return live;
+  }
+
   /** Pushes an envelope already encoded for server {@code keys} (a timer firing). */
   static void push(
       Transaction tx, ServerKeys keys, TenantWatcher doorbell, long lane, byte[] envelope) {
@@ -239,7 +275,7 @@ final class ServerQueue<M> {
     byte[] env = encode(Envelope.CAST, message, null);
     // The user's run re-executes its body after commit_unknown_result even if it applied: a
     // marker keyed by the run's id keeps the pushes of a committed attempt from repeating.
-    if (!UserVersions.alreadyCommitted(tx, keys)) {
+    if (!UserVersions.alreadyCommitted(tx, keys, entry)) {
       push(tx, ServerKeys.LANE_NORMAL, env);
     }
   }

@@ -2,7 +2,9 @@ package io.dgen.internal;
 
 import com.apple.foundationdb.subspace.Subspace;
 import io.dgen.ServerStoppedException;
+import io.dgen.StateTooLargeException;
 import io.dgen.UndecodableDataException;
+import io.dgen.backend.BackendException;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.ReadTransaction;
@@ -34,6 +36,12 @@ import tools.jackson.databind.JavaType;
 final class StateStore<S> implements CommitRunner.Observer {
 
   private static final byte[] EMPTY = new byte[0];
+
+  /** FoundationDB's transaction size limit ({@code transaction_too_large}, 2101). */
+  static final long TRANSACTION_LIMIT = 10_000_000;
+
+  /** Room kept after a state write for what its transaction writes next. */
+  static final long MARGIN = 100_000;
 
   /** The state as read in a transaction, and what is stored (the base of the next diff). */
   record Loaded<S>(StoredState stored, S state) {}
@@ -71,7 +79,8 @@ final class StateStore<S> implements CommitRunner.Observer {
     if (version != null && !reset) {
       return null;
     }
-    StoredState stored = codec.write(tx, keys.state(), null, initial, stateType);
+    StoredState stored =
+        codec.write(tx, keys.state(), null, initial, stateType, () -> budgetLeft(tx));
     tx.setVersionstampedValue(keys.versionKey(), EMPTY);
     return new Written(stored);
   }
@@ -162,18 +171,51 @@ final class StateStore<S> implements CommitRunner.Observer {
   }
 
   /**
-   * Writes {@code state} as a diff against what {@code loaded} read.
+   * Writes {@code state} as a diff against what {@code loaded} read, within what the transaction
+   * has left ({@link #budgetLeft}).
    *
    * @return what is stored now, or null if nothing changed
    * @throws io.dgen.StateTooLargeException if the write would not fit in the transaction
    */
   @Nullable StoredState write(Transaction tx, Loaded<S> loaded, S state) {
-    StoredState written = codec.write(tx, keys.state(), loaded.stored(), state, stateType);
+    StoredState written;
+    try {
+      written =
+          codec.write(tx, keys.state(), loaded.stored(), state, stateType, () -> budgetLeft(tx));
+    } catch (StateTooLargeException e) {
+      long used = tx.getApproximateSize();
+      if (used + MARGIN < TRANSACTION_LIMIT) {
+        throw e;
+      }
+      // Full before the state came: the transaction is too large, whatever the state.
+      BackendException full =
+          new BackendException(
+              BackendException.TRANSACTION_TOO_LARGE,
+              "the transaction holds "
+                  + used
+                  + " bytes before its state write, leaving no room under FoundationDB's "
+                  + TRANSACTION_LIMIT
+                  + "-byte limit; nothing was committed: "
+                  + context);
+      full.addSuppressed(e);
+      throw full;
+    }
     if (written == loaded.stored()) {
       return null;
     }
     tx.setVersionstampedValue(keys.versionKey(), EMPTY);
     return written;
+  }
+
+  /**
+   * The bytes a state write may use in {@code tx}: FoundationDB's 10,000,000 less what the
+   * transaction holds already (a batch's items, replies and the callbacks' own writes, with their
+   * conflict ranges) and less {@link #MARGIN} for what follows the state write (the version key,
+   * the pops' count, a sweep, the commit marker). Asked once per state write that changes
+   * something: {@link Transaction#getApproximateSize()} is not free.
+   */
+  static long budgetLeft(Transaction tx) {
+    return TRANSACTION_LIMIT - tx.getApproximateSize() - MARGIN;
   }
 
   /** Consecutive consumer loads that found the cache stale: another consumer is active. */

@@ -52,7 +52,8 @@ import org.slf4j.LoggerFactory;
  * cursor, or after the read whose watch is armed. The first cycle starts at the log's end and then
  * rings every listener registered so far; later listeners looked after it.
  *
- * <p>Per-tenant work to come (durable timers, noticing a server killed in another runtime) belongs
+ * <p>A kill rings the server's wake id like a push: its consumers in every runtime wake, find the
+ * queue empty and the server gone ({@link ServerEntry}), and stop. More per-tenant work can live
  * here: a cycle can read more tenant-level keys in its transaction and arm their watches beside the
  * bell's, and the log's entries can name more kinds of wake ids.
  *

@@ -101,6 +101,12 @@ final class TimerScheduler {
     }
   }
 
+  /** Whether this scheduler holds the alarm's watch now (for the metrics). */
+  boolean holdsWatch() {
+    CompletableFuture<Void> w = alarm.get();
+    return w != null && !w.isDone();
+  }
+
   /**
    * Fires every timer due by the clock's time now, in the caller's thread, {@value #BATCH} per
    * transaction; a concurrent cycle that fires the same ones conflicts with it, so none fires
@@ -207,6 +213,9 @@ final class TimerScheduler {
   private void afterCycle(int answered, @Nullable Cycle c, @Nullable Throwable err) {
     try {
       if (closed) {
+        if (c != null && c.alarm() != null) {
+          c.alarm().cancel(false); // armed by a cycle that ended after close: free its slot
+        }
         return;
       }
       if (err != null || c == null) {

@@ -124,10 +124,11 @@ final class Timers<M> {
     UUID id = UUID.randomUUID();
     // Through the commit runner: a re-run after commit_unknown_result must not write the timer
     // again, since it may have fired in between.
-    commits.commitWithin( // writes only: bounded by the operation timeout, as a cast
+    commits.commitWithin( // bounded by the operation timeout, as a cast
         tx -> {
+          var live = queue.requireServer(tx); // a timer of a killed server would never fire
           write(tx, due, id, value);
-          return null;
+          return live;
         },
         "castAt",
         executor);
@@ -146,7 +147,7 @@ final class Timers<M> {
     long due = micros(dueAfter(delay));
     byte[] value = value(message);
     UUID id = idFor(tx);
-    if (!UserVersions.alreadyCommitted(tx, keys)) {
+    if (!UserVersions.alreadyCommitted(tx, keys, queue.entry())) {
       write(tx, due, id, value);
     }
     return format(id);

@@ -1,13 +1,16 @@
 package io.dgen.internal;
 
 import com.google.common.collect.MapMaker;
+import io.dgen.backend.Futures;
 import io.dgen.backend.Transaction;
 import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Per-transaction bookkeeping of pushes made in transactions the runtime does not own (the outbox)
@@ -53,9 +56,12 @@ final class UserVersions {
   /**
    * For an outbox push into {@code tx}: true if an earlier attempt of this run committed the pushes
    * to this server (so this attempt must not push again); otherwise writes the server's commit
-   * marker into {@code tx} (once) and returns false.
+   * marker into {@code tx} (once) and returns false. The first time per server and transaction it
+   * also requires the server to exist ({@link ServerEntry#require}, read together with the marker).
+   *
+   * @throws io.dgen.ServerStoppedException if the server was killed
    */
-  static boolean alreadyCommitted(Transaction tx, ServerKeys keys) {
+  static boolean alreadyCommitted(Transaction tx, ServerKeys keys, ServerEntry entry) {
     Scope s = scope(tx);
     ByteBuffer server = ByteBuffer.wrap(keys.root().getKey());
     synchronized (s) {
@@ -63,8 +69,10 @@ final class UserVersions {
       if (known != null) {
         return known;
       }
+      CompletableFuture<@Nullable Void> live = entry.require(tx);
       byte[] marker = keys.marker(tx.runId());
       boolean committed = tx.attempt() > 1 && tx.get(marker) != null;
+      Futures.join(live);
       if (!committed) {
         tx.set(marker, new byte[0]);
       }

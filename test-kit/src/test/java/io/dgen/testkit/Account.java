@@ -1,11 +1,13 @@
 package io.dgen.testkit;
 
+import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGenServer;
 import io.dgen.DbContext;
 import io.dgen.Event;
 import io.dgen.From;
 import io.dgen.InitResult;
 import io.dgen.Result;
+import io.dgen.TxContext;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
@@ -14,7 +16,7 @@ final class Account implements DGenServer<Account.State, Account.Msg> {
 
   record State(long balance) {}
 
-  sealed interface Msg permits Deposit, Balance, Bounce, Audit {}
+  sealed interface Msg permits Deposit, Balance, Bounce, Audit, Memo {}
 
   /** Adds {@code amount}; a negative amount fails. */
   record Deposit(long amount) implements Msg {}
@@ -24,6 +26,12 @@ final class Account implements DGenServer<Account.State, Account.Msg> {
 
   /** Always fails. */
   record Bounce() implements Msg {}
+
+  /**
+   * Writes a memo of {@code bytes} under the tenant in 100,000-byte values, changing no state: over
+   * 10,000,000 bytes, its transaction cannot commit.
+   */
+  record Memo(int bytes) implements Msg {}
 
   /** A slow job in lock mode: adds 100 outside any transaction. */
   record Audit() implements Msg {}
@@ -44,6 +52,20 @@ final class Account implements DGenServer<Account.State, Account.Msg> {
   @Override
   public InitResult<State> init(@Nullable Object arg) {
     return InitResult.ok(new State(0));
+  }
+
+  @Override
+  public Result<State> handleCastTx(TxContext tx, Msg message, State state) throws Exception {
+    if (message instanceof Memo m) {
+      for (int i = 0, left = m.bytes(); left > 0; i++, left -= 100_000) {
+        tx.transaction()
+            .set(
+                tx.tenant().subspace().pack(Tuple.from("memo", i)),
+                new byte[Math.min(100_000, left)]);
+      }
+      return Result.noReply(state);
+    }
+    return handleCast(message, state);
   }
 
   @Override

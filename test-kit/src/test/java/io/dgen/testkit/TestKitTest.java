@@ -49,6 +49,28 @@ class TestKitTest {
   }
 
   @Test
+  void aBatchTooLargeToCommit_isDrainedItemByItem_andOnlyTheMessageThatCausedItIsDeadLettered(
+      TestKit kit) {
+    ServerRef<Account.Msg> account =
+        kit.dgen()
+            .start(
+                new Account(),
+                null,
+                StartOptions.builder(kit.tenant()).consumeK(8).deadLetterThreshold(1).build());
+    account.castAll(
+        List.of(new Account.Deposit(1), new Account.Memo(11_000_000), new Account.Deposit(2)));
+    assertThat(kit.drain(account)).isEqualTo(3);
+    kit.assertQueueLength(account, 0);
+    assertThat(kit.assertDeadLetters(account, 1).get(0))
+        .satisfies(
+            d -> {
+              assertThat(d.message()).isEqualTo(new Account.Memo(11_000_000));
+              assertThat(d.lastError()).contains("transaction_too_large");
+            });
+    assertThat(kit.<Account.Msg, Long>call(account, new Account.Balance())).isEqualTo(3L);
+  }
+
+  @Test
   void nothingIsConsumedUntilTheTestDrainsThenAllOfItInTheTestsThread(TestKit kit) {
     ServerRef<Account.Msg> account = kit.start(new Account(), null);
     account.castAll(List.of(new Account.Deposit(1), new Account.Deposit(2)));

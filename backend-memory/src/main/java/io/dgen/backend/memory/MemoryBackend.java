@@ -393,6 +393,17 @@ public final class MemoryBackend implements Backend {
     stats.reset();
   }
 
+  /**
+   * The number of watches this backend handed out that have not fired, failed or been cancelled
+   * yet: each holds one of the {@linkplain Builder#maxWatches max watches} slots until then, as
+   * FoundationDB's client does (see {@code FdbBackend.pendingWatches()}).
+   *
+   * @return the number of pending watches
+   */
+  public int pendingWatches() {
+    return store.outstandingWatches();
+  }
+
   /** The store, for this package's tests. */
   MemoryStore store() {
     return store;

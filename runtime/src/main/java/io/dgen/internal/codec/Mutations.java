@@ -10,6 +10,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongSupplier;
 
 /**
  * The mutations of one state write, held back until the whole diff is known so that a write that is
@@ -29,12 +30,12 @@ final class Mutations {
 
   private final KeyPath root;
   private final byte[] versionKey;
-  private final long budget;
+  private final LongSupplier budget;
   private final List<Op> ops = new ArrayList<>();
   private long cost;
   private String part = "(state)";
 
-  Mutations(KeyPath root, byte[] versionKey, long budget) {
+  Mutations(KeyPath root, byte[] versionKey, LongSupplier budget) {
     this.root = root;
     this.versionKey = versionKey;
     this.budget = budget;
@@ -113,6 +114,7 @@ final class Mutations {
           longest.length,
           MAX_KEY);
     }
+    long budget = this.budget.getAsLong();
     if (cost > budget) {
       Map<String, Long> costByPart = new HashMap<>();
       for (Op op : ops) {
@@ -125,8 +127,11 @@ final class Mutations {
               + cost
               + " bytes exceeds the "
               + budget
-              + "-byte budget for state in one transaction (FoundationDB allows 10000000;"
-              + " the rest is headroom for queue items, replies and conflict ranges):"
+              + "-byte budget for state in this transaction (FoundationDB allows 10000000 in all;"
+              + " a state write may use at most "
+              + StateTooLargeException.DEFAULT_BUDGET
+              + ", less what the transaction holds already: queue items, replies, your own"
+              + " writes):"
               + " largest part="
               + quote(top.getKey())
               + " bytes="

@@ -1,5 +1,6 @@
 package io.dgen.internal.codec;
 
+import java.io.OutputStream;
 import java.lang.reflect.Type;
 import java.util.Objects;
 import tools.jackson.core.JacksonException;
@@ -54,6 +55,27 @@ public final class Serde {
   /** Serializes a tree (or any value) to bytes. */
   public byte[] toBytes(Object value) {
     return mapper.writeValueAsBytes(value);
+  }
+
+  /** The number of bytes {@link #toBytes} makes of {@code value}, counted without keeping them. */
+  public long sizeOf(Object value) {
+    Counting out = new Counting();
+    mapper.writeValue(out, value);
+    return out.count;
+  }
+
+  private static final class Counting extends OutputStream {
+    long count;
+
+    @Override
+    public void write(int b) {
+      count++;
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) {
+      count += len;
+    }
   }
 
   /**

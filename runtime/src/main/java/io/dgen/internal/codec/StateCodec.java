@@ -4,6 +4,7 @@ import com.apple.foundationdb.subspace.Subspace;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import java.util.List;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.JsonNode;
@@ -55,12 +56,30 @@ public interface StateCodec {
    * @throws io.dgen.StateTooLargeException if the write would not fit in the transaction; nothing
    *     was written
    */
+  default StoredState write(
+      Transaction tx,
+      Subspace space,
+      @Nullable StoredState old,
+      @Nullable Object state,
+      JavaType stateType) {
+    return write(tx, space, old, state, stateType, () -> Long.MAX_VALUE);
+  }
+
+  /**
+   * {@link #write(Transaction, Subspace, StoredState, Object, JavaType)} within what {@code tx} has
+   * left: the write may use at most {@code budget} bytes (and never more than the codec's own
+   * budget). The budget is asked for only if the write changes something.
+   *
+   * @param budget the bytes of the transaction left for the state write
+   * @throws io.dgen.StateTooLargeException if the write is over either budget; nothing was written
+   */
   StoredState write(
       Transaction tx,
       Subspace space,
       @Nullable StoredState old,
       @Nullable Object state,
-      JavaType stateType);
+      JavaType stateType,
+      LongSupplier budget);
 
   /**
    * Writes the tree {@code tree}, like {@link #write(Transaction, Subspace, StoredState, Object,

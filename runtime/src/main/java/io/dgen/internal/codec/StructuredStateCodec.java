@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.JsonNode;
@@ -64,8 +65,9 @@ import tools.jackson.databind.JsonNode;
  * node whose shape changed is cleared and written afresh; a changed term is rewritten. A part that
  * is the very deeply immutable instance the stored node was written from is skipped without being
  * looked at; everything else is compared with what is stored. A write computes every mutation,
- * checks them against the budget ({@link StateTooLargeException#DEFAULT_BUDGET}) and the key limit,
- * and only then applies them, so a refused write leaves the transaction untouched.
+ * checks them against the budget (at most {@link StateTooLargeException#DEFAULT_BUDGET}, less if
+ * the transaction has less left) and the key limit, and only then applies them, so a refused write
+ * leaves the transaction untouched.
  *
  * <h2>Reads</h2>
  *
@@ -179,7 +181,9 @@ public final class StructuredStateCodec implements StateCodec {
       Subspace space,
       @Nullable StoredState old,
       @Nullable Object state,
-      JavaType stateType) {
+      JavaType stateType,
+      LongSupplier left) {
+    LongSupplier limit = () -> Math.min(budget, left.getAsLong());
     TermSchema schema =
         termOnly
             ? TermSchema.NONE
@@ -187,7 +191,7 @@ public final class StructuredStateCodec implements StateCodec {
     Stored previous = old instanceof Stored s ? s : null;
     KeyPath root = new KeyPath(space.getKey());
     byte[] versionKey = space.pack(Tuple.from(RowReader.VERSION));
-    StateWriter w = new StateWriter(new Mutations(root, versionKey, budget), serde, termOnly);
+    StateWriter w = new StateWriter(new Mutations(root, versionKey, limit), serde, termOnly);
     StoredNode written = null;
     if (state == null || !unwalkable.contains(state.getClass())) {
       try {
@@ -197,7 +201,7 @@ public final class StructuredStateCodec implements StateCodec {
       }
     }
     if (written == null) {
-      w = new StateWriter(new Mutations(root, versionKey, budget), serde, termOnly);
+      w = new StateWriter(new Mutations(root, versionKey, limit), serde, termOnly);
       written = write(w, root, previous, plans.serialize(state), Slot.TREE, schema);
     }
     if (previous != null && written == previous.root) {

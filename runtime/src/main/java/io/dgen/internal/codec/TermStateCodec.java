@@ -5,6 +5,7 @@ import io.dgen.StateTooLargeException;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import java.util.List;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.JsonNode;
@@ -45,8 +46,9 @@ public final class TermStateCodec implements StateCodec {
       Subspace space,
       @Nullable StoredState old,
       @Nullable Object state,
-      JavaType stateType) {
-    return delegate.write(tx, space, old, state, stateType);
+      JavaType stateType,
+      LongSupplier budget) {
+    return delegate.write(tx, space, old, state, stateType, budget);
   }
 
   @Override

@@ -1,0 +1,167 @@
+package io.dgen;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.apple.foundationdb.tuple.ByteArrayUtil;
+import io.dgen.TestServer.Add;
+import io.dgen.TestServer.Msg;
+import io.dgen.backend.KeyValue;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A kill in one runtime ends the server everywhere: processes of the same server in other runtimes
+ * (several {@link DGen}s on one backend stand for several JVMs: they share nothing but the
+ * database) stop within seconds, and a publish to the killed server, from any runtime and by any
+ * route, fails with {@link ServerStoppedException} and writes nothing.
+ */
+class KillAcrossRuntimesTest extends RuntimeTestBase {
+
+  private static final Duration WITHIN = Duration.ofSeconds(5);
+
+  private ServerRef<Msg> startIn(DGen runtime, Consumer<StartOptions.Builder> options) {
+    StartOptions.Builder b =
+        StartOptions.builder(runtime.tenant(tenant.path().toArray(String[]::new)));
+    options.accept(b);
+    return runtime.start(new TestServer(hooks), null, b.build());
+  }
+
+  /** Every key of the test's tenant, printable: what a publish must leave unchanged. */
+  private List<String> tenantKeys() {
+    byte[] begin = tenant.subspace().range().begin;
+    byte[] end = tenant.subspace().range().end;
+    return backend.run(tx -> tx.getRange(begin, end)).stream()
+        .map(KeyValue::key)
+        .map(ByteArrayUtil::printable)
+        .toList();
+  }
+
+  @ParameterizedTest(name = "cache={0}")
+  @ValueSource(booleans = {true, false})
+  void aKillInOneRuntime_stopsTheServersConsumersInOthers_withinSeconds(boolean cache) {
+    ServerRef<Msg> here = start(b -> b.cache(cache));
+    try (DGen elsewhere = newDGen()) {
+      ServerRef<Msg> there = startIn(elsewhere, b -> b.cache(cache));
+      there.cast(new Add(2));
+      awaitTotal(there, 2); // both consumers ran or looked, then parked
+
+      here.kill("test");
+
+      await().atMost(WITHIN).until(() -> !there.isAlive());
+      assertThat(there.termination()).succeedsWithin(WITHIN);
+      assertThatThrownBy(() -> there.cast(new Add(1))).isInstanceOf(ServerStoppedException.class);
+      assertThat(serverRows(there)).isEmpty();
+    }
+  }
+
+  /** One way to publish to a server. */
+  private interface Publish {
+    void to(ServerRef<Msg> ref) throws Throwable;
+  }
+
+  @Test
+  void aPublishToAKilledServer_failsWithServerStopped_andWritesNothing() {
+    List<Publish> publishes =
+        List.of(
+            r -> r.cast(new Add(1)),
+            r -> r.castAll(List.of(new Add(1), new Add(2))),
+            r -> r.call(new TestServer.Get(), Duration.ofSeconds(5)),
+            r -> join(r.callAsync(new TestServer.Get(), Duration.ofSeconds(5))),
+            r -> r.castAfter(new Add(1), Duration.ofMillis(1)),
+            r -> r.castAt(new Add(1), Instant.now().plusSeconds(60)),
+            r -> r.cast(new Add(1), "key-1"),
+            r -> r.call(new TestServer.Get(), "key-2", Duration.ofSeconds(5)),
+            r -> r.submit(new TestServer.Get()),
+            r -> inOwnTransaction(tx -> r.outbox().cast(tx, new Add(1))),
+            r -> inOwnTransaction(tx -> r.outbox().castAll(tx, List.of(new Add(1), new Add(2)))),
+            r ->
+                inOwnTransaction(tx -> r.outbox().castAfter(tx, new Add(1), Duration.ofMinutes(1))),
+            r -> inOwnTransaction(tx -> r.outbox().cast(tx, new Add(1), "key-3")));
+    ServerRef<Msg> here = start();
+    try (DGen elsewhere = newDGen()) {
+      // Publishers only, one per way to publish (the first failure stops its process): no
+      // consumer of their own that could notice the kill first.
+      List<ServerRef<Msg>> there = new ArrayList<>();
+      for (int i = 0; i < publishes.size(); i++) {
+        there.add(startIn(elsewhere, b -> b.consume(false)));
+      }
+      there.get(0).cast(new Add(1));
+      awaitTotal(here, 1);
+
+      here.kill("test");
+      List<String> afterKill = tenantKeys();
+
+      for (int i = 0; i < publishes.size(); i++) {
+        ServerRef<Msg> ref = there.get(i);
+        Publish publish = publishes.get(i);
+        assertThat(ref.isAlive()).isTrue();
+        assertThatThrownBy(() -> publish.to(ref))
+            .as("publish #%d", i)
+            .isInstanceOf(ServerStoppedException.class)
+            .hasMessageContaining("killed")
+            .hasMessageContaining("tuid=");
+        assertThat(ref.isAlive()).as("process of publish #%d", i).isFalse();
+      }
+      assertThat(tenantKeys()).as("keys of the tenant").isEqualTo(afterKill);
+    }
+  }
+
+  @Test
+  void aPublishRacingAKill_eitherFailsOrIsErasedByIt() {
+    ServerRef<Msg> here = start();
+    try (DGen elsewhere = newDGen()) {
+      ServerRef<Msg> there = startIn(elsewhere, b -> b.consume(false));
+      AtomicInteger sent = new AtomicInteger();
+      CompletableFuture<Void> publisher =
+          CompletableFuture.runAsync(
+              () -> {
+                try {
+                  while (true) {
+                    there.cast(new Add(1));
+                    sent.incrementAndGet();
+                  }
+                } catch (ServerStoppedException expected) {
+                  // the kill won: from now on every publish fails
+                }
+              });
+      await().atMost(WITHIN).until(() -> sent.get() > 10);
+      here.kill("test");
+      assertThat(publisher).succeedsWithin(WITHIN);
+      assertThat(serverRows(there)).isEmpty();
+    }
+  }
+
+  /** Every key under the server's subspace. */
+  private List<KeyValue> serverRows(ServerRef<Msg> ref) {
+    var root = tenant.subspace().subspace(ref.tuid());
+    return backend.run(tx -> tx.getRange(root.range().begin, root.range().end));
+  }
+
+  private static void join(CompletableFuture<?> f) throws Throwable {
+    try {
+      f.get();
+    } catch (ExecutionException e) {
+      throw e.getCause();
+    }
+  }
+
+  /** Runs {@code body} in a transaction of the user's own (the outbox's). */
+  private void inOwnTransaction(Consumer<io.dgen.backend.Transaction> body) {
+    backend.run(
+        tx -> {
+          body.accept(tx);
+          return null;
+        });
+  }
+}
