@@ -42,7 +42,9 @@ class FdbBenchmarksTest {
     assertThat(inline.commitsPerMessage()).isEqualTo(1.0);
     assertThat(inline.consumerTransactionsPerMessage()).isZero();
     Row queued = report.row("call-queued").orElseThrow();
-    assertThat(queued.commitsPerMessage()).isBetween(2.9, 3.01);
+    // the push, its batch, and the clear of its read slot, which consumers batch: one clearing
+    // transaction may take the slots of several calls, so fewer than three on a busy machine
+    assertThat(queued.commitsPerMessage()).isBetween(2.0, 3.01);
     assertThat(report.row("servers").orElseThrow().consumerTransactionsPerMessage())
         .isLessThanOrEqualTo(1.0 / 16 + 0.05);
   }
