@@ -1,9 +1,7 @@
 package io.dgen.internal;
 
-import io.dgen.Action;
 import io.dgen.ServerStoppedException;
 import io.dgen.backend.Futures;
-import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.function.LongSupplier;
@@ -30,38 +28,12 @@ final class CallerDrain<S, M> {
   /** Runs every step in the thread that completes its input: the caller's, on a memory backend. */
   private static final Executor DIRECT = Runnable::run;
 
-  private final CommitRunner commits;
-  private final ConsumerBatch<S, M> batches;
-  private final StateStore<S> states;
-  private final LockCoordinator<S, M> locks;
-  private final DeadLetters<M> deadLetters;
-  private final CallbackInvoker<S, M> invoker;
-  private final Lifecycle lifecycle;
-  private final int consumeK;
-  private final int deadLetterThreshold;
+  private final ConsumerParts<S, M> p;
   private final LongSupplier nanoTime;
 
-  CallerDrain(
-      CommitRunner commits,
-      ConsumerBatch<S, M> batches,
-      StateStore<S> states,
-      LockCoordinator<S, M> locks,
-      DeadLetters<M> deadLetters,
-      CallbackInvoker<S, M> invoker,
-      Lifecycle lifecycle,
-      int consumeK,
-      int deadLetterThreshold,
-      LongSupplier nanoTime) {
+  CallerDrain(ConsumerParts<S, M> parts, LongSupplier nanoTime) {
+    this.p = parts;
     this.nanoTime = nanoTime;
-    this.commits = commits;
-    this.batches = batches;
-    this.states = states;
-    this.locks = locks;
-    this.deadLetters = deadLetters;
-    this.invoker = invoker;
-    this.lifecycle = lifecycle;
-    this.consumeK = consumeK;
-    this.deadLetterThreshold = deadLetterThreshold;
   }
 
   /**
@@ -76,45 +48,45 @@ final class CallerDrain<S, M> {
   int run(int maxFailures) {
     int processed = 0;
     int failures = 0;
-    int limit = consumeK;
+    int limit = p.consumeK();
     int oneByOne = 0;
     ConsumerBatch.Attempt attempt = new ConsumerBatch.Attempt();
-    while (lifecycle.isAlive()) {
+    while (p.lifecycle().isAlive()) {
       int l = oneByOne > 0 ? 1 : limit;
       long start = nanoTime.getAsLong();
       ConsumerBatch.Batch<S, M> batch;
       try {
         batch =
             Objects.requireNonNull(
-                commits
+                p.commits()
                     .commitAsync(
-                        tx -> batches.run(tx, l, DIRECT, attempt), (tx, prior) -> prior, DIRECT)
+                        tx -> p.batches().run(tx, l, DIRECT, attempt), (tx, prior) -> prior, DIRECT)
                     .join());
-        Meters.batch(invoker.meters(), batch, nanoTime.getAsLong() - start);
+        Meters.batch(p.invoker().meters(), batch, nanoTime.getAsLong() - start);
       } catch (RuntimeException e) {
         Throwable cause = ConsumerBatch.blame(Futures.unwrap(e), attempt);
         if (cause instanceof ServerStoppedException stopped) {
           log.warn("stopping consumer: {}", stopped.getMessage());
-          lifecycle.terminate(null); // killed: as the consume loop does
+          p.lifecycle().terminate(null); // killed: as the consume loop does
           return processed;
         }
         if (cause instanceof ConsumerBatch.TooLarge tooLarge) {
           oneByOne = tooLarge.items(); // batches of one find the item that caused it
-          states.invalidate();
+          p.states().invalidate();
           continue;
         }
         if (!(cause instanceof ConsumerBatch.ItemFailure failure)) {
           throw e;
         }
-        states.invalidate();
-        invoker.meters().failed();
+        p.states().invalidate();
+        p.invoker().meters().failed();
         int attempts =
-            deadLetters.recordFailure(failure.item(), failure.reason(), deadLetterThreshold);
-        if (attempts >= deadLetterThreshold) {
-          deadLetters.afterDeadLetter(failure.item(), attempts);
+            p.deadLetters()
+                .recordFailure(failure.item(), failure.reason(), p.deadLetterThreshold());
+        if (attempts >= p.deadLetterThreshold()) {
           processed++;
           failures = 0;
-          limit = consumeK;
+          limit = p.consumeK();
           oneByOne = Math.max(0, oneByOne - 1);
           continue;
         }
@@ -122,7 +94,7 @@ final class CallerDrain<S, M> {
           throw new IllegalStateException(
               "drain gave up: a message failed " + failures + " times in a row", failure.reason());
         }
-        try (LogContext.Scope mdc = invoker.logs().open(null)) {
+        try (LogContext.Scope mdc = p.invoker().logs().open(null)) {
           log.warn(
               "callback failed, transaction aborted (attempt {}); draining again at once",
               attempts,
@@ -139,19 +111,14 @@ final class CallerDrain<S, M> {
       }
       processed += batch.processed();
       failures = 0;
-      limit = consumeK;
+      limit = p.consumeK();
       oneByOne = Math.max(0, oneByOne - batch.processed());
-      batch.localReplies().forEach(ReplySlots.LocalReply::deliver);
-      for (List<Action<S>> actions : batch.actions()) {
-        invoker.runActions(actions, Objects.requireNonNull(batch.state()));
-      }
-      if (batch.stopReason() != null) {
-        lifecycle.stopIfAsked(batch.stopReason());
-        return processed;
+      if (!batch.deliver(p.invoker(), p.lifecycle())) {
+        return processed; // the batch stopped the process
       }
       LockCoordinator.Held<M> lock = batch.lock();
       if (lock != null) {
-        LockCoordinator.Run run = locks.runLocked(lock, Objects.requireNonNull(batch.state()));
+        LockCoordinator.Run run = p.locks().runLocked(lock, Objects.requireNonNull(batch.state()));
         if (run.ending() == LockCoordinator.Ending.FAILED && ++failures >= maxFailures) {
           throw new IllegalStateException(
               "drain gave up: handleLocked failed " + failures + " times in a row", run.cause());

@@ -1,9 +1,7 @@
 package io.dgen.internal;
 
-import io.dgen.Action;
 import io.dgen.ServerStoppedException;
 import io.dgen.backend.Futures;
-import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
@@ -45,6 +43,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
   private static final long BATCH_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
   private final RuntimeCore core;
+  private final ConsumerParts<S, M> parts;
   private final CommitRunner commits;
   private final ConsumerBatch<S, M> batches;
   private final StateStore<S> states;
@@ -67,30 +66,19 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
   private int oneByOne;
   private final ConsumerBatch.Attempt attempt = new ConsumerBatch.Attempt();
 
-  ConsumeLoop(
-      RuntimeCore core,
-      CommitRunner commits,
-      ConsumerBatch<S, M> batches,
-      StateStore<S> states,
-      LockCoordinator<S, M> locks,
-      DeadLetters<M> deadLetters,
-      CallbackInvoker<S, M> invoker,
-      Lifecycle lifecycle,
-      TenantWatcher doorbell,
-      int consumeK,
-      int deadLetterThreshold,
-      String context) {
+  ConsumeLoop(RuntimeCore core, ConsumerParts<S, M> parts, TenantWatcher doorbell, String context) {
     this.core = core;
-    this.commits = commits;
-    this.batches = batches;
-    this.states = states;
-    this.locks = locks;
-    this.deadLetters = deadLetters;
-    this.invoker = invoker;
-    this.lifecycle = lifecycle;
+    this.parts = parts;
+    this.commits = parts.commits();
+    this.batches = parts.batches();
+    this.states = parts.states();
+    this.locks = parts.locks();
+    this.deadLetters = parts.deadLetters();
+    this.invoker = parts.invoker();
+    this.lifecycle = parts.lifecycle();
     this.doorbell = doorbell;
-    this.consumeK = consumeK;
-    this.deadLetterThreshold = deadLetterThreshold;
+    this.consumeK = parts.consumeK();
+    this.deadLetterThreshold = parts.deadLetterThreshold();
     this.context = context;
   }
 
@@ -105,18 +93,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
       throw new IllegalStateException(
           "drainInCaller needs DGen.Builder.backgroundConsumers(false)");
     }
-    return new CallerDrain<>(
-            commits,
-            batches,
-            states,
-            locks,
-            deadLetters,
-            invoker,
-            lifecycle,
-            consumeK,
-            deadLetterThreshold,
-            core::nanoTime)
-        .run(maxFailures);
+    return new CallerDrain<>(parts, core::nanoTime).run(maxFailures);
   }
 
   /** The process stopped: a parked loop stays parked for good. */
@@ -275,13 +252,8 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     limitOverride = 0;
     consecutiveFailures = 0;
     oneByOne = Math.max(0, oneByOne - batch.processed());
-    batch.localReplies().forEach(ReplySlots.LocalReply::deliver);
-    for (List<Action<S>> actions : batch.actions()) {
-      invoker.runActions(actions, Objects.requireNonNull(batch.state()));
-    }
-    if (batch.stopReason() != null) {
-      lifecycle.stopIfAsked(batch.stopReason());
-      return false;
+    if (!batch.deliver(invoker, lifecycle)) {
+      return false; // the batch stopped the process
     }
     if (batch.lock() != null) {
       LockCoordinator.Held<M> lock = batch.lock();
@@ -397,7 +369,6 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
       limitOverride = 0;
       consecutiveFailures = 0;
       oneByOne = Math.max(0, oneByOne - 1);
-      deadLetters.afterDeadLetter(failure.item(), attempts);
       execute(this::drain);
       return;
     }

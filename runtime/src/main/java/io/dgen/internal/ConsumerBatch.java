@@ -94,6 +94,22 @@ final class ConsumerBatch<S, M> {
     boolean idle() {
       return drained && processed == 0;
     }
+
+    /**
+     * Hands out what the committed batch produced: replies to callers in this runtime, post-commit
+     * actions, and a stop it asked for. Returns false if that stopped the process.
+     */
+    boolean deliver(CallbackInvoker<S, M> invoker, Lifecycle lifecycle) {
+      localReplies.forEach(ReplySlots.LocalReply::deliver);
+      for (List<Action<S>> a : actions) {
+        invoker.runActions(a, Objects.requireNonNull(state));
+      }
+      if (stopReason != null) {
+        lifecycle.stopIfAsked(stopReason);
+        return false;
+      }
+      return true;
+    }
   }
 
   /** A peeked item, decoded before the callbacks run (or why it could not be). */

@@ -76,7 +76,8 @@ final class DeadLetters<M> {
 
   /**
    * Returns the item's consecutive failures including this one; moves it to the dead letters at
-   * {@code threshold}. Exactly once per failure, even if the commit is retried after 1021.
+   * {@code threshold}, then logs it and runs {@code handleDeadLetter}. Exactly once per failure,
+   * even if the commit is retried after 1021.
    *
    * <p>A call whose reply was too large fails its caller at once, whatever the count: its slot gets
    * the {@link ReplyTooLargeException} (also at the threshold, instead of the dead letter's reply),
@@ -87,44 +88,50 @@ final class DeadLetters<M> {
     Versionstamp stamp = queue.stampOf(item);
     String error = cause.getClass().getName() + ": " + cause.getMessage();
     Reply tooLarge = cause instanceof ReplyTooLargeException e ? ReplySlots.tooLarge(e) : null;
-    return backend.run(
-        tx -> {
-          byte[] dead = tx.get(deadKey(stamp));
-          if (dead != null) {
-            DeadRecord d = DeadRecord.decode(dead, serde);
-            return d.by().equals(failureId) ? d.attempts() : 0;
-          }
-          byte[] current = tx.get(item.key());
-          if (current == null) {
-            return 0; // processed meanwhile by another consumer
-          }
-          Envelope env = queue.envelope(current);
-          if (failureId.equals(env.failureId())) {
-            return env.failures(); // a retry of a commit that applied
-          }
-          int count = env.failures() + 1;
-          if (count < threshold) {
-            // The count lives in the item itself: a success pops it, leaving nothing to clear.
-            tx.set(item.key(), queue.withFailure(env, count, failureId));
-            if (tooLarge != null && env.isCall()) {
-              slots.write(tx, callerOf(env), tooLarge, null);
-            }
-            return count;
-          }
-          tx.clear(item.key());
-          queue.popped(tx, 1);
-          tx.set(
-              deadKey(stamp),
-              new DeadRecord(current, count, error, wallMillis.getAsLong(), failureId).encode());
-          if (env.isCall()) {
-            slots.write(
-                tx,
-                callerOf(env),
-                tooLarge != null ? tooLarge : ReplySlots.deadLettered(count, error),
-                null);
-          }
-          return count;
-        });
+    int attempts =
+        backend.run(
+            tx -> {
+              byte[] dead = tx.get(deadKey(stamp));
+              if (dead != null) {
+                DeadRecord d = DeadRecord.decode(dead, serde);
+                return d.by().equals(failureId) ? d.attempts() : 0;
+              }
+              byte[] current = tx.get(item.key());
+              if (current == null) {
+                return 0; // processed meanwhile by another consumer
+              }
+              Envelope env = queue.envelope(current);
+              if (failureId.equals(env.failureId())) {
+                return env.failures(); // a retry of a commit that applied
+              }
+              int count = env.failures() + 1;
+              if (count < threshold) {
+                // The count lives in the item itself: a success pops it, leaving nothing to clear.
+                tx.set(item.key(), queue.withFailure(env, count, failureId));
+                if (tooLarge != null && env.isCall()) {
+                  slots.write(tx, callerOf(env), tooLarge, null);
+                }
+                return count;
+              }
+              tx.clear(item.key());
+              queue.popped(tx, 1);
+              tx.set(
+                  deadKey(stamp),
+                  new DeadRecord(current, count, error, wallMillis.getAsLong(), failureId)
+                      .encode());
+              if (env.isCall()) {
+                slots.write(
+                    tx,
+                    callerOf(env),
+                    tooLarge != null ? tooLarge : ReplySlots.deadLettered(count, error),
+                    null);
+              }
+              return count;
+            });
+    if (attempts >= threshold) {
+      afterDeadLetter(item, attempts);
+    }
+    return attempts;
   }
 
   private static From callerOf(Envelope env) {
@@ -132,7 +139,7 @@ final class DeadLetters<M> {
   }
 
   /** Logs a dead letter and lets the server's {@code handleDeadLetter} know. */
-  void afterDeadLetter(KeyValue item, int attempts) {
+  private void afterDeadLetter(KeyValue item, int attempts) {
     @Nullable M message;
     try {
       message = queue.message(queue.envelope(item.value()));

@@ -161,16 +161,17 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     this.loop =
         new ConsumeLoop<>(
             core,
-            commits,
-            batches,
-            states,
-            locks,
-            deadLetters,
-            invoker,
-            lifecycle,
+            new ConsumerParts<>(
+                commits,
+                batches,
+                states,
+                locks,
+                deadLetters,
+                invoker,
+                lifecycle,
+                options.consumeK(),
+                options.deadLetterThreshold().orElse(Integer.MAX_VALUE)),
             doorbell,
-            options.consumeK(),
-            options.deadLetterThreshold().orElse(Integer.MAX_VALUE),
             context);
     if (options.consume()) {
       lifecycle.onStop(

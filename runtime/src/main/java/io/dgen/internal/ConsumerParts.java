@@ -1,0 +1,21 @@
+package io.dgen.internal;
+
+/**
+ * What consuming one process's queue takes, shared by its two drivers: the {@link ConsumeLoop} (in
+ * the background) and the {@link CallerDrain} (in a test's thread). Holds nothing of its own.
+ *
+ * @param consumeK the most items a batch takes
+ * @param deadLetterThreshold the failures after which an item is dead-lettered
+ * @param <S> the state type
+ * @param <M> the message type
+ */
+record ConsumerParts<S, M>(
+    CommitRunner commits,
+    ConsumerBatch<S, M> batches,
+    StateStore<S> states,
+    LockCoordinator<S, M> locks,
+    DeadLetters<M> deadLetters,
+    CallbackInvoker<S, M> invoker,
+    Lifecycle lifecycle,
+    int consumeK,
+    int deadLetterThreshold) {}
