@@ -14,6 +14,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -184,6 +185,17 @@ final class CommitRunner {
    */
   <T> T readWithin(Supplier<T> read, String operation) {
     return operations.call(read, operation, context);
+  }
+
+  /**
+   * Runs a read-only transaction whose reads are asynchronous and waits for it within the operation
+   * timeout: no thread of its own, none blocked while the cluster does not answer.
+   *
+   * @throws io.dgen.OperationTimeoutException once the timeout passed
+   */
+  <T> T readAsyncWithin(
+      Function<? super Transaction, ? extends CompletableFuture<T>> read, String operation) {
+    return operations.await(backend.runAsync(read), operation, context);
   }
 
   private <T> @Nullable T commit(Run<T> run, Body<T> body) {

@@ -294,7 +294,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   @Override
   public long queueLength() {
     ensureAlive();
-    return commits.readWithin(() -> core.backend().run(queue::length), "queueLength");
+    return commits.readAsyncWithin(queue::length, "queueLength");
   }
 
   // ---------------------------------------------------------------- calls

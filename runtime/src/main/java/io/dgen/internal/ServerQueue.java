@@ -244,11 +244,12 @@ final class ServerQueue<M> {
   }
 
   /** Pushes minus pops, read as snapshots: never conflicts. */
-  long length(Transaction tx) {
+  CompletableFuture<Long> length(Transaction tx) {
     var snap = tx.snapshot();
-    var n = snap.getAsync(keys.pushCounter());
-    var p = snap.getAsync(keys.popCounter());
-    return ServerKeys.decodeCounter(Futures.join(n)) - ServerKeys.decodeCounter(Futures.join(p));
+    return snap.getAsync(keys.pushCounter())
+        .thenCombine(
+            snap.getAsync(keys.popCounter()),
+            (n, p) -> ServerKeys.decodeCounter(n) - ServerKeys.decodeCounter(p));
   }
 
   /** The versionstamp of a queue item, which names it (e.g. as a dead letter). */
