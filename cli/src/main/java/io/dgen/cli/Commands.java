@@ -33,6 +33,16 @@ final class Commands {
       return spec.commandLine().getOut();
     }
 
+    /** Prints {@code list} with {@code --json}, else the table of {@code rows}; returns OK. */
+    int listing(ArrayNode list, List<String> header, List<List<String>> rows) {
+      if (json) {
+        Output.json(out(), list);
+      } else {
+        Output.table(out(), header, rows);
+      }
+      return Dgen.OK;
+    }
+
     DGenAdmin admin() {
       return ((Dgen) spec.root().userObject()).admin();
     }
@@ -109,12 +119,7 @@ final class Commands {
         list.addObject().put("tenant", name).put("servers", servers);
         rows.add(List.of(name, Integer.toString(servers)));
       }
-      if (json) {
-        Output.json(out(), list);
-      } else {
-        Output.table(out(), List.of("TENANT", "SERVERS"), rows);
-      }
-      return Dgen.OK;
+      return listing(list, List.of("TENANT", "SERVERS"), rows);
     }
   }
 
@@ -135,12 +140,7 @@ final class Commands {
         list.addObject().put("tuid", tuid).put("behaviour", e.behaviour());
         rows.add(List.of(tuid, e.behaviour()));
       }
-      if (json) {
-        Output.json(out(), list);
-      } else {
-        Output.table(out(), List.of("TUID", "BEHAVIOUR"), rows);
-      }
-      return Dgen.OK;
+      return listing(list, List.of("TUID", "BEHAVIOUR"), rows);
     }
   }
 
@@ -297,12 +297,7 @@ final class Commands {
                 d.item().type() == null ? "-" : d.item().type(),
                 d.error()));
       }
-      if (json) {
-        Output.json(out(), list);
-      } else {
-        Output.table(out(), List.of("ID", "ATTEMPTS", "AT", "TYPE", "ERROR"), rows);
-      }
-      return Dgen.OK;
+      return listing(list, List.of("ID", "ATTEMPTS", "AT", "TYPE", "ERROR"), rows);
     }
   }
 
