@@ -10,10 +10,8 @@ import io.dgen.TestServer.Add;
 import io.dgen.TestServer.Boom;
 import io.dgen.TestServer.Msg;
 import io.dgen.backend.KeyValue;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -23,7 +21,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
 
@@ -34,25 +31,7 @@ import org.junit.jupiter.api.Test;
  */
 class IdempotencyTest extends RuntimeTestBase {
 
-  private final AtomicLong wallMillis = new AtomicLong(System.currentTimeMillis());
-
-  private final Clock clock =
-      new Clock() {
-        @Override
-        public ZoneOffset getZone() {
-          return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(java.time.ZoneId zone) {
-          return this;
-        }
-
-        @Override
-        public Instant instant() {
-          return Instant.ofEpochMilli(wallMillis.get());
-        }
-      };
+  private final ManualTestClock clock = new ManualTestClock(Instant.now());
 
   @Override
   DGen newDGen() {
@@ -180,7 +159,7 @@ class IdempotencyTest extends RuntimeTestBase {
     assertThat(rows(ref, "i")).hasSize(2);
     assertThat(rows(ref, "x")).hasSize(2);
 
-    wallMillis.addAndGet(Duration.ofHours(24).plusSeconds(2).toMillis());
+    clock.advance(Duration.ofHours(24).plusSeconds(2));
     assertThatThrownBy(() -> ref.awaitReply(callId, Duration.ofSeconds(1)))
         .isInstanceOf(UnknownCallException.class)
         .hasMessageContaining(callId);
@@ -198,11 +177,11 @@ class IdempotencyTest extends RuntimeTestBase {
   void expiredKey_reusedBeforeTheTrim_keepsItsNewRecord() {
     ServerRef<Msg> ref = start(b -> b.idempotencyRetention(Duration.ofMinutes(5)));
     assertThat(ref.cast(new Add(1), "k")).isTrue();
-    wallMillis.addAndGet(Duration.ofMinutes(6).toMillis());
+    clock.advance(Duration.ofMinutes(6));
     assertThat(ref.cast(new Add(2), "k")).isTrue(); // expired: the key is free again
     assertThat(ref.cast(new Add(4), "k")).isFalse();
     awaitTotal(ref, 3);
-    wallMillis.addAndGet(Duration.ofMinutes(2).toMillis()); // a trim is due; "k" is live
+    clock.advance(Duration.ofMinutes(2)); // a trim is due; "k" is live
     ref.cast(new Add(8));
     awaitTotal(ref, 11);
     assertThat(rows(ref, "i")).hasSize(1);
@@ -218,7 +197,7 @@ class IdempotencyTest extends RuntimeTestBase {
     }
     awaitTotal(ref, 250);
     assertThat(rows(ref, "i")).hasSize(250);
-    wallMillis.addAndGet(Duration.ofMinutes(2).toMillis());
+    clock.advance(Duration.ofMinutes(2));
     long total = 250;
     for (int remaining : new int[] {150, 50, 0, 0}) {
       ref.cast(new Add(1)); // one batch each

@@ -8,39 +8,18 @@ import io.dgen.TestServer.Add;
 import io.dgen.TestServer.Msg;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.RunIds;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /** Consumer batches sweep commit markers older than ten minutes and abandoned reply slots. */
 class SweepTest extends RuntimeTestBase {
 
-  private final AtomicLong wallMillis = new AtomicLong(System.currentTimeMillis());
+  private final ManualTestClock clock = new ManualTestClock(Instant.now());
 
   @Override
   DGen newDGen() {
-    Clock clock =
-        new Clock() {
-          @Override
-          public ZoneOffset getZone() {
-            return ZoneOffset.UTC;
-          }
-
-          @Override
-          public Clock withZone(java.time.ZoneId zone) {
-            return this;
-          }
-
-          @Override
-          public Instant instant() {
-            return Instant.ofEpochMilli(wallMillis.get());
-          }
-        };
     return DGen.builder(backend)
         .clock(clock)
         .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(50))
@@ -72,7 +51,7 @@ class SweepTest extends RuntimeTestBase {
     Subspace root = tenant.subspace().subspace(publisher.tuid());
     Subspace markers = root.subspace(Tuple.from("o"));
     Subspace calls = root.subspace(Tuple.from("c"));
-    long nowSeconds = TimeUnit.MILLISECONDS.toSeconds(wallMillis.get());
+    long nowSeconds = clock.instant().getEpochSecond();
     // a caller that died two hours ago, and one that is waiting now
     byte[] abandoned = calls.pack(Tuple.from(nowSeconds - 7_200, "dead", "t", 0L));
     byte[] live = calls.pack(Tuple.from(nowSeconds + 660, "live", "t", 0L));
@@ -93,7 +72,7 @@ class SweepTest extends RuntimeTestBase {
 
   @Test
   void sweep_keepsFreshMarkers_whenTheRuntimeClockIsAhead() {
-    wallMillis.addAndGet(Duration.ofHours(1).toMillis());
+    clock.advance(Duration.ofHours(1));
     ServerRef<Msg> publisher = start(b -> b.consume(false));
     Subspace markers = tenant.subspace().subspace(publisher.tuid()).subspace(Tuple.from("o"));
     publisher.cast(new Add(1));
@@ -109,7 +88,7 @@ class SweepTest extends RuntimeTestBase {
 
   @Test
   void sweep_clearsOldMarkers_whenTheRuntimeClockIsBehind() {
-    wallMillis.addAndGet(-Duration.ofHours(1).toMillis());
+    clock.advance(Duration.ofHours(-1));
     ServerRef<Msg> publisher = start(b -> b.consume(false));
     Subspace markers = tenant.subspace().subspace(publisher.tuid()).subspace(Tuple.from("o"));
     byte[] oldMarker = markerOfARunStarted(markers, Duration.ofMinutes(11));

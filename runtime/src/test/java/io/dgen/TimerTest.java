@@ -8,15 +8,11 @@ import com.apple.foundationdb.tuple.ByteArrayUtil;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.admin.DGenAdmin;
 import io.dgen.admin.ServerAdmin;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -32,31 +28,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 class TimerTest extends RuntimeTestBase {
 
   static final Instant T0 = Instant.parse("2026-12-01T12:00:00Z");
-
-  /** A clock that moves only when told. */
-  static final class ManualTestClock extends Clock {
-    private final AtomicLong micros = new AtomicLong(T0.toEpochMilli() * 1000);
-
-    void advance(Duration d) {
-      micros.addAndGet(d.toNanos() / 1000);
-    }
-
-    @Override
-    public Instant instant() {
-      long m = micros.get();
-      return Instant.ofEpochSecond(m / 1_000_000, (m % 1_000_000) * 1000);
-    }
-
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      throw new UnsupportedOperationException();
-    }
-  }
 
   /** Records what arrives, checking each server's due order; ticks by scheduling its next tick. */
   static final class Recorder implements DGenServer<Recorder.State, Recorder.Msg> {
@@ -114,7 +85,7 @@ class TimerTest extends RuntimeTestBase {
     }
   }
 
-  final ManualTestClock clock = new ManualTestClock();
+  final ManualTestClock clock = new ManualTestClock(T0);
   final List<DGen> extra = new ArrayList<>();
 
   @Override
