@@ -2,7 +2,10 @@ package io.dgen.internal;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.ServerStoppedException;
+import io.dgen.backend.Futures;
 import io.dgen.backend.Transaction;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -32,8 +35,6 @@ final class ServerEntry {
 
   private static final Logger log = LoggerFactory.getLogger(ServerEntry.class);
 
-  private final TenantKeys tenant;
-  private final Tuple tuid;
   private final byte[] key;
   private final Lifecycle lifecycle;
   private final String context;
@@ -42,8 +43,6 @@ final class ServerEntry {
    * @param lifecycle the process's: a publish that finds the server killed stops it
    */
   ServerEntry(TenantKeys tenant, Tuple tuid, Lifecycle lifecycle, String context) {
-    this.tenant = tenant;
-    this.tuid = tuid;
     this.key = tenant.serverKey(tuid);
     this.lifecycle = lifecycle;
     this.context = context;
@@ -51,12 +50,15 @@ final class ServerEntry {
 
   /** Starts reading the entry for {@link #index}, in the start transaction. */
   CompletableFuture<byte @Nullable []> read(Transaction tx) {
-    return tenant.readServer(tx, tuid);
+    return tx.getAsync(key);
   }
 
   /** Writes the entry at start unless it already names {@code behaviour}. */
   void index(Transaction tx, CompletableFuture<byte @Nullable []> read, String behaviour) {
-    tenant.indexServer(tx, tuid, read, behaviour);
+    byte[] value = behaviour.getBytes(StandardCharsets.UTF_8);
+    if (!Arrays.equals(Futures.join(read), value)) {
+      tx.set(key, value); // a restart of an indexed server writes nothing
+    }
   }
 
   /**

@@ -4,12 +4,9 @@ import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
 import com.google.common.hash.Hashing;
-import io.dgen.backend.Futures;
 import io.dgen.backend.Transaction;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -75,23 +72,6 @@ public final class TenantKeys {
   /** The server index entry of {@code tuid}; its value is the behaviour's class name. */
   public byte[] serverKey(Tuple tuid) {
     return servers.pack(tuid);
-  }
-
-  /** Starts reading the server index entry of {@code tuid}, for {@link #indexServer}. */
-  public CompletableFuture<byte @Nullable []> readServer(Transaction tx, Tuple tuid) {
-    return tx.getAsync(serverKey(tuid));
-  }
-
-  /**
-   * Writes the server index entry of {@code tuid} unless {@code read} (from {@link #readServer})
-   * already holds {@code behaviour}: restarting a server writes nothing.
-   */
-  public void indexServer(
-      Transaction tx, Tuple tuid, CompletableFuture<byte @Nullable []> read, String behaviour) {
-    byte[] value = behaviour.getBytes(StandardCharsets.UTF_8);
-    if (!Arrays.equals(Futures.join(read), value)) {
-      tx.set(serverKey(tuid), value);
-    }
   }
 
   /**
