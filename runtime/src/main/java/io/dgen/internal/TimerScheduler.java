@@ -121,7 +121,7 @@ final class TimerScheduler {
       int n =
           backend.run(
               tx -> {
-                byte[] dueEnd = timers.pack(Tuple.from(Timers.micros(clock.instant()) + 1));
+                byte[] dueEnd = dueEnd();
                 List<KeyValue> rows = tx.getRange(timers.range().begin, dueEnd, BATCH, false);
                 fire(tx, rows);
                 return rows.size();
@@ -177,7 +177,7 @@ final class TimerScheduler {
     backend
         .runAsync(
             tx -> {
-              byte[] dueEnd = timers.pack(Tuple.from(Timers.micros(clock.instant()) + 1));
+              byte[] dueEnd = dueEnd();
               var due = tx.getRangeAsync(timers.range().begin, dueEnd, BATCH, false);
               var next = tx.snapshot().getRangeAsync(dueEnd, timers.range().end, 1, false);
               return due.thenCombine(
@@ -193,6 +193,11 @@ final class TimerScheduler {
                   });
             })
         .whenComplete((c, err) -> execute(() -> afterCycle(answered, c, err)));
+  }
+
+  /** The end of the timers due by the clock's time now (exclusive). */
+  private byte[] dueEnd() {
+    return keys.timers().pack(Tuple.from(Timers.micros(clock.instant()) + 1));
   }
 
   /** Moves due timers into their servers' queues, in due order. */
