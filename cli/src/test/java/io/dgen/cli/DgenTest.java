@@ -6,6 +6,7 @@ import io.dgen.backend.Backend;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.memory.MemoryBackend;
 import io.dgen.backend.rocksdb.RocksDbBackend;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -207,6 +208,16 @@ class DgenTest {
         .fails(Dgen.BACKEND, "cannot read cluster file /tmp");
     CliRun.run(real, "--data-dir", "/nonexistent/dgen-data", "tenants")
         .fails(Dgen.BACKEND, "--data-dir /nonexistent/dgen-data: not a DGen data directory");
+  }
+
+  @Test
+  void dataDir_thatIsNotOne_isRefused_andLeftUntouched(@TempDir Path dir) throws Exception {
+    Path other = Files.writeString(dir.resolve("notes.txt"), "someone else's files");
+    CliRun.run(new BackendSource(), "--data-dir", dir.toString(), "tenants")
+        .fails(Dgen.BACKEND, "--data-dir " + dir + ": not a DGen data directory");
+    try (var files = Files.list(dir)) {
+      assertThat(files).containsExactly(other); // no RocksDB files, no lock, no format file
+    }
   }
 
   @Test
