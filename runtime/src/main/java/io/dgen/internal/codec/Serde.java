@@ -23,9 +23,12 @@ public final class Serde {
     this.mapper = Objects.requireNonNull(mapper, "mapper must not be null");
   }
 
-  /** The default mapper: Jackson 3 Smile with Jackson's defaults. */
+  /**
+   * The default mapper: Jackson 3 Smile with Jackson's defaults, and records (and other
+   * property-based creators) constructed through a prepared handle ({@link FastCreators}).
+   */
   public static ObjectMapper defaultMapper() {
-    return SmileMapper.builder().build();
+    return SmileMapper.builder().addModule(FastCreators.module()).build();
   }
 
   /** The wrapped mapper. */
