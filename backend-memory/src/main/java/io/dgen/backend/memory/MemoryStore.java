@@ -24,11 +24,13 @@ import org.jspecify.annotations.Nullable;
  *
  * <h2>Data</h2>
  *
- * A {@link ConcurrentSkipListMap} from key to the newest {@link Node} of that key's version chain
- * (newest first; a {@code null} value is a tombstone). Readers never lock: a reader at read version
- * {@code rv} walks the chain to the first node with {@code version <= rv}. A commit puts its nodes
- * into the map first and only then publishes its version in {@link #visibleVersion}, so a reader
- * that acquired {@code rv} sees every commit {@code <= rv} completely and none after.
+ * A {@link ConcurrentSkipListMap} from key to that key's {@link Chain}, which points at the newest
+ * {@link Node} of its versions (newest first; a {@code null} value is a tombstone). Readers never
+ * lock: a reader at read version {@code rv} walks the chain to the first node with {@code version
+ * <= rv}. A commit replaces a chain's head in place, so writing a key that exists costs one lookup
+ * in the map, and the garbage collector reaches a chain without one. A commit puts its nodes into
+ * the map first and only then publishes its version in {@link #visibleVersion}, so a reader that
+ * acquired {@code rv} sees every commit {@code <= rv} completely and none after.
  *
  * <h2>Locking</h2>
  *
@@ -83,6 +85,18 @@ final class MemoryStore {
     }
   }
 
+  /**
+   * The versions of one key: the map's value. Only commits (under the lock) replace {@link #head};
+   * a chain leaves the map once its head is a tombstone no reader can look below.
+   */
+  static final class Chain {
+    volatile Node head;
+
+    Chain(Node head) {
+      this.head = head;
+    }
+  }
+
   /** Marks a chain cut by garbage collection below the newest version anyone may read. */
   static final Node TRUNCATED = new Node(Long.MAX_VALUE, null, null);
 
@@ -118,9 +132,10 @@ final class MemoryStore {
 
   private record CommitRecord(long version, KeyRanges writes) {}
 
-  private record GcEntry(byte[] key, long version) {}
+  private record GcEntry(byte[] key, Chain chain, long version) {}
 
-  final ConcurrentSkipListMap<byte[], Node> data = new ConcurrentSkipListMap<>(ByteKeys.COMPARATOR);
+  final ConcurrentSkipListMap<byte[], Chain> data =
+      new ConcurrentSkipListMap<>(ByteKeys.COMPARATOR);
 
   private final LongSupplier ticker;
   private final Stats stats;
@@ -163,7 +178,7 @@ final class MemoryStore {
       @Nullable Storage storage) {
     this.storage = storage;
     if (storage != null) {
-      long recovered = storage.recover((k, v) -> data.put(k, new Node(0, v, null)));
+      long recovered = storage.recover((k, v) -> data.put(k, new Chain(new Node(0, v, null))));
       // Recovered keys carry version 0, which every reader's version is at or above.
       this.lastCommitted = recovered;
       this.visibleVersion = recovered;
@@ -189,9 +204,9 @@ final class MemoryStore {
 
   // ---------------------------------------------------------------- reads
 
-  /** The value of the chain starting at {@code head} as of {@code version}. */
-  static byte @Nullable [] valueAt(@Nullable Node head, long version) {
-    for (Node n = head; n != null; n = n.older) {
+  /** The value of {@code chain} (null: no such key) as of {@code version}. */
+  static byte @Nullable [] valueAt(@Nullable Chain chain, long version) {
+    for (Node n = chain == null ? null : chain.head; n != null; n = n.older) {
       if (n == TRUNCATED) {
         throw new BackendException(
             BackendException.TRANSACTION_TOO_OLD, "version " + version + " was collected");
@@ -282,8 +297,8 @@ final class MemoryStore {
   /** Number of versions held for all keys, tombstones included (for tests). */
   long versionCount() {
     long n = 0;
-    for (Node head : data.values()) {
-      for (Node x = head; x != null && x != TRUNCATED; x = x.older) {
+    for (Chain chain : data.values()) {
+      for (Node x = chain.head; x != null && x != TRUNCATED; x = x.older) {
         n++;
       }
     }
@@ -446,9 +461,9 @@ final class MemoryStore {
     if (clears != null) {
       for (Map.Entry<byte[], byte[]> c : clears.entrySet()) {
         bytes += c.getKey().length + c.getValue().length;
-        for (Map.Entry<byte[], Node> e :
+        for (Map.Entry<byte[], Chain> e :
             data.subMap(c.getKey(), true, c.getValue(), false).entrySet()) {
-          if (e.getValue().value != null) {
+          if (e.getValue().head.value != null) {
             write(e.getKey(), null, version, m);
             written++;
           }
@@ -469,8 +484,7 @@ final class MemoryStore {
           }
           value = ByteKeys.concat(op.value, stamp);
         } else {
-          Node head = data.get(key);
-          value = head == null ? null : head.value;
+          value = latest(key);
         }
         if (op.hasDelta) {
           value = MemoryTransaction.addLittleEndian(value, op.delta);
@@ -508,24 +522,22 @@ final class MemoryStore {
       batchKeys.add(key);
       batchValues.add(value);
     }
-    Node head;
+    Chain chain;
     if (value != null) {
-      // New keys (queue items, fresh stamps) are common: one traversal inserts them.
-      head = data.putIfAbsent(key, new Node(version, value, null));
-      if (head == null) {
+      // New keys (queue items, fresh stamps) are common: one traversal inserts them, and one finds
+      // the chain of a key that exists.
+      chain = data.putIfAbsent(key, new Chain(new Node(version, value, null)));
+      if (chain == null) {
         return;
       }
     } else {
-      head = data.get(key);
-      if (head == null || head.value == null) {
+      chain = data.get(key);
+      if (chain == null || chain.head.value == null) {
         return;
       }
     }
-    Node older = head;
-    if (head != null && head.version == version) {
-      older = head.older;
-    }
-    Node node = new Node(version, value, older);
+    Node head = chain.head;
+    Node older = head.version == version ? head.older : head;
     // Only the predecessor is looked at: walking down to m here would make every write of a hot
     // key quadratic while one slow reader holds m back. Deeper garbage waits for collect().
     if (older != null
@@ -535,9 +547,9 @@ final class MemoryStore {
         && older.older != TRUNCATED) {
       older.older = TRUNCATED;
     }
-    data.put(key, node);
+    chain.head = new Node(version, value, older);
     if (value == null || (older != null && older != TRUNCATED)) {
-      gcQueue.addLast(new GcEntry(key, version));
+      gcQueue.addLast(new GcEntry(key, chain, version));
     }
   }
 
@@ -549,7 +561,8 @@ final class MemoryStore {
         return;
       }
       gcQueue.pollFirst();
-      Node head = data.get(g.key());
+      Chain chain = g.chain();
+      Node head = chain.head;
       Node keep = head;
       while (keep != null && keep != TRUNCATED && keep.version > m) {
         keep = keep.older;
@@ -558,11 +571,17 @@ final class MemoryStore {
         continue;
       }
       if (keep == head && head.value == null) {
-        data.remove(g.key(), head);
+        data.remove(g.key(), chain);
       } else if (keep.older != null) {
         keep.older = TRUNCATED;
       }
     }
+  }
+
+  /** The newest committed value of {@code key}; called under the commit lock. */
+  private byte @Nullable [] latest(byte[] key) {
+    Chain chain = data.get(key);
+    return chain == null ? null : chain.head.value;
   }
 
   // ---------------------------------------------------------------- watches
@@ -623,8 +642,7 @@ final class MemoryStore {
         continue;
       }
       stats.watchesArmed.increment();
-      Node head = data.get(w.key);
-      if (w.triggered || !Arrays.equals(w.seen, head == null ? null : head.value)) {
+      if (w.triggered || !Arrays.equals(w.seen, latest(w.key))) {
         fired.add(w);
         continue;
       }
@@ -665,8 +683,7 @@ final class MemoryStore {
     if (list == null) {
       return;
     }
-    Node head = data.get(key);
-    byte[] latest = head == null ? null : head.value;
+    byte[] latest = latest(key);
     for (Iterator<Watch> it = list.iterator(); it.hasNext(); ) {
       Watch w = it.next();
       if (!Arrays.equals(w.seen, latest)) {

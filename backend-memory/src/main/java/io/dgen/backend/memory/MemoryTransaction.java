@@ -398,11 +398,11 @@ final class MemoryTransaction implements Transaction {
     long rv = storageReadVersion();
     stats.rangesRead.increment();
 
-    NavigableMap<byte[], MemoryStore.Node> stored = store.data.subMap(begin, true, end, false);
+    NavigableMap<byte[], MemoryStore.Chain> stored = store.data.subMap(begin, true, end, false);
     if (reverse) {
       stored = stored.descendingMap();
     }
-    Iterator<Map.Entry<byte[], MemoryStore.Node>> si = stored.entrySet().iterator();
+    Iterator<Map.Entry<byte[], MemoryStore.Chain>> si = stored.entrySet().iterator();
     NavigableMap<byte[], Op> own = null;
     if (writes != null) {
       own = writes.subMap(begin, true, end, false);
@@ -428,7 +428,7 @@ final class MemoryTransaction implements Transaction {
         advanceStored = false;
         sk = null;
         while (si.hasNext()) {
-          Map.Entry<byte[], MemoryStore.Node> e = si.next();
+          Map.Entry<byte[], MemoryStore.Chain> e = si.next();
           byte[] k = e.getKey();
           if ((own != null && own.containsKey(k)) || (cleared != null && covers(cleared, k))) {
             continue;
