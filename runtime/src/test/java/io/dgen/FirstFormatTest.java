@@ -52,7 +52,7 @@ class FirstFormatTest extends RuntimeTestBase {
         tx -> {
           for (int i = 0; i < items.length; i++) {
             tx.setVersionstampedKey(
-                keys.itemPrefix(), keys.newItemKey(ServerKeys.LANE_NORMAL, i), items[i]);
+                keys.lanePrefix(ServerKeys.LANE_NORMAL), ServerKeys.newItemKey(i), items[i]);
             tx.add(keys.pushCounter(), 1);
           }
           return null;

@@ -104,7 +104,7 @@ class TypeTableTest extends RuntimeTestBase {
         tx -> {
           tx.set(keys.typeKey(index), Forbidden.class.getName().getBytes(StandardCharsets.UTF_8));
           tx.setVersionstampedKey(
-              keys.itemPrefix(), keys.newItemKey(ServerKeys.LANE_NORMAL, 0), item);
+              keys.lanePrefix(ServerKeys.LANE_NORMAL), ServerKeys.newItemKey(0), item);
           tx.add(keys.pushCounter(), 1);
           return null;
         });

@@ -60,9 +60,9 @@ public final class ServerKeys {
   /** Lane of normally pushed items. */
   public static final long LANE_NORMAL = 1;
 
-  private final byte[] tenantPrefix;
   private final Tuple tuid;
-  private final Tuple itemsTuple;
+  private final byte[] normalLanePrefix;
+  private final byte[] headLanePrefix;
   private final Subspace root;
   private final Subspace state;
   private final byte[] versionKey;
@@ -87,14 +87,14 @@ public final class ServerKeys {
    * @param tuid the server's identity
    */
   public ServerKeys(Subspace tenant, Tuple tuid) {
-    this.tenantPrefix = tenant.getKey();
     this.tuid = tuid;
-    this.itemsTuple = tuid.addAll(Tuple.from(QUEUE, LAYOUT_VERSION, "i"));
     this.root = tenant.subspace(tuid);
     this.state = root.subspace(Tuple.from(STATE, LAYOUT_VERSION));
     this.versionKey = state.pack(Tuple.from("v"));
     Subspace queue = root.subspace(Tuple.from(QUEUE, LAYOUT_VERSION));
     this.items = queue.subspace(Tuple.from("i"));
+    this.normalLanePrefix = items.pack(Tuple.from(LANE_NORMAL));
+    this.headLanePrefix = items.pack(Tuple.from(LANE_HEAD));
     this.pushCounter = queue.pack(Tuple.from("n"));
     this.popCounter = queue.pack(Tuple.from("p"));
     this.types = queue.subspace(Tuple.from("t"));
@@ -139,14 +139,24 @@ public final class ServerKeys {
     return items;
   }
 
-  /** The raw prefix that {@link #newItemKey} is relative to (the tenant's prefix). */
-  public byte[] itemPrefix() {
-    return tenantPrefix;
+  /**
+   * The packed prefix of the items of {@code lane}; a new item's key is it followed by {@link
+   * #newItemKey} (a tuple packs element by element, so this is the key of {@code (tuid, "q", 0,
+   * "i", lane, stamp)}), which a backend packs without rebuilding the whole tuple.
+   */
+  public byte[] lanePrefix(long lane) {
+    if (lane == LANE_NORMAL) {
+      return normalLanePrefix;
+    }
+    if (lane == LANE_HEAD) {
+      return headLanePrefix;
+    }
+    throw new IllegalArgumentException("no such lane: " + lane);
   }
 
-  /** The tuple, relative to {@link #itemPrefix()}, of a new item in {@code lane}. */
-  public Tuple newItemKey(long lane, int userVersion) {
-    return itemsTuple.add(lane).add(Versionstamp.incomplete(userVersion));
+  /** The tuple, relative to {@link #lanePrefix}, of a new item. */
+  public static Tuple newItemKey(int userVersion) {
+    return Tuple.from(Versionstamp.incomplete(userVersion));
   }
 
   /** The push counter. */
@@ -209,7 +219,7 @@ public final class ServerKeys {
    * only, so pushes never conflict.
    */
   public void push(Transaction tx, long lane, byte[] item, TenantKeys tenant) {
-    tx.setVersionstampedKey(tenantPrefix, newItemKey(lane, UserVersions.next(tx)), item);
+    tx.setVersionstampedKey(lanePrefix(lane), newItemKey(UserVersions.next(tx)), item);
     tx.add(pushCounter, 1);
     tenant.ring(tx, wakeId);
   }

@@ -68,6 +68,17 @@ final class Stamps {
    * @throws IllegalArgumentException unless {@code tuple} holds exactly one incomplete stamp
    */
   static byte[] packWithMaxStamp(byte[] prefix, Tuple tuple, int[] offset) {
+    if (tuple.size() == 1 && tuple.get(0) instanceof Versionstamp vs && !vs.isComplete()) {
+      // The common shape (a queue's items: the rest of the key is in the prefix): the tuple
+      // encoding of a stamp written directly.
+      byte[] key = Arrays.copyOf(prefix, prefix.length + 13);
+      key[prefix.length] = VERSIONSTAMP_CODE;
+      System.arraycopy(MAX_TR_VERSION, 0, key, prefix.length + 1, 10);
+      key[prefix.length + 11] = (byte) (vs.getUserVersion() >>> 8);
+      key[prefix.length + 12] = (byte) vs.getUserVersion();
+      offset[0] = prefix.length + 1;
+      return key;
+    }
     Tuple top = completeSingle(tuple, MAX_TR_VERSION);
     byte[] key = ByteKeys.concat(prefix, top.pack());
     int at = uniqueStamp(key, prefix.length);

@@ -42,6 +42,15 @@ class StampsTest {
   }
 
   @Test
+  void packWithMaxStamp_aLoneStamp_isPackedAsTheTupleWouldBe() {
+    for (int userVersion : new int[] {0, 1, 0x0102, 0xffff}) {
+      assertPlacesStamp(
+          Tuple.from(Versionstamp.incomplete(userVersion)),
+          Tuple.from(Versionstamp.complete(STAMP, userVersion)));
+    }
+  }
+
+  @Test
   void packWithMaxStamp_findsTheStampWhenAnotherElementContainsItsEncoding() {
     byte[] lookalike = new byte[12];
     Arrays.fill(lookalike, (byte) 0xff);
