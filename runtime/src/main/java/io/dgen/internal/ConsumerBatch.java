@@ -375,7 +375,6 @@ final class ConsumerBatch<S, M> {
           && (batchBytes(tx) > BATCH_BYTES || nanoTime.getAsLong() - start > BATCH_NANOS)) {
         break; // the rest stays queued for the next batch
       }
-      queue.pop(tx, item.kv());
       attempt.popped(item.kv());
       processed++;
       if (item.undecodable() != null) {
@@ -423,6 +422,9 @@ final class ConsumerBatch<S, M> {
     }
     // A state too large for what the transaction has left is a limit error (see blame): in a
     // batch of several items, they are run one by one; alone, it is the item's failure.
+    if (processed > 0) {
+      ServerQueue.pop(tx, items.get(0).kv().key(), items.get(processed - 1).kv().key());
+    }
     StoredState written = states.write(tx, loaded, state);
     queue.popped(tx, processed);
     sweeper.sweep(tx);

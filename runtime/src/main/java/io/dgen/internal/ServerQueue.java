@@ -2,6 +2,7 @@ package io.dgen.internal;
 
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.dgen.From;
+import io.dgen.backend.ByteKeys;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
@@ -10,6 +11,7 @@ import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.TypeRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -232,10 +234,23 @@ final class ServerQueue<M> {
         .getRangeAsync(keys.items().range().begin, keys.items().range().end, limit, false);
   }
 
-  /** Removes a peeked item, conflicting with whoever else pops it. */
-  void pop(Transaction tx, KeyValue item) {
-    tx.addReadConflictKey(item.key());
-    tx.clear(item.key());
+  /**
+   * Removes a run of peeked items, {@code first} to {@code last} inclusive, conflicting with
+   * whoever else pops any of them: one read-conflict range and one range clear, not one of each per
+   * item. The run is the head of the queue as of the batch's read, so no other item lies between
+   * them then; an item that a concurrent commit puts in between (only a re-queue at the head lane
+   * can) makes the batch conflict and run again, never lost. Items pushed later sort after {@code
+   * last}: their stamps are newer.
+   */
+  static void pop(Transaction tx, byte[] first, byte[] last) {
+    if (Arrays.equals(first, last)) {
+      tx.addReadConflictKey(first);
+      tx.clear(first); // a clear's bytes are its key's; a range clear's are both bounds
+      return;
+    }
+    byte[] end = ByteKeys.keyAfter(last);
+    tx.addReadConflictRange(first, end);
+    tx.clearRange(first, end);
   }
 
   /** Counts {@code n} items as popped (by a batch, or moved out of the queue). */

@@ -464,7 +464,8 @@ final class MemoryStore {
         for (Map.Entry<byte[], Chain> e :
             data.subMap(c.getKey(), true, c.getValue(), false).entrySet()) {
           if (e.getValue().head.value != null) {
-            write(e.getKey(), null, version, m);
+            toStorage(e.getKey(), null);
+            replaceHead(e.getKey(), e.getValue(), null, version, m);
             written++;
           }
         }
@@ -518,10 +519,7 @@ final class MemoryStore {
   }
 
   private void write(byte[] key, byte @Nullable [] value, long version, long m) {
-    if (storage != null) {
-      batchKeys.add(key);
-      batchValues.add(value);
-    }
+    toStorage(key, value);
     Chain chain;
     if (value != null) {
       // New keys (queue items, fresh stamps) are common: one traversal inserts them, and one finds
@@ -536,6 +534,19 @@ final class MemoryStore {
         return;
       }
     }
+    replaceHead(key, chain, value, version, m);
+  }
+
+  /** Adds a write to the applying commit's batch for the storage, if there is one. */
+  private void toStorage(byte[] key, byte @Nullable [] value) {
+    if (storage != null) {
+      batchKeys.add(key);
+      batchValues.add(value);
+    }
+  }
+
+  /** Makes {@code value} the newest version of {@code key}, whose chain is {@code chain}. */
+  private void replaceHead(byte[] key, Chain chain, byte @Nullable [] value, long version, long m) {
     Node head = chain.head;
     Node older = head.version == version ? head.older : head;
     // Only the predecessor is looked at: walking down to m here would make every write of a hot
