@@ -208,8 +208,10 @@ public final class DGen implements AutoCloseable {
     }
 
     /**
-     * The Jackson mapper for messages, replies and state. Default: a Smile mapper with Jackson's
-     * defaults. Must produce a binary format that it can read back.
+     * The Jackson mapper for messages, replies and state, used as given. Default: a Smile mapper
+     * with Jackson's defaults that constructs records through a handle prepared once per type
+     * (Jackson 3.3 builds a spreader per constructor call). Must produce a binary format that it
+     * can read back.
      *
      * @param mapper the mapper
      * @return this builder

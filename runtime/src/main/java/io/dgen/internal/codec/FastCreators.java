@@ -19,7 +19,7 @@ import tools.jackson.databind.module.SimpleModule;
  * {@code @JsonCreator} constructor) through a spreading {@link MethodHandle} made once per type.
  *
  * <p>Jackson 3.3 calls such a constructor with {@code MethodHandle.invokeWithArguments}, which
- * builds a spreader for every call: a profile of a cast at consumeK 64 put a tenth of the CPU per
+ * builds a spreader for every call: a profile of a cast at consumeK 64 put 6 % of the CPU per
  * message there. Behaviour is Jackson's own: the same creator, the same arguments, an exception
  * from the constructor reported the way {@link StdValueInstantiator} reports it. Types whose
  * constructor cannot be unreflected keep Jackson's instantiator.
