@@ -34,18 +34,18 @@ import org.jspecify.annotations.Nullable;
  *
  * <h2>Locking</h2>
  *
- * One lock ({@link #lock}) serializes commits: the conflict check against the log of recent
- * commits' write ranges, applying the mutations, arming and firing watches and garbage collection
- * all happen under it, and nothing under it calls user code (fired watches are completed on the
- * executor after the lock is released). Acquiring a read version takes no lock.
+ * One lock ({@link #lock}) serializes commits: the conflict check against the recent commits' write
+ * ranges ({@link ConflictIndex}), applying the mutations, arming and firing watches and garbage
+ * collection all happen under it, and nothing under it calls user code (fired watches are completed
+ * on the executor after the lock is released). Acquiring a read version takes no lock.
  *
  * <h2>Garbage collection</h2>
  *
  * Every attempt that has a read version holds a reference on a {@link ReadEpoch}; the oldest epoch
  * still referenced bounds the versions anyone may still read ({@code m}). A commit that writes a
  * key cuts its chain below the previous version when that is {@code <= m}, and queues keys whose
- * chains still hold garbage; later commits finish them once {@code m} has passed them. The commit
- * log is trimmed to versions above {@code m}. Epochs older than FoundationDB's five-second
+ * chains still hold garbage; later commits finish them once {@code m} has passed them. The conflict
+ * index forgets commits at or below {@code m}. Epochs older than FoundationDB's five-second
  * transaction lifetime (plus the second during which an epoch admits new readers) are retired even
  * while referenced: their holders fail with {@code transaction_too_old} anyway. A cut chain ends in
  * {@link #TRUNCATED}, so a reader that reaches below the cut gets {@code 1007}; and readers check
@@ -130,8 +130,6 @@ final class MemoryStore {
     }
   }
 
-  private record CommitRecord(long version, KeyRanges writes) {}
-
   private record GcEntry(byte[] key, Chain chain, long version) {}
 
   final ConcurrentSkipListMap<byte[], Chain> data =
@@ -157,7 +155,7 @@ final class MemoryStore {
   private final Object publishLock = new Object();
 
   // Guarded by lock.
-  private final ArrayDeque<CommitRecord> log = new ArrayDeque<>();
+  private final ConflictIndex recentWrites = new ConflictIndex();
   private final ArrayDeque<GcEntry> gcQueue = new ArrayDeque<>();
   private final TreeMap<byte[], ArrayList<Watch>> watches = new TreeMap<>(ByteKeys.COMPARATOR);
   private int armedWatches;
@@ -305,10 +303,10 @@ final class MemoryStore {
     return n;
   }
 
-  /** Number of commits kept in the conflict log (for tests). */
+  /** Number of commits' entries kept for conflict checks (for tests). */
   int logSize() {
     synchronized (lock) {
-      return log.size();
+      return recentWrites.size();
     }
   }
 
@@ -346,7 +344,7 @@ final class MemoryStore {
         throw new BackendException(
             BackendException.NOT_COMMITTED, "injected by faults().failNextCommits");
       }
-      if (!reads.isEmpty() && rv >= 0 && conflicts(rv, reads)) {
+      if (!reads.isEmpty() && rv >= 0 && recentWrites.conflicts(rv, reads)) {
         stats.conflicts.increment();
         throw new BackendException(BackendException.NOT_COMMITTED, "readVersion=" + rv);
       }
@@ -364,10 +362,8 @@ final class MemoryStore {
         appendToStorage(version);
       }
       lastCommitted = version;
-      log.addLast(new CommitRecord(version, writeRanges.build()));
-      while (!log.isEmpty() && log.peekFirst().version() <= m) {
-        log.pollFirst();
-      }
+      recentWrites.add(version, writeRanges.build());
+      recentWrites.trim(m);
       collect(m, Math.max(64, 2 * written));
       if (storage == null) {
         visibleVersion = version;
@@ -427,20 +423,6 @@ final class MemoryStore {
       cancelled = armAll(list, fired);
     }
     completeLater(fired, cancelled);
-  }
-
-  private boolean conflicts(long readVersion, KeyRanges reads) {
-    Iterator<CommitRecord> it = log.descendingIterator();
-    while (it.hasNext()) {
-      CommitRecord c = it.next();
-      if (c.version() <= readVersion) {
-        return false;
-      }
-      if (reads.intersects(c.writes())) {
-        return true;
-      }
-    }
-    return false;
   }
 
   /**
