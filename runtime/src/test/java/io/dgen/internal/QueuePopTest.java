@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.KeyValue;
-import io.dgen.backend.Transaction;
 import io.dgen.backend.memory.MemoryBackend;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -22,11 +21,18 @@ class QueuePopTest {
   private final ServerKeys keys =
       new ServerKeys(backend.directory("queue-pop"), Tuple.from("server"));
 
-  private void push(Transaction tx, long lane, String value, int userVersion) {
-    tx.setVersionstampedKey(
-        keys.lanePrefix(lane),
-        ServerKeys.newItemKey(userVersion),
-        value.getBytes(StandardCharsets.UTF_8));
+  /** Pushes {@code values} to {@code lane} in one transaction. */
+  private void pushed(long lane, String... values) {
+    backend.run(
+        tx -> {
+          for (int i = 0; i < values.length; i++) {
+            tx.setVersionstampedKey(
+                keys.lanePrefix(lane),
+                ServerKeys.newItemKey(i),
+                values[i].getBytes(StandardCharsets.UTF_8));
+          }
+          return null;
+        });
   }
 
   private List<String> queued() {
@@ -37,15 +43,18 @@ class QueuePopTest {
                 .toList());
   }
 
-  /** Peeks the whole queue and pops it, running {@code meanwhile} once between the two. */
-  private int popAll(Runnable meanwhile) {
+  /**
+   * Peeks the whole queue and pops it, pushing {@code late} to {@code lane} between the two in the
+   * first attempt; returns the number of attempts.
+   */
+  private int popAllWhilePushing(long lane, String late) {
     AtomicInteger attempts = new AtomicInteger();
     backend.run(
         tx -> {
           List<KeyValue> peeked =
               tx.snapshot().getRange(keys.items().range().begin, keys.items().range().end);
           if (attempts.incrementAndGet() == 1) {
-            meanwhile.run();
+            pushed(lane, late);
           }
           ServerQueue.pop(tx, peeked.get(0).key(), peeked.get(peeked.size() - 1).key());
           return null;
@@ -55,45 +64,22 @@ class QueuePopTest {
 
   @Test
   void aHeadLaneItemCommittedInsideThePoppedRun_makesTheBatchRunAgain() {
-    backend.run(
-        tx -> {
-          push(tx, ServerKeys.LANE_HEAD, "h1", 0);
-          push(tx, ServerKeys.LANE_NORMAL, "n1", 1);
-          push(tx, ServerKeys.LANE_NORMAL, "n2", 2);
-          return null;
-        });
+    pushed(ServerKeys.LANE_HEAD, "h1");
+    pushed(ServerKeys.LANE_NORMAL, "n1", "n2");
 
-    int attempts =
-        popAll(
-            () ->
-                backend.run(
-                    tx -> {
-                      push(tx, ServerKeys.LANE_HEAD, "late", 0);
-                      return null;
-                    }));
+    int attempts = popAllWhilePushing(ServerKeys.LANE_HEAD, "late");
 
     assertThat(attempts)
-        .isEqualTo(2); // the first attempt conflicted: "late" was not cleared unseen
-    assertThat(queued()).isEmpty(); // the second attempt peeked it, and popped all four
+        .as("the first attempt conflicted: late was not cleared unseen")
+        .isEqualTo(2);
+    assertThat(queued()).as("the second peeked late too and popped all four").isEmpty();
   }
 
   @Test
   void anItemPushedBehindThePoppedRun_neitherConflictsNorIsCleared() {
-    backend.run(
-        tx -> {
-          push(tx, ServerKeys.LANE_NORMAL, "n1", 0);
-          push(tx, ServerKeys.LANE_NORMAL, "n2", 1);
-          return null;
-        });
+    pushed(ServerKeys.LANE_NORMAL, "n1", "n2");
 
-    int attempts =
-        popAll(
-            () ->
-                backend.run(
-                    tx -> {
-                      push(tx, ServerKeys.LANE_NORMAL, "n3", 0);
-                      return null;
-                    }));
+    int attempts = popAllWhilePushing(ServerKeys.LANE_NORMAL, "n3");
 
     assertThat(attempts).isEqualTo(1);
     assertThat(queued()).containsExactly("n3");
@@ -101,12 +87,7 @@ class QueuePopTest {
 
   @Test
   void aSingleItem_isPoppedWithAPointClear() {
-    backend.run(
-        tx -> {
-          push(tx, ServerKeys.LANE_NORMAL, "only", 0);
-          push(tx, ServerKeys.LANE_NORMAL, "next", 1);
-          return null;
-        });
+    pushed(ServerKeys.LANE_NORMAL, "only", "next");
     byte[] only =
         backend
             .run(tx -> tx.getRange(keys.items().range().begin, keys.items().range().end))
