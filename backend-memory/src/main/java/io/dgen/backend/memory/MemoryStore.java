@@ -459,6 +459,7 @@ final class MemoryStore {
         byte[] key = e.getKey();
         MemoryTransaction.Op op = e.getValue();
         byte[] value;
+        Chain stored = null; // found when the value builds on the stored one (an atomic add)
         if (op.base == MemoryTransaction.Op.VALUE) {
           value = op.value;
         } else if (op.base == MemoryTransaction.Op.STAMPED) {
@@ -467,13 +468,19 @@ final class MemoryStore {
           }
           value = ByteKeys.concat(op.value, stamp);
         } else {
-          value = latest(key);
+          stored = data.get(key);
+          value = stored == null ? null : stored.head.value;
         }
         if (op.hasDelta) {
           value = MemoryTransaction.addLittleEndian(value, op.delta);
         }
         bytes += key.length + (value == null ? 0 : value.length);
-        write(key, value, version, m);
+        if (stored != null && value != null) {
+          toStorage(key, value); // the chain is at hand: no second lookup
+          replaceHead(key, stored, value, version, m);
+        } else {
+          write(key, value, version, m);
+        }
         written++;
       }
     }
