@@ -420,11 +420,12 @@ final class ConsumerBatch<S, M> {
         break;
       }
     }
-    // A state too large for what the transaction has left is a limit error (see blame): in a
-    // batch of several items, they are run one by one; alone, it is the item's failure.
     if (processed > 0) {
+      // The items processed are the first ones peeked, so one range pops them all.
       ServerQueue.pop(tx, items.get(0).kv().key(), items.get(processed - 1).kv().key());
     }
+    // A state too large for what the transaction has left is a limit error (see blame): in a
+    // batch of several items, they are run one by one; alone, it is the item's failure.
     StoredState written = states.write(tx, loaded, state);
     queue.popped(tx, processed);
     sweeper.sweep(tx);
