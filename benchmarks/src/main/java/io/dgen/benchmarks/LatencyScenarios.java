@@ -121,7 +121,10 @@ final class LatencyScenarios {
           cost,
           0,
           cpu,
-          Map.of("latencyMs", (double) ms),
+          ms == 0
+              ? Map.of("latencyMs", 0.0)
+              : Map.of(
+                  "latencyMs", (double) ms, "ceiling", (double) inFlight * consumeK * 1000 / ms),
           ceiling);
     }
   }

@@ -227,7 +227,31 @@ final class Report {
         "drain-k1-0ms",
         Row::opsPerSecond,
         "/s");
+    ofCeiling(out, "drain K=16 at 10 ms ÷ its ceiling", "drain-k16-10ms");
+    ofCeiling(out, "drain K=1 at 5 ms ÷ its ceiling", "drain-k1-5ms");
     return out.toString();
+  }
+
+  /**
+   * A drain at latency against the most its servers allow, one batch each at a time: {@code
+   * min(servers, batches in flight) × K ÷ latency}.
+   */
+  private void ofCeiling(StringBuilder out, String name, String id) {
+    row(id)
+        .filter(r -> r.metrics().containsKey("ceiling"))
+        .ifPresent(
+            r -> {
+              double x = r.opsPerSecond();
+              double y = r.metric("ceiling");
+              out.append(
+                  String.format(
+                      Locale.ROOT,
+                      "  %-46s %8s   (%s/s ÷ %s/s)%n",
+                      name,
+                      num(x / y, 3),
+                      num(x, 0),
+                      num(y, 0)));
+            });
   }
 
   private void ratio(
