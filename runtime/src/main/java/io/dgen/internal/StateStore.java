@@ -212,9 +212,20 @@ final class StateStore<S> implements CommitRunner.Observer {
    * transaction holds already (a batch's items, replies and the callbacks' own writes, with their
    * conflict ranges) and less {@link #MARGIN} for what follows the state write (the version key,
    * the pops' count, a sweep, the commit marker). Asked once per state write that changes
-   * something: {@link Transaction#getApproximateSize()} is not free.
+   * something; {@link Transaction#getApproximateSize()} is not free (a call into FoundationDB's
+   * client that this thread would wait for), so a transaction whose tracked size bound leaves the
+   * whole default budget is answered from the bound: a value at least the codec's budget, so the
+   * codec's own budget is the one that applies, exactly as with the real size.
    */
   static long budgetLeft(Transaction tx) {
+    if (tx instanceof TrackingTransaction own) {
+      long bound = own.sizeBound();
+      if (bound >= 0
+          && bound <= TRANSACTION_LIMIT - MARGIN - StateTooLargeException.DEFAULT_BUDGET) {
+        // Far from the limit: the codec's own budget binds, and the client is not asked.
+        return TRANSACTION_LIMIT - MARGIN - bound;
+      }
+    }
     return TRANSACTION_LIMIT - tx.getApproximateSize() - MARGIN;
   }
 
