@@ -83,6 +83,23 @@ final class TrackingTransaction implements Transaction {
     }
   }
 
+  /**
+   * The packed size of a tuple whose last element is its only incomplete versionstamp (a queue
+   * item's key, a wake-log entry), measured without the stamp (which would load the client
+   * library); -1 for any other tuple.
+   */
+  private static long packedWithTrailingStamp(Tuple key) {
+    int n = key.size();
+    if (n == 0 || !(key.get(n - 1) instanceof Versionstamp v) || v.isComplete()) {
+      return -1;
+    }
+    if (n == 1) {
+      return PACKED_STAMP;
+    }
+    Tuple rest = key.popBack();
+    return rest.hasIncompleteVersionstamp() ? -1 : rest.getPackedSize() + PACKED_STAMP;
+  }
+
   /** The conflict range of one key: the key and the key after it. */
   private static long keyRange(byte[] key) {
     return 2L * key.length + 1;
@@ -172,9 +189,10 @@ final class TrackingTransaction implements Transaction {
     // An estimate: Tuple.getPackedSize() of a tuple with an incomplete versionstamp asks the
     // native FoundationDB client for its API version, which the runtime must never load.
     wrote(prefix.length + STAMPED_KEY_ESTIMATE + value.length);
-    if (key.size() == 1 && key.get(0) instanceof Versionstamp v && !v.isComplete()) {
-      long packed = prefix.length + PACKED_STAMP; // a queue item's key: the common case
-      bound(packed + 4 + value.length + 2 * packed + 1);
+    long packed = packedWithTrailingStamp(key);
+    if (packed >= 0) {
+      long size = prefix.length + packed;
+      bound(size + 4 + value.length + 2 * size + 1);
     } else {
       sizeBound = -1; // packing it to measure would load the client library
     }

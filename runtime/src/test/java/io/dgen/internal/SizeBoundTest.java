@@ -74,7 +74,7 @@ class SizeBoundTest {
     }
 
     @Test
-    void aVersionstampedKeyOfAnyOtherShape_makesTheBoundUnknown() {
+    void aStampThatIsNotTheLastElement_makesTheBoundUnknown() {
       Backend backend = open();
       opened.add(backend);
       byte[] root = backend.directory("size-bound-stamps").getKey();
@@ -86,10 +86,14 @@ class SizeBoundTest {
                 long lone = tx.sizeBound();
                 tx.setVersionstampedKey(
                     root, Tuple.from("log", Versionstamp.incomplete(1)), new byte[10]);
-                return new long[] {lone, tx.sizeBound()};
+                long trailing = tx.sizeBound();
+                tx.setVersionstampedKey(
+                    root, Tuple.from(Versionstamp.incomplete(2), "tail"), new byte[10]);
+                return new long[] {lone, trailing, tx.sizeBound()};
               });
       assertThat(bounds[0]).isPositive();
-      assertThat(bounds[1]).isEqualTo(-1);
+      assertThat(bounds[1]).isGreaterThan(bounds[0]);
+      assertThat(bounds[2]).isEqualTo(-1);
     }
   }
 
@@ -107,7 +111,12 @@ class SizeBoundTest {
       case 3 -> tx.add(key, random.nextLong());
       case 4 ->
           tx.setVersionstampedKey(
-              root, Tuple.from(Versionstamp.incomplete(random.nextInt(100))), value);
+              root,
+              random.nextBoolean()
+                  ? Tuple.from(Versionstamp.incomplete(random.nextInt(100)))
+                  : Tuple.from(
+                      "w", random.nextInt(1_000), Versionstamp.incomplete(random.nextInt(100))),
+              value);
       case 5 -> // never read: reading a key stamped in this transaction fails with 1036
           tx.setVersionstampedValue(
               ByteKeys.concat(root, Tuple.from("v", random.nextInt(50)).pack()), value);
