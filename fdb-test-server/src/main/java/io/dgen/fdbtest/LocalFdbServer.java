@@ -105,8 +105,12 @@ public final class LocalFdbServer implements AutoCloseable {
 
   /**
    * Finds a FoundationDB installation: the folder named by the system property {@value
-   * #HOME_PROPERTY} or the environment variable {@value #HOME_ENV}, else the folder above the
-   * {@code bin/} that holds an {@code fdbserver} found on the {@code PATH}.
+   * #HOME_PROPERTY} or the environment variable {@value #HOME_ENV}; else a {@code shared/fdb}
+   * folder holding {@code bin/fdbserver} and {@code bin/fdbcli} beside the working directory or
+   * beside one of its parents (the team's machines keep one next to each checkout, and {@code
+   * .ci/run} uses it by the same rule, so a plain {@code mvn test} in a module runs the
+   * FoundationDB tests against it too); else the folder above the {@code bin/} that holds an {@code
+   * fdbserver} found on the {@code PATH}.
    *
    * @return the installation, or empty if there is none
    * @throws IllegalArgumentException if {@value #HOME_PROPERTY} or {@value #HOME_ENV} names a
@@ -119,6 +123,13 @@ public final class LocalFdbServer implements AutoCloseable {
     }
     if (home != null && !home.isBlank()) {
       return Optional.of(Installation.at(Path.of(home)));
+    }
+    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+      Path shared = dir.resolve("shared").resolve("fdb");
+      if (executable(shared.resolve("bin").resolve("fdbserver"))
+          && executable(shared.resolve("bin").resolve("fdbcli"))) {
+        return Optional.of(Installation.at(shared));
+      }
     }
     return onPath("fdbserver")
         .map(

@@ -26,10 +26,10 @@ import org.testcontainers.DockerClientFactory;
  * <ol>
  *   <li>{@code FDB_CLUSTER_FILE} is set: that cluster (it must exist; the tests only touch keys in
  *       their own fresh directories).
- *   <li>Otherwise, a local FoundationDB installation ({@code DGEN_FDB_HOME}, or {@code fdbserver}
- *       on the {@code PATH}; see {@link LocalFdbServer#findInstallation()}): one throwaway {@link
- *       LocalFdbServer} for the whole JVM, its data under the module's {@code target/fdb/}, stopped
- *       when the JVM exits.
+ *   <li>Otherwise, a local FoundationDB installation ({@code DGEN_FDB_HOME}, a {@code shared/fdb}
+ *       beside the checkout, or {@code fdbserver} on the {@code PATH}; see {@link
+ *       LocalFdbServer#findInstallation()}): one throwaway {@link LocalFdbServer} for the whole
+ *       JVM, its data under the module's {@code target/fdb/}, stopped when the JVM exits.
  *   <li>Otherwise, Docker is available: one {@link FdbContainer} started for the whole JVM.
  *   <li>Otherwise the class is skipped: {@value #NO_FOUNDATIONDB}.
  * </ol>
@@ -62,8 +62,8 @@ public final class FdbTestEnvironment
 
   /** The reason shown for skipped tests when no cluster can be had. */
   public static final String NO_FOUNDATIONDB =
-      "no FoundationDB: set FDB_CLUSTER_FILE or DGEN_FDB_HOME, put fdbserver on the PATH, or run"
-          + " with Docker";
+      "no FoundationDB: set FDB_CLUSTER_FILE or DGEN_FDB_HOME, keep one in shared/fdb beside the"
+          + " checkout, put fdbserver on the PATH, or run with Docker";
 
   /** The system property that turns every skip for want of FoundationDB into a failure. */
   public static final String REQUIRED_PROPERTY = "dgen.fdb.required";
