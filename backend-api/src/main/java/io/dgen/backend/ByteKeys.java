@@ -25,6 +25,21 @@ public final class ByteKeys {
     return Arrays.copyOf(key, key.length + 1);
   }
 
+  /** Whether {@code [begin, end)} holds exactly one key: {@code end} is {@link #keyAfter begin}. */
+  public static boolean isOneKey(byte[] begin, byte[] end) {
+    return end.length == begin.length + 1
+        && end[begin.length] == 0
+        && Arrays.equals(begin, 0, begin.length, end, 0, begin.length);
+  }
+
+  /**
+   * The bytes a clear of {@code [begin, end)} counts as written: its bounds, or the key alone when
+   * the range holds one key, as a clear of that key counts (FoundationDB sends both alike).
+   */
+  public static long clearedBytes(byte[] begin, byte[] end) {
+    return isOneKey(begin, end) ? begin.length : (long) begin.length + end.length;
+  }
+
   /**
    * Returns the first key that does not start with {@code prefix}: the prefix with trailing {@code
    * 0xff} bytes removed and its last byte incremented ({@code strinc} in FoundationDB).

@@ -90,7 +90,7 @@ abstract class ForwardingTransaction implements Transaction {
   @Override
   public void clearRange(byte[] begin, byte[] end) {
     delegate.clearRange(begin, end);
-    wrote(begin.length + end.length);
+    wrote(ByteKeys.clearedBytes(begin, end));
   }
 
   @Override

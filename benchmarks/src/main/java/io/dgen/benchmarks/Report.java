@@ -64,7 +64,8 @@ final class Report {
             + " consumers' share of them (1/K for full batches).\n"
             + "reads/msg: single-key + range reads that reached the store (reads issued together"
             + " count one each: an upper bound on round trips).\n"
-            + "bytes written/msg: key + value bytes of writes (range clears: their bounds)."
+            + "bytes written/msg: key + value bytes of writes (range clears: their bounds, or"
+            + " the key of a range that holds one)."
             + " Counts are machine-independent; timings are not. A note says if any transaction"
             + " was retried.\n");
     String ratios = ratios();

@@ -11,7 +11,6 @@ import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.TypeRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -243,11 +242,6 @@ final class ServerQueue<M> {
    * last}: their stamps are newer.
    */
   static void pop(Transaction tx, byte[] first, byte[] last) {
-    if (Arrays.equals(first, last)) {
-      tx.addReadConflictKey(first);
-      tx.clear(first); // a clear's bytes are its key's; a range clear's are both bounds
-      return;
-    }
     byte[] end = ByteKeys.keyAfter(last);
     tx.addReadConflictRange(first, end);
     tx.clearRange(first, end);

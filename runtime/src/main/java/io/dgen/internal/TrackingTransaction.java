@@ -2,6 +2,7 @@ package io.dgen.internal;
 
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
+import io.dgen.backend.ByteKeys;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
@@ -172,7 +173,7 @@ final class TrackingTransaction implements Transaction {
 
   @Override
   public void clearRange(byte[] begin, byte[] end) {
-    wrote(begin.length + end.length);
+    wrote(ByteKeys.clearedBytes(begin, end));
     bound(2L * (begin.length + end.length));
     tx.clearRange(begin, end);
   }

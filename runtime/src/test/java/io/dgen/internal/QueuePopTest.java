@@ -86,7 +86,7 @@ class QueuePopTest {
   }
 
   @Test
-  void aSingleItem_isPoppedWithAPointClear() {
+  void aRunOfOneItem_popsThatItemAlone() {
     pushed(ServerKeys.LANE_NORMAL, "only", "next");
     byte[] only =
         backend

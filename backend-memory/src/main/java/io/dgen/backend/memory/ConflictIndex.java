@@ -3,7 +3,6 @@ package io.dgen.backend.memory;
 import io.dgen.backend.ByteKeys;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.TreeMap;
@@ -37,7 +36,7 @@ final class ConflictIndex {
     for (int i = 0; i < reads.size(); i++) {
       byte[] begin = reads.begin(i);
       byte[] end = reads.end(i);
-      if (isKey(begin, end)) {
+      if (ByteKeys.isOneKey(begin, end)) {
         Long v = points.get(begin);
         if (v != null && v > readVersion) {
           return true;
@@ -70,7 +69,7 @@ final class ConflictIndex {
     for (int i = 0; i < writes.size(); i++) {
       byte[] begin = writes.begin(i);
       byte[] end = writes.end(i);
-      if (isKey(begin, end)) {
+      if (ByteKeys.isOneKey(begin, end)) {
         points.put(begin, version);
         if (keys == null) {
           keys = new ArrayList<>(writes.size());
@@ -113,13 +112,6 @@ final class ConflictIndex {
   /** Number of single keys remembered (for tests). */
   int keys() {
     return points.size();
-  }
-
-  /** Whether {@code [begin, end)} holds exactly one key: {@code end == begin + 0x00}. */
-  static boolean isKey(byte[] begin, byte[] end) {
-    return end.length == begin.length + 1
-        && end[begin.length] == 0
-        && Arrays.equals(begin, 0, begin.length, end, 0, begin.length);
   }
 
   @Override

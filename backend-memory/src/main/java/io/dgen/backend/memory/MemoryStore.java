@@ -442,7 +442,7 @@ final class MemoryStore {
     TreeMap<byte[], byte[]> clears = tx.clears;
     if (clears != null) {
       for (Map.Entry<byte[], byte[]> c : clears.entrySet()) {
-        bytes += c.getKey().length + c.getValue().length;
+        bytes += ByteKeys.clearedBytes(c.getKey(), c.getValue());
         for (Map.Entry<byte[], Chain> e :
             data.subMap(c.getKey(), true, c.getValue(), false).entrySet()) {
           if (e.getValue().head.value != null) {
