@@ -20,7 +20,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class TrackingTransaction implements Transaction {
 
-  /** Packed size assumed for a versionstamped key's tuple (the stamp alone packs to 13 bytes). */
+  /** Packed size assumed for a versionstamped key's tuple that cannot be measured. */
   private static final int STAMPED_KEY_ESTIMATE = 64;
 
   /** A packed incomplete versionstamp: its type code, ten bytes of version, two of user version. */
@@ -187,15 +187,16 @@ final class TrackingTransaction implements Transaction {
 
   @Override
   public void setVersionstampedKey(byte[] prefix, Tuple key, byte[] value) {
-    // An estimate: Tuple.getPackedSize() of a tuple with an incomplete versionstamp asks the
-    // native FoundationDB client for its API version, which the runtime must never load.
-    wrote(prefix.length + STAMPED_KEY_ESTIMATE + value.length);
+    // Tuple.getPackedSize() of a tuple with an incomplete versionstamp asks the native
+    // FoundationDB client for its API version, which the runtime must never load: a stamp that is
+    // not the last element is estimated, and makes the size bound unknown.
     long packed = packedWithTrailingStamp(key);
+    long size = prefix.length + (packed >= 0 ? packed : STAMPED_KEY_ESTIMATE);
+    wrote(size + value.length);
     if (packed >= 0) {
-      long size = prefix.length + packed;
       bound(size + 4 + value.length + 2 * size + 1);
     } else {
-      sizeBound = -1; // packing it to measure would load the client library
+      sizeBound = -1;
     }
     tx.setVersionstampedKey(prefix, key, value);
   }
