@@ -6,17 +6,14 @@ import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.benchmarks.Target.Bench;
-import java.time.Clock;
+import io.dgen.testkit.ManualClock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -31,30 +28,6 @@ final class TimerScenarios {
   private static final int SERVERS = 16;
   private static final int PER_TRANSACTION = 500;
   private static final Duration LATENESS_DELAY = Duration.ofMillis(20);
-
-  /** A clock that moves when told, so that thousands of timers come due at one instant. */
-  private static final class JumpClock extends Clock {
-    private final AtomicLong millis = new AtomicLong(System.currentTimeMillis());
-
-    void jump(Duration d) {
-      millis.addAndGet(d.toMillis());
-    }
-
-    @Override
-    public Instant instant() {
-      return Instant.ofEpochMilli(millis.get());
-    }
-
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      throw new UnsupportedOperationException();
-    }
-  }
 
   private final Settings settings;
   private final Target target;
@@ -71,7 +44,8 @@ final class TimerScenarios {
    */
   Row fire() {
     int n = settings.manyServers() * 10;
-    JumpClock clock = new JumpClock();
+    // A clock that moves when told, so that thousands of timers come due at one instant.
+    ManualClock clock = new ManualClock(Instant.now());
     try (Bench bench = target.open(10_000);
         DGen dgen = DGen.builder(bench.backend()).clock(clock).build()) {
       Tenant tenant = dgen.tenant(bench.root(), "timers");
@@ -81,7 +55,7 @@ final class TimerScenarios {
       Cost before = bench.cost();
       long cpu0 = Scenarios.processCpuNanos();
       long t0 = System.nanoTime();
-      clock.jump(Duration.ofMinutes(2));
+      clock.advance(Duration.ofMinutes(2));
       dgen.clockAdvanced();
       long elapsed = progress.awaitAtLeast(n, WAIT) - t0;
       Cost cost = bench.cost().minus(before);
