@@ -108,6 +108,88 @@ class ConcurrencyTest {
     }
   }
 
+  private static byte[] slot(int i) {
+    return b(String.format("slot/%02d", i));
+  }
+
+  /**
+   * One token moves between slots: each move deletes the key that holds it and creates another, so
+   * keys keep losing their versions to garbage collection (their chains leave the map) and coming
+   * back. Readers, by range and by key in one transaction, always see exactly one token.
+   */
+  @ParameterizedTest
+  @ValueSource(longs = {7L, 20261202L})
+  void keysDeletedAndCreatedAgain_readersAlwaysSeeOneToken(long seed) throws Exception {
+    try (MemoryBackend backend = contended()) {
+      TestKeys.put(backend, slot(0), b("token"));
+      AtomicBoolean stop = new AtomicBoolean();
+      ExecutorService pool = Executors.newFixedThreadPool(4);
+      try {
+        List<Future<Long>> movers = new ArrayList<>();
+        for (int w = 0; w < 2; w++) {
+          Random random = new Random(seed * 17 + w);
+          movers.add(
+              pool.submit(
+                  () -> {
+                    long moves = 0;
+                    for (int n = 0; n < TRANSFERS; n++) {
+                      int to = random.nextInt(ACCOUNTS);
+                      backend.run(
+                          tx -> {
+                            List<KeyValue> held = tx.getRange(b("slot/"), b("slot0"));
+                            assertThat(held).hasSize(1);
+                            tx.clear(held.get(0).key());
+                            tx.set(slot(to), b("token"));
+                            return null;
+                          });
+                      moves++;
+                    }
+                    return moves;
+                  }));
+        }
+        List<Future<Long>> readers = new ArrayList<>();
+        for (int r = 0; r < 2; r++) {
+          readers.add(
+              pool.submit(
+                  () -> {
+                    long reads = 0;
+                    while (!stop.get()) {
+                      backend.run(
+                          tx -> {
+                            List<KeyValue> held = tx.getRange(b("slot/"), b("slot0"));
+                            assertThat(held).hasSize(1);
+                            int present = 0;
+                            for (int i = 0; i < ACCOUNTS; i++) {
+                              present += tx.get(slot(i)) == null ? 0 : 1;
+                            }
+                            assertThat(present).isEqualTo(1);
+                            return null;
+                          });
+                      reads++;
+                    }
+                    return reads;
+                  }));
+        }
+        for (Future<Long> m : movers) {
+          assertThat(m.get(60, TimeUnit.SECONDS)).isEqualTo(TRANSFERS);
+        }
+        stop.set(true);
+        for (Future<Long> r : readers) {
+          assertThat(r.get(60, TimeUnit.SECONDS)).isPositive();
+        }
+      } finally {
+        pool.shutdownNow();
+      }
+      List<KeyValue> last = backend.run(tx -> tx.getRange(b("slot/"), b("slot0")));
+      assertThat(last).hasSize(1);
+      for (int i = 0; i < 10; i++) {
+        TestKeys.put(backend, b("other"), b("v" + i));
+      }
+      // the deleted slots' chains are gone, not kept as tombstones
+      assertThat(backend.store().data.subMap(b("slot/"), b("slot0"))).hasSize(1);
+    }
+  }
+
   @ParameterizedTest
   @ValueSource(ints = {2, 4})
   void readModifyWrite_onOneKeyEndsWithTheExactTotal(int threads) throws Exception {
