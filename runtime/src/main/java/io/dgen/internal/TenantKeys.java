@@ -38,6 +38,11 @@ public final class TenantKeys {
   static final long SERVERS = 2;
   static final long TIMERS = 3;
   static final long ALARM = 4;
+  static final long PLACEMENT = 8;
+  static final long MEMBERS = 9;
+  static final long LEASES = 10;
+  static final long READY = 11;
+  static final long KIND_TYPES = 12;
 
   /** The byte after the tenant's prefix that no packed tuple starts with. */
   private static final byte RESERVED = (byte) 0xFF;
@@ -50,6 +55,11 @@ public final class TenantKeys {
   private final Subspace servers;
   private final Subspace timers;
   private final byte[] alarm;
+  private final byte[] placement;
+  private final Subspace members;
+  private final Subspace leases;
+  private final Subspace ready;
+  private final Subspace kindTypes;
 
   /** The tenant-level keys of {@code tenant}. */
   public TenantKeys(Subspace tenant) {
@@ -62,6 +72,11 @@ public final class TenantKeys {
     this.servers = runtime.subspace(Tuple.from(SERVERS));
     this.timers = runtime.subspace(Tuple.from(TIMERS));
     this.alarm = runtime.pack(Tuple.from(ALARM));
+    this.placement = runtime.pack(Tuple.from(PLACEMENT));
+    this.members = runtime.subspace(Tuple.from(MEMBERS));
+    this.leases = runtime.subspace(Tuple.from(LEASES));
+    this.ready = runtime.subspace(Tuple.from(READY));
+    this.kindTypes = runtime.subspace(Tuple.from(KIND_TYPES));
   }
 
   /** The server index: {@code (2, tuid..)} for every server started and not killed. */
@@ -148,5 +163,57 @@ public final class TenantKeys {
   /** The wake id of a server or reply slot: a fingerprint of its key, the same in every JVM. */
   static long wakeIdOf(byte[] key) {
     return Hashing.farmHashFingerprint64().hashBytes(key).asLong();
+  }
+
+  // ---------------------------------------------------------------- placement (docs/scale-out.md)
+
+  /** The tenant's placement record: its bucket count, written once (see {@link Buckets}). */
+  public byte[] placement() {
+    return placement;
+  }
+
+  /** Member records {@code (memberId) -> (heartbeat, lease, started, host, pid, kinds)}. */
+  public Subspace members() {
+    return members;
+  }
+
+  /** The member record of {@code memberId}. */
+  byte[] member(java.util.UUID memberId) {
+    return members.pack(Tuple.from(memberId));
+  }
+
+  /** Every lease of the tenant: {@code (kind, bucket) -> (memberId, epoch)}. */
+  public Subspace leases() {
+    return leases;
+  }
+
+  /** The leases of {@code kind}. */
+  Subspace leases(String kind) {
+    return leases.subspace(Tuple.from(kind));
+  }
+
+  /** The lease of {@code (kind, bucket)}. */
+  byte[] lease(String kind, int bucket) {
+    return leases.pack(Tuple.from(kind, bucket));
+  }
+
+  /** The ready index: hosted servers that may have work, by bucket. */
+  public Subspace ready() {
+    return ready;
+  }
+
+  /** The ready servers of {@code bucket}. */
+  Subspace ready(int bucket) {
+    return ready.subspace(Tuple.from(bucket));
+  }
+
+  /** The ready index entry of server {@code tuid} in {@code bucket}. */
+  byte[] readyKey(int bucket, Tuple tuid) {
+    return ready.pack(Tuple.from(bucket).addAll(tuid));
+  }
+
+  /** The type table of {@code kind}: message class names by index, shared by its servers. */
+  Subspace kindTypes(String kind) {
+    return kindTypes.subspace(Tuple.from(kind));
   }
 }

@@ -1,0 +1,301 @@
+package io.dgen.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.apple.foundationdb.subspace.Subspace;
+import io.dgen.backend.Futures;
+import io.dgen.backend.memory.MemoryBackend;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The placement's rounds, driven step by step with a manual clock: several members of one tenant on
+ * one memory backend. A member "dies" by no longer beating or running rounds. Every test checks the
+ * one property the runtime relies on: no bucket is held by two members at once in their own views,
+ * and every bucket ends held by its desired owner.
+ */
+class PlacementTest {
+
+  private static final int BUCKETS = 64;
+  private static final Duration LEASE = Duration.ofSeconds(5);
+  private static final String KIND = "account";
+
+  private final MemoryBackend backend = MemoryBackend.create();
+  private final Subspace tenant = backend.directory("placement", "test");
+  private final TenantKeys keys = new TenantKeys(tenant);
+  private final AtomicLong clock = new AtomicLong(1_000_000_000L);
+  private final Map<Integer, UUID> holders = new HashMap<>();
+  private final List<String> overlaps = new ArrayList<>();
+
+  @AfterEach
+  void close() {
+    backend.close();
+  }
+
+  /** A member and what its holder was told. */
+  private final class Node implements Placement.Holder {
+    final UUID id = UUID.randomUUID();
+    final Placement placement =
+        new Placement(
+            backend, keys, Buckets.of(BUCKETS), id, LEASE, clock::get, 0, this, "test " + id);
+    final Map<Integer, Long> mine = new HashMap<>();
+    int releases;
+
+    Node() {
+      placement.host(KIND);
+      placement.runOn(Runnable::run);
+    }
+
+    void step() {
+      placement.beat();
+      placement.round();
+    }
+
+    @Override
+    public void acquired(String kind, int bucket, long epoch) {
+      synchronized (holders) {
+        UUID other = holders.putIfAbsent(bucket, id);
+        if (other != null && !other.equals(id)) {
+          overlaps.add("bucket " + bucket + " acquired by " + id + " while " + other + " held it");
+        }
+      }
+      mine.put(bucket, epoch);
+    }
+
+    @Override
+    public CompletableFuture<@Nullable Void> releasing(String kind, int bucket) {
+      releases++;
+      return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public void lost(String kind, int bucket) {
+      synchronized (holders) {
+        holders.remove(bucket, id);
+      }
+      mine.remove(bucket);
+    }
+  }
+
+  private void advance(Duration d) {
+    clock.addAndGet(d.toNanos());
+  }
+
+  @Test
+  void aLoneMember_takesEveryBucketInOneRound() {
+    Node a = new Node();
+    a.step();
+    assertThat(a.mine).hasSize(BUCKETS);
+    assertThat(a.mine.values()).containsOnly(1L);
+    assertThat(a.placement.held(KIND)).isEqualTo(BUCKETS);
+  }
+
+  @Test
+  void aJoiningMember_getsItsShareGradually_andNoBucketIsHeldTwice() {
+    Node a = new Node();
+    a.step();
+    Node b = new Node();
+    int rounds = 0;
+    int moved = 0;
+    while (b.mine.size() < expectedShare(b, a, b) && rounds < 50) {
+      int before = b.mine.size();
+      b.step();
+      a.step();
+      b.step();
+      moved = Math.max(moved, b.mine.size() - before);
+      rounds++;
+    }
+    assertThat(overlaps).isEmpty();
+    assertThat(b.mine.size()).isEqualTo(expectedShare(b, a, b));
+    assertThat(a.mine.size() + b.mine.size()).isEqualTo(BUCKETS);
+    // at most 10 % of the buckets per round, spread over the members: ceil(0.1 * 64 / 2) = 4
+    assertThat(moved).isLessThanOrEqualTo(4);
+    assertThat(rounds).isGreaterThan(1);
+    // every bucket ends with its desired owner, at a higher epoch than the first take
+    List<UUID> both = new ArrayList<>(List.of(a.id, b.id));
+    both.sort(null);
+    for (int bucket = 0; bucket < BUCKETS; bucket++) {
+      UUID desired = Placement.desiredOwner(KIND, bucket, both);
+      assertThat(desired.equals(a.id) ? a.mine : b.mine).containsKey(bucket);
+    }
+    assertThat(b.mine.values()).allMatch(e -> e >= 2);
+  }
+
+  private int expectedShare(Node who, Node... all) {
+    List<UUID> ids = new ArrayList<>();
+    for (Node n : all) {
+      ids.add(n.id);
+    }
+    ids.sort(null);
+    int n = 0;
+    for (int bucket = 0; bucket < BUCKETS; bucket++) {
+      if (Placement.desiredOwner(KIND, bucket, ids).equals(who.id)) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  @Test
+  void aDeadMembersBuckets_areTakenOnlyAfterItsLease() {
+    Node a = new Node();
+    Node b = new Node();
+    a.step();
+    b.step();
+    for (int i = 0; i < 40 && a.mine.size() + b.mine.size() < BUCKETS; i++) {
+      a.step();
+      b.step();
+    }
+    int aHeld = a.mine.size();
+    assertThat(aHeld).isPositive();
+    // a dies: no more beats or rounds
+    advance(Duration.ofSeconds(4));
+    b.step();
+    assertThat(b.mine).hasSize(BUCKETS - aHeld); // 4 s < the 5 s lease: still a's
+    advance(Duration.ofSeconds(2));
+    b.step();
+    assertThat(b.mine).hasSize(BUCKETS);
+    assertThat(overlaps).hasSize(aHeld); // a never heard: in its own view it still holds them
+  }
+
+  @Test
+  void aSlowButBeatingMember_keepsItsLeases() {
+    Node a = new Node();
+    Node b = new Node();
+    a.step();
+    b.step();
+    for (int i = 0; i < 40 && a.mine.size() + b.mine.size() < BUCKETS; i++) {
+      a.step();
+      b.step();
+    }
+    int aHeld = a.mine.size();
+    for (int i = 0; i < 5; i++) {
+      advance(Duration.ofSeconds(3));
+      a.placement.beat(); // beats, never runs a round
+      b.step();
+    }
+    assertThat(a.mine).hasSize(aHeld);
+    assertThat(b.mine).hasSize(BUCKETS - aHeld);
+  }
+
+  @Test
+  void aDeposedHolder_isFenced_evenInATransactionThatReadTheLeaseBefore() {
+    Node a = new Node();
+    a.step();
+    long epoch = a.mine.get(7);
+    var tx = backendTransaction();
+    Futures.join(a.placement.fence(tx.tx(), KIND, 7, epoch)); // holds: passes
+    Node b = new Node();
+    b.step(); // b sees a: live for a lease from now, in b's view
+    assertThat(b.mine).doesNotContainKey(7);
+    advance(Duration.ofSeconds(6)); // a dies
+    b.step();
+    assertThat(b.mine).containsKey(7);
+    tx.tx().set(tenant.pack(com.apple.foundationdb.tuple.Tuple.from("w")), new byte[] {1});
+    assertThatThrownBy(tx::commit)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("first attempt failed with 1020");
+    // a later transaction of a reads the new lease and stops
+    assertThatThrownBy(() -> backend.run(t -> Futures.join(a.placement.fence(t, KIND, 7, epoch))))
+        .isInstanceOf(Placement.Deposed.class)
+        .hasMessageContaining("bucket 7");
+  }
+
+  /** A transaction opened by hand, committed when the test says so. */
+  private static final class OpenTransaction {
+    final io.dgen.backend.Transaction tx;
+    private final CompletableFuture<Void> go;
+    private final CompletableFuture<Object> done;
+
+    OpenTransaction(
+        io.dgen.backend.Transaction tx,
+        CompletableFuture<Void> go,
+        CompletableFuture<Object> done) {
+      this.tx = tx;
+      this.go = go;
+      this.done = done;
+    }
+
+    io.dgen.backend.Transaction tx() {
+      return tx;
+    }
+
+    void commit() {
+      go.complete(null);
+      try {
+        done.get(5, TimeUnit.SECONDS);
+      } catch (java.util.concurrent.ExecutionException e) {
+        throw (RuntimeException) Futures.unwrap(e);
+      } catch (Exception e) {
+        throw new AssertionError(e);
+      }
+    }
+  }
+
+  private OpenTransaction backendTransaction() {
+    CompletableFuture<io.dgen.backend.Transaction> opened = new CompletableFuture<>();
+    CompletableFuture<Void> go = new CompletableFuture<>();
+    CompletableFuture<Object> done =
+        backend.runAsync(
+            t -> {
+              if (t.attempt() > 1) { // report why the first attempt failed, retry nothing
+                return CompletableFuture.failedFuture(
+                    new IllegalStateException("first attempt failed with " + t.retriedAfter()));
+              }
+              opened.complete(t);
+              return go.thenApply(v -> null);
+            });
+    return new OpenTransaction(Futures.join(opened), go, done);
+  }
+
+  @Test
+  void aClosedMember_releasesItsLeases_andTheOthersTakeThemAtOnce() {
+    Node a = new Node();
+    Node b = new Node();
+    a.step();
+    b.step();
+    for (int i = 0; i < 40 && a.mine.size() + b.mine.size() < BUCKETS; i++) {
+      a.step();
+      b.step();
+    }
+    a.placement.close();
+    assertThat(a.mine).isEmpty();
+    b.step(); // no time passed: released leases and a deleted record need no expiry
+    assertThat(b.mine).hasSize(BUCKETS);
+    assertThat(overlaps).isEmpty();
+  }
+
+  @Test
+  void membersRacingForUnownedBuckets_endWithOneHolderEach() throws Exception {
+    List<Node> nodes = List.of(new Node(), new Node(), new Node());
+    List<Thread> threads = new ArrayList<>();
+    for (Node n : nodes) {
+      threads.add(new Thread(n::step));
+    }
+    threads.forEach(Thread::start);
+    for (Thread t : threads) {
+      t.join();
+    }
+    for (int i = 0; i < 60; i++) {
+      for (Node n : nodes) {
+        n.step();
+      }
+    }
+    assertThat(overlaps).isEmpty();
+    assertThat(nodes.stream().mapToInt(n -> n.mine.size()).sum()).isEqualTo(BUCKETS);
+    for (Node n : nodes) {
+      assertThat(n.mine.size()).isEqualTo(expectedShare(n, nodes.toArray(Node[]::new)));
+    }
+  }
+}
