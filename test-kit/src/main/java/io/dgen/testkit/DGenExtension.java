@@ -8,10 +8,14 @@ import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;
 
 /**
- * A JUnit 5 extension that gives each test a fresh {@link TestKit}: a {@link DGen} over a new
+ * A JUnit Jupiter extension that gives each test a fresh {@link TestKit}: a {@link DGen} over a new
  * memory backend with a {@link ManualClock}, closed after the test. Test methods (and {@code
  * BeforeEach} methods) declare a parameter of type {@link TestKit}, {@link DGen} or {@link
  * ManualClock}; within one test they all belong to the same kit.
+ *
+ * <p>The test kit declares JUnit's Jupiter API in {@code provided} scope: it runs on the JUnit your
+ * build declares, JUnit 6 (which DGen is built and tested with) or JUnit 5.x, and never changes its
+ * version.
  *
  * <pre>{@code
  * @ExtendWith(DGenExtension.class)
@@ -21,7 +25,7 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  *     ServerRef<Counter.Msg> ref = kit.start(new Counter(), null);
  *     ref.cast(new Counter.Increment(2));
  *     kit.drain(ref);
- *     assertThat(ref.<Integer>call(new Counter.Get())).isEqualTo(2);
+ *     assertThat(ref.<Long>call(new Counter.Get())).isEqualTo(2L);
  *   }
  * }
  * }</pre>
@@ -51,10 +55,16 @@ public final class DGenExtension implements ParameterResolver, AfterEachCallback
   }
 
   private static TestKit kit(ExtensionContext context) {
-    // the method's context: BeforeEach methods and the test share one kit
-    return context
-        .getStore(NS)
-        .computeIfAbsent(TestKit.class, k -> TestKit.create(), TestKit.class);
+    // The method's context: BeforeEach methods and the test share one kit. Its parameters are
+    // resolved one after another, so get-then-put needs no lock; and unlike computeIfAbsent
+    // (JUnit 6 only) both calls exist in JUnit 5 too.
+    ExtensionContext.Store store = context.getStore(NS);
+    TestKit kit = store.get(TestKit.class, TestKit.class);
+    if (kit == null) {
+      kit = TestKit.create();
+      store.put(TestKit.class, kit);
+    }
+    return kit;
   }
 
   @Override

@@ -1,7 +1,5 @@
 package io.dgen.testkit;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.DeadLetter;
@@ -23,7 +21,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * A {@link DGen} over a fresh memory backend and a {@link ManualClock}, whose processes consume
  * only when a test {@linkplain #drain drains} them, in the test's thread. {@link DGenExtension}
- * makes one per test and closes it after; {@link #create()} makes one by hand.
+ * makes one per test and closes it after; {@link #create()} makes one by hand, in any test
+ * framework (only {@link DGenExtension} needs JUnit).
  *
  * <p>Determinism: no process consumes in the background ({@code
  * DGen.Builder.backgroundConsumers(false)}), so a queue holds exactly what the test pushed until
@@ -136,19 +135,31 @@ public final class TestKit implements AutoCloseable {
     return now;
   }
 
-  /** Asserts that {@code ref}'s queue holds {@code expected} messages. */
+  /**
+   * Asserts that {@code ref}'s queue holds {@code expected} messages.
+   *
+   * @throws AssertionError if it holds another number
+   */
   public void assertQueueLength(ServerRef<?> ref, long expected) {
-    assertEquals(expected, ref.queueLength(), () -> "queue length of " + ref);
+    long actual = ref.queueLength();
+    if (actual != expected) {
+      throw new AssertionError(
+          "queue length of " + ref + ": expected " + expected + " but was " + actual);
+    }
   }
 
   /**
    * Asserts that {@code ref} has {@code expected} dead letters, and returns them oldest first.
    *
    * @return the dead letters
+   * @throws AssertionError if it has another number
    */
   public <M> List<DeadLetter<M>> assertDeadLetters(ServerRef<M> ref, int expected) {
     List<DeadLetter<M>> dead = ref.deadLetters();
-    assertEquals(expected, dead.size(), () -> "dead letters of " + ref + ": " + dead);
+    if (dead.size() != expected) {
+      throw new AssertionError(
+          "dead letters of " + ref + ": expected " + expected + " but were " + dead);
+    }
     return dead;
   }
 

@@ -155,6 +155,18 @@ class TestKitTest {
   }
 
   @Test
+  void aFailedAssertion_isAnAssertionErrorNamingExpectedAndActual(TestKit kit) {
+    ServerRef<Account.Msg> account = kit.start(new Account(), null);
+    account.cast(new Account.Deposit(1));
+    assertThatThrownBy(() -> kit.assertQueueLength(account, 0))
+        .isExactlyInstanceOf(AssertionError.class)
+        .hasMessageContaining("expected 0 but was 1");
+    assertThatThrownBy(() -> kit.assertDeadLetters(account, 2))
+        .isExactlyInstanceOf(AssertionError.class)
+        .hasMessageContaining("expected 2 but were []");
+  }
+
+  @Test
   void closingTheKitStopsItsProcesses() {
     ServerRef<Account.Msg> account;
     try (TestKit kit = TestKit.create()) {

@@ -18,8 +18,8 @@ import org.opentest4j.TestAbortedException;
 import org.testcontainers.DockerClientFactory;
 
 /**
- * A JUnit 5 extension that provides a FoundationDB cluster to a test class, or skips the class with
- * the reason.
+ * A JUnit Jupiter extension that provides a FoundationDB cluster to a test class, or skips the
+ * class with the reason.
  *
  * <p>Where the cluster comes from, decided once per JVM:
  *
