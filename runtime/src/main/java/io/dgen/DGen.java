@@ -31,7 +31,7 @@ import tools.jackson.databind.ObjectMapper;
  *   ServerRef<Counter.Msg> ref =
  *       dgen.start(new Counter(), null, StartOptions.builder(tenant).name("counter").build());
  *   ref.cast(new Counter.Increment(1));
- *   int value = ref.call(new Counter.Get());
+ *   long value = ref.call(new Counter.Get()); // the counter replies with its long value
  * }
  * }</pre>
  *

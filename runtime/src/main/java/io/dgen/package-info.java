@@ -13,7 +13,7 @@
  *   Tenant tenant = dgen.tenant("demo", "counter");
  *   ServerRef<CounterMsg> ref = dgen.start(new Counter(), null, StartOptions.builder(tenant).build());
  *   ref.cast(new Increment(5));
- *   int value = ref.call(new Get());
+ *   long value = ref.call(new Get()); // the counter replies with its long value
  * }
  * }</pre>
  *

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.TestServer.Add;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Poison;
@@ -13,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /** consumeK batching and dead letters. */
@@ -121,11 +123,38 @@ class ReliabilityTest extends RuntimeTestBase {
   }
 
   @Test
-  void withoutThreshold_aFailingMessageIsRetriedForever_andBlocksNothingElse() {
+  void withoutThreshold_aFailingMessageIsRetriedUntilItSucceeds_thenTheQueueBehindItMovesOn() {
     ServerRef<Msg> ref = start();
     ref.cast(new TestServer.FailFirst("slow-to-heal", 6));
     ref.cast(new Add(1));
     awaitTotal(ref, 2);
+    assertThat(hooks.attempts.get("slow-to-heal")).hasValue(7);
     assertThat(ref.deadLetters()).isEmpty();
+  }
+
+  /**
+   * The docs' promise for a message that fails without a threshold: it is retried (never
+   * dead-lettered), the messages behind it in its own queue wait (FIFO), and other servers of the
+   * same runtime go on.
+   */
+  @Test
+  void withoutThreshold_aFailingMessageHoldsBackItsOwnQueue_andNoOtherServer() {
+    ServerRef<Msg> failing = start();
+    failing.cast(new TestServer.FailFirst("never-heals", Integer.MAX_VALUE));
+    failing.cast(new Add(1));
+    ServerRef<Msg> other =
+        dgen.start(
+            new TestServer(hooks),
+            new TestServer.Init(0, Tuple.from("other"), null),
+            StartOptions.builder(tenant).build());
+    other.cast(new Add(3));
+
+    awaitTotal(other, 3);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> hooks.attempts.getOrDefault("never-heals", new AtomicInteger()).get() >= 5);
+    assertThat(total(failing)).isZero();
+    assertThat(failing.queueLength()).isEqualTo(2);
+    assertThat(failing.deadLetters()).isEmpty();
   }
 }

@@ -24,8 +24,8 @@ import org.jspecify.annotations.Nullable;
  * or FoundationDB, and prints one table.
  *
  * <pre>
- * mvn -B -q -pl benchmarks -am test-compile exec:java                        # about 65 seconds
- * mvn -B -q -pl benchmarks -am test-compile exec:java -Dexec.args="--quick"  # about 20 seconds
+ * mvn -B -q -pl benchmarks -am test-compile exec:java                        # about 4.5 minutes
+ * mvn -B -q -pl benchmarks -am test-compile exec:java -Dexec.args="--quick"  # about 2 minutes
  * mvn -B -q -pl benchmarks -am test-compile exec:java -Dexec.args="--only cast-k64,call-inline"
  * DGEN_FDB_HOME=../shared/fdb \
  *   mvn -B -q -pl benchmarks -am test-compile exec:java -Dexec.args="--backend fdb"

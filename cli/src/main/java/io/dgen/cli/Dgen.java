@@ -25,7 +25,9 @@ import picocli.CommandLine.Spec;
     name = "dgen",
     mixinStandardHelpOptions = true,
     versionProvider = Dgen.Version.class,
-    description = "Inspect and repair DGen servers stored in FoundationDB.",
+    description =
+        "Inspect and repair DGen servers stored in FoundationDB (--cluster-file) or in a data"
+            + " directory of the embedded backend (--data-dir).",
     subcommands = {
       Commands.Tenants.class,
       Commands.Servers.class,
@@ -68,7 +70,9 @@ public final class Dgen implements Callable<Integer> {
   @Option(
       names = "--data-dir",
       paramLabel = "D",
-      description = "data directory of the embedded durable backend (not in this build)")
+      description =
+          "data directory of the embedded durable backend (RocksDB); needs no FoundationDB"
+              + " client, and no application may hold the directory open")
   @Nullable Path dataDir;
 
   @Spec CommandLine.Model.CommandSpec spec;
