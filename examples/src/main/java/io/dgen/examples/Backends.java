@@ -18,6 +18,10 @@ import org.jspecify.annotations.Nullable;
  *   <li>none of these: the example's default, the RocksDB backend in {@code target/<name>} for the
  *       counter (its state outlives the run), the memory backend for the others.
  * </ul>
+ *
+ * <p>Every example prints the backend it runs on. The examples other than the counter reset or kill
+ * their servers to start afresh: on a cluster file or a data directory the user named, they refuse
+ * to run, writing nothing, unless given {@code --yes}.
  */
 final class Backends {
 
@@ -26,8 +30,34 @@ final class Backends {
 
   private Backends() {}
 
-  /** The memory backend unless the arguments choose another. */
-  static Backend open(String[] args) {
+  /**
+   * The memory backend unless the arguments choose another, for an example that resets or kills its
+   * servers in {@code tenant}: on a backend the user named, only with {@code --yes}.
+   *
+   * @throws IllegalArgumentException if the arguments name a cluster file or a data directory
+   *     without {@code --yes}; nothing was opened or written
+   */
+  static Backend openOverwriting(String[] args, String tenant) {
+    List<String> list = Arrays.asList(args);
+    if (!list.contains("--memory") && !list.contains("--yes")) {
+      String dataDir = value(list, "--data-dir", null);
+      String clusterFile = value(list, "--cluster-file", System.getenv("FDB_CLUSTER_FILE"));
+      String named =
+          dataDir != null
+              ? "--data-dir " + dataDir
+              : clusterFile != null && !clusterFile.isBlank()
+                  ? "the cluster file " + clusterFile
+                  : null;
+      if (named != null) {
+        throw new IllegalArgumentException(
+            "refused: this example resets or kills its servers in tenant "
+                + tenant
+                + ", and "
+                + named
+                + " is storage you named (nothing was written). Add --yes to run it there"
+                + " anyway, or --memory to run it in memory.");
+      }
+    }
     return open(args, null);
   }
 

@@ -86,13 +86,16 @@ public final class ChatRoomExample {
   }
 
   /**
-   * Runs the example on the embedded memory backend, or on FoundationDB when a cluster file is
-   * given ({@code --cluster-file PATH} or {@code FDB_CLUSTER_FILE}).
+   * Runs the example on the memory backend (it prints the backend it runs on), on FoundationDB when
+   * a cluster file is given ({@code --cluster-file PATH} or {@code FDB_CLUSTER_FILE}), or on the
+   * embedded RocksDB backend in {@code --data-dir DIR}. It resets its servers in tenant {@code
+   * examples/chat}: on a cluster file or a data directory it runs only with {@code --yes}.
    *
-   * @param args optional {@code --cluster-file PATH}
+   * @param args optional {@code --cluster-file PATH} or {@code --data-dir DIR}, with {@code --yes};
+   *     or {@code --memory}
    */
   public static void main(String[] args) {
-    try (Backend backend = Backends.open(args);
+    try (Backend backend = Backends.openOverwriting(args, "examples/chat");
         DGen dgen = DGen.builder(backend).build()) {
       Tenant tenant = dgen.tenant("examples", "chat");
       ServerRef<ChatRoom.Msg> room =

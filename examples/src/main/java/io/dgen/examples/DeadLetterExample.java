@@ -95,10 +95,13 @@ public final class DeadLetterExample {
   }
 
   /**
-   * Runs the example on the embedded memory backend, or on FoundationDB when a cluster file is
-   * given ({@code --cluster-file PATH} or {@code FDB_CLUSTER_FILE}).
+   * Runs the example on the memory backend (it prints the backend it runs on), on FoundationDB when
+   * a cluster file is given ({@code --cluster-file PATH} or {@code FDB_CLUSTER_FILE}), or on the
+   * embedded RocksDB backend in {@code --data-dir DIR}. It resets its servers in tenant {@code
+   * examples/dead-letters}: on a cluster file or a data directory it runs only with {@code --yes}.
    *
-   * @param args optional {@code --cluster-file PATH}
+   * @param args optional {@code --cluster-file PATH} or {@code --data-dir DIR}, with {@code --yes};
+   *     or {@code --memory}
    * @throws Exception if the demo fails
    */
   public static void main(String[] args) throws Exception {
@@ -107,7 +110,7 @@ public final class DeadLetterExample {
     if (System.getProperty(RUNTIME_LOG_LEVEL) == null) {
       System.setProperty(RUNTIME_LOG_LEVEL, "error");
     }
-    try (Backend backend = Backends.open(args);
+    try (Backend backend = Backends.openOverwriting(args, "examples/dead-letters");
         DGen dgen =
             DGen.builder(backend)
                 .retryBackoff(Duration.ofMillis(10), Duration.ofMillis(100))

@@ -91,14 +91,17 @@ public final class ReminderExample {
   }
 
   /**
-   * Runs the example on the embedded memory backend, or on FoundationDB when a cluster file is
-   * given ({@code --cluster-file PATH} or {@code FDB_CLUSTER_FILE}).
+   * Runs the example on the memory backend (it prints the backend it runs on), on FoundationDB when
+   * a cluster file is given ({@code --cluster-file PATH} or {@code FDB_CLUSTER_FILE}), or on the
+   * embedded RocksDB backend in {@code --data-dir DIR}. It resets its servers in tenant {@code
+   * examples/reminders}: on a cluster file or a data directory it runs only with {@code --yes}.
    *
-   * @param args optional {@code --cluster-file PATH}
+   * @param args optional {@code --cluster-file PATH} or {@code --data-dir DIR}, with {@code --yes};
+   *     or {@code --memory}
    * @throws Exception if the demo fails
    */
   public static void main(String[] args) throws Exception {
-    try (Backend backend = Backends.open(args)) {
+    try (Backend backend = Backends.openOverwriting(args, "examples/reminders")) {
       try (DGen dgen = DGen.builder(backend).build()) {
         Tenant tenant = dgen.tenant("examples", "reminders");
         ServerRef<Reminders.Msg> ref =

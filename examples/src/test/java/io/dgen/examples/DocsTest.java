@@ -5,7 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
@@ -31,6 +37,66 @@ class DocsTest {
     for (String exception : exceptions) {
       assertThat(guide).as("getting-started.md names " + exception).contains("`" + exception + "`");
     }
+  }
+
+  /**
+   * Every relative link of the README and the docs names a file that exists, and a heading in it.
+   */
+  @Test
+  void everyLink_pointsToAnExistingFileAndHeading() throws IOException {
+    List<Path> pages = new ArrayList<>(List.of(ROOT.resolve("README.md")));
+    try (Stream<Path> docs = Files.walk(ROOT.resolve("docs"))) {
+      docs.filter(p -> p.toString().endsWith(".md")).sorted().forEach(pages::add);
+    }
+    List<String> broken = new ArrayList<>();
+    for (Path page : pages) {
+      Matcher link = LINK.matcher(withoutCode(Files.readString(page)));
+      while (link.find()) {
+        String target = link.group(1);
+        if (target.matches("^[a-z]+:.*")) {
+          continue; // https:, mailto:
+        }
+        int hash = target.indexOf('#');
+        String file = hash < 0 ? target : target.substring(0, hash);
+        Path resolved = file.isEmpty() ? page : page.getParent().resolve(file).normalize();
+        if (!Files.exists(resolved)) {
+          broken.add(ROOT.relativize(page) + ": " + target + " (no such file)");
+        } else if (hash >= 0 && !anchors(resolved).contains(target.substring(hash + 1))) {
+          broken.add(ROOT.relativize(page) + ": " + target + " (no such heading)");
+        }
+      }
+    }
+    assertThat(broken).isEmpty();
+  }
+
+  private static final Pattern LINK = Pattern.compile("\\]\\(([^)\\s]+)\\)");
+
+  /** The text without fenced code blocks and inline code, where brackets are not links. */
+  private static String withoutCode(String markdown) {
+    return markdown.replaceAll("(?s)```.*?```", "").replaceAll("`[^`\n]*`", "");
+  }
+
+  /** The anchors GitHub gives the headings of a Markdown file. */
+  private static Set<String> anchors(Path file) throws IOException {
+    Set<String> anchors = new HashSet<>();
+    if (!file.toString().endsWith(".md")) {
+      return anchors;
+    }
+    String text = Files.readString(file).replaceAll("(?s)```.*?```", "");
+    for (String line : text.split("\n")) {
+      if (line.startsWith("#")) {
+        String slug =
+            line.replaceFirst("^#+\\s*", "")
+                .toLowerCase(Locale.ROOT)
+                .replaceAll("[^\\p{L}\\p{N} _-]", "")
+                .replace(' ', '-');
+        String unique = slug;
+        for (int n = 1; !anchors.add(unique); n++) {
+          unique = slug + "-" + n;
+        }
+      }
+    }
+    return anchors;
   }
 
   /** The docs index links every page of docs/. */

@@ -1,6 +1,7 @@
 package io.dgen.examples;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -80,6 +81,30 @@ class ExampleTest {
     assertThat(second)
         .contains("counter after 1 + 2 + 3:          22")
         .contains("restarted; persisted value + 10:  32");
+  }
+
+  /**
+   * An example that resets or kills its servers runs on storage the user named (a cluster file, a
+   * data directory) only with {@code --yes}; without it, it refuses before opening anything.
+   */
+  @Test
+  void anExampleThatResetsItsServers_refusesNamedStorage_withoutYes(@TempDir Path dir)
+      throws Exception {
+    Path data = dir.resolve("bank-data");
+    assertThatThrownBy(() -> run(BankExample::main, new String[] {"--data-dir", data.toString()}))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("tenant examples/bank")
+        .hasMessageContaining("--yes");
+    assertThat(data).doesNotExist();
+    Path clusterFile = dir.resolve("no-such.cluster");
+    assertThatThrownBy(
+            () ->
+                run(ReminderExample::main, new String[] {"--cluster-file", clusterFile.toString()}))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("the cluster file " + clusterFile);
+
+    String out = run(BankExample::main, new String[] {"--data-dir", data.toString(), "--yes"});
+    assertThat(out).contains("backend: embedded RocksDB").contains("(conserved)");
   }
 
   private static long found(String out) {

@@ -12,7 +12,7 @@ class FdbExampleTest extends ExampleTest {
 
   @Override
   String[] backendArgs() {
-    return new String[] {"--cluster-file", FdbTestEnvironment.clusterFile().toString()};
+    return new String[] {"--cluster-file", FdbTestEnvironment.clusterFile().toString(), "--yes"};
   }
 
   @Override
