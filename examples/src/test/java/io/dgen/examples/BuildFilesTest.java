@@ -22,7 +22,7 @@ import org.w3c.dom.NodeList;
  */
 class BuildFilesTest {
 
-  private static final Path ROOT = Path.of("").toAbsolutePath().getParent();
+  private static final Path ROOT = DocsTest.ROOT;
 
   @Test
   void theBomListsEveryPublishedModule_atTheProjectsVersion() throws Exception {
