@@ -44,12 +44,8 @@ class DocsTest {
    */
   @Test
   void everyLink_pointsToAnExistingFileAndHeading() throws IOException {
-    List<Path> pages = new ArrayList<>(List.of(ROOT.resolve("README.md")));
-    try (Stream<Path> docs = Files.walk(ROOT.resolve("docs"))) {
-      docs.filter(p -> p.toString().endsWith(".md")).sorted().forEach(pages::add);
-    }
     List<String> broken = new ArrayList<>();
-    for (Path page : pages) {
+    for (Path page : markdownPages()) {
       Matcher link = LINK.matcher(withoutCode(Files.readString(page)));
       while (link.find()) {
         String target = link.group(1);
@@ -97,6 +93,27 @@ class DocsTest {
       }
     }
     return anchors;
+  }
+
+  /** Users cannot look up an internal tracker: docs describe changes, they do not number them. */
+  @Test
+  void noPageNamesAnInternalTrackerNumber() throws IOException {
+    List<Path> pages = markdownPages();
+    pages.add(ROOT.resolve("CHANGELOG.md"));
+    Pattern tracker = Pattern.compile("(?i)\\bissues? [0-9]+");
+    for (Path page : pages) {
+      Matcher m = tracker.matcher(Files.readString(page));
+      assertThat(m.find() ? m.group() : null).as(ROOT.relativize(page).toString()).isNull();
+    }
+  }
+
+  /** The README and every page under docs/. */
+  private static List<Path> markdownPages() throws IOException {
+    List<Path> pages = new ArrayList<>(List.of(ROOT.resolve("README.md")));
+    try (Stream<Path> docs = Files.walk(ROOT.resolve("docs"))) {
+      docs.filter(p -> p.toString().endsWith(".md")).sorted().forEach(pages::add);
+    }
+    return pages;
   }
 
   /** The docs index links every page of docs/. */
