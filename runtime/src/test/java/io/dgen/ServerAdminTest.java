@@ -157,4 +157,175 @@ class ServerAdminTest extends RuntimeTestBase {
           .hasMessageStartingWith("malformed tuid");
     }
   }
+
+  @Test
+  void tuidPrefixes_matchWhatWasTyped() {
+    Tuple orders = Tuple.from("orders", 42L);
+    Tuple alice = Tuple.from("carts", "alice");
+    assertThat(Tuids.prefix("  ").isAll()).isTrue();
+    assertThat(Tuids.prefix("ord").matches(orders)).isTrue();
+    assertThat(Tuids.prefix("ord").matches(alice)).isFalse();
+    assertThat(Tuids.prefix("(\"orders\"").matches(orders)).isTrue();
+    assertThat(Tuids.prefix("(\"orders\", 42)").matches(orders)).isTrue();
+    assertThat(Tuids.prefix("(\"orders\", 4").matches(orders)).isFalse(); // integers are whole
+    assertThat(Tuids.prefix("(\"carts\", \"al").matches(alice)).isTrue();
+    assertThat(Tuids.prefix("(\"carts\", \"bo").matches(alice)).isFalse();
+    assertThat(Tuids.prefix("(\"a\\u00").matches(Tuple.from("a\u0000b"))).isTrue();
+    assertThat(Tuids.prefix("a\u0000").matches(Tuple.from("a\u0000b"))).isTrue();
+    assertThat(Tuids.prefix("a\u0000").matches(Tuple.from("a"))).isFalse();
+    for (String bad : List.of("(\"a\") x", "('a", "(\"a\" 1", "(tru")) {
+      assertThatThrownBy(() -> Tuids.prefix(bad))
+          .as(bad)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("malformed tuid");
+    }
+  }
+
+  @Test
+  void serverPages_followTheirCursor_withinAPrefix() {
+    for (int i = 0; i < 7; i++) {
+      dgen.start(
+          new TestServer(hooks),
+          new Init(0, Tuple.from("page", (long) i), null),
+          StartOptions.builder(tenant).consume(false).build());
+    }
+    startOrders(false);
+    TenantAdmin t = tenantAdmin();
+    List<String> seen = new java.util.ArrayList<>();
+    Tuple after = null;
+    int pages = 0;
+    do {
+      TenantAdmin.ServerPage page = t.servers(Tuids.prefix("(\"page\""), after, 3);
+      page.servers().forEach(e -> seen.add(Tuids.format(e.tuid())));
+      after = page.next();
+      pages++;
+    } while (after != null);
+    assertThat(pages).isEqualTo(3);
+    assertThat(seen)
+        .containsExactly(
+            "(\"page\", 0)",
+            "(\"page\", 1)",
+            "(\"page\", 2)",
+            "(\"page\", 3)",
+            "(\"page\", 4)",
+            "(\"page\", 5)",
+            "(\"page\", 6)");
+    assertThat(t.servers(Tuids.Prefix.ALL, Tuple.from("page", 6L), 10).servers()).isEmpty();
+    assertThat(t.servers(Tuids.Prefix.ALL, null, 1).servers())
+        .extracting(e -> Tuids.format(e.tuid()))
+        .containsExactly("(\"orders\", 1)");
+    assertThatThrownBy(() -> t.servers(Tuids.Prefix.ALL, null, 0))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> t.servers(Tuids.Prefix.ALL, null, TenantAdmin.MAX_PAGE + 1))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void summaries_showCountersHeadDeadLettersAndLock() throws Exception {
+    ServerRef<Msg> idle =
+        dgen.start(
+            new TestServer(hooks),
+            new Init(0, Tuple.from("idle"), null),
+            StartOptions.builder(tenant).consume(false).build());
+    idle.castAll(List.of(new Add(1), new Add(2), new Add(3)));
+    CountDownLatch gate = new CountDownLatch(1);
+    hooks.lockGate = gate;
+    try {
+      ServerRef<Msg> ref = startOrders(true);
+      ref.cast(new Boom("x"));
+      await().atMost(Duration.ofSeconds(30)).until(() -> orders().deadLetterCount() == 1);
+      ref.cast(new Work("w"));
+      assertThat(hooks.lockEntered.await(10, TimeUnit.SECONDS)).isTrue();
+      ref.cast(new Add(1));
+
+      TenantAdmin.SummaryPage page = tenantAdmin().summaries(Tuids.Prefix.ALL, null, 10);
+      assertThat((Object) page.next()).isNull();
+      assertThat(page.servers())
+          .extracting(
+              x -> Tuids.format(x.tuid()),
+              TenantAdmin.ServerSummary::queueLength,
+              TenantAdmin.ServerSummary::hasDeadLetters,
+              x -> x.lockedSince().isPresent(),
+              x -> x.headVersion().isPresent())
+          .containsExactly(
+              org.assertj.core.groups.Tuple.tuple("(\"idle\")", 3L, false, false, true),
+              org.assertj.core.groups.Tuple.tuple("(\"orders\", 1)", 1L, true, true, true));
+      TenantAdmin.ServerSummary orders = page.servers().get(1);
+      assertThat(orders.pushed()).isEqualTo(3);
+      assertThat(orders.popped()).isEqualTo(2); // Boom dead-lettered, Work took the lock
+      // the idle server's items were queued before the orders' last one
+      assertThat(page.servers().get(0).headVersion().getAsLong())
+          .isLessThan(orders.headVersion().getAsLong())
+          .isLessThanOrEqualTo(page.readVersion());
+    } finally {
+      gate.countDown();
+    }
+  }
+
+  @Test
+  void requeueAtTheHead_isConsumedNext() {
+    ServerRef<Msg> ref = startOrders(true);
+    ref.cast(new Boom("first"));
+    await().atMost(Duration.ofSeconds(30)).until(() -> orders().deadLetterCount() == 1);
+    ref.stop();
+    ServerRef<Msg> paused = startOrders(false);
+    paused.castAll(List.of(new Add(1), new Add(2)));
+    ServerAdmin admin = orders();
+    String id = admin.deadLetters(1).get(0).id();
+    assertThat(admin.deadLetters(0)).hasSize(1);
+    assertThat(admin.requeueDeadLetter(id, true)).isTrue();
+    assertThat(admin.requeueDeadLetter(id, true)).isFalse();
+    assertThat(admin.peek(3))
+        .extracting(ServerAdmin.QueuedItem::type)
+        .containsExactly(
+            "io.dgen.TestServer$Boom", "io.dgen.TestServer$Add", "io.dgen.TestServer$Add");
+    assertThat(admin.peek(1).get(0).failures()).isZero();
+  }
+
+  @Test
+  void cancelTimer_removesItFromTheServerAndTheTenant() {
+    ServerRef<Msg> ref = startOrders(false);
+    String keep = ref.castAfter(new Add(1), Duration.ofDays(2));
+    String cancel = ref.castAfter(new Add(2), Duration.ofDays(1));
+    ServerAdmin admin = orders();
+    assertThat(admin.timers(1)).hasSize(1);
+    assertThat(admin.timers())
+        .extracting(ServerAdmin.PendingTimer::id)
+        .containsExactly(cancel, keep);
+    assertThat(admin.cancelTimer(cancel)).isTrue();
+    assertThat(admin.cancelTimer(cancel)).isFalse();
+    assertThat(admin.timers()).extracting(ServerAdmin.PendingTimer::id).containsExactly(keep);
+    assertThat(ref.cancelTimer(cancel)).isFalse(); // the runtime agrees: it is gone
+    assertThatThrownBy(() -> admin.cancelTimer("nope"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("not a timer id");
+  }
+
+  @Test
+  void keptReplies_showWaitingAndReplied() {
+    ServerRef<Msg> ref = startOrders(false);
+    String waiting = ref.submit(new Add(5));
+    ServerAdmin admin = orders();
+    assertThat(admin.keptReplies(10))
+        .singleElement()
+        .satisfies(
+            k -> {
+              assertThat(k.callId()).isEqualTo(waiting);
+              assertThat(k.status()).isEqualTo("waiting");
+              assertThat(k.expiresAt()).isAfter(Instant.now());
+            });
+    ref.stop();
+    ServerRef<Msg> consuming = startOrders(true);
+    assertThat(consuming.<Long>awaitReply(waiting, Duration.ofSeconds(30))).isEqualTo(5L);
+    String second = consuming.submit(new Add(2));
+    assertThat(consuming.<Long>awaitReply(second, Duration.ofSeconds(30))).isEqualTo(7L);
+    List<ServerAdmin.KeptReply> kept = admin.keptReplies(10);
+    assertThat(kept)
+        .extracting(
+            ServerAdmin.KeptReply::callId, ServerAdmin.KeptReply::status, k -> k.value().asLong())
+        .containsExactlyInAnyOrder(
+            org.assertj.core.groups.Tuple.tuple(waiting, "replied", 5L),
+            org.assertj.core.groups.Tuple.tuple(second, "replied", 7L));
+    assertThat(admin.keptReplies(1)).hasSize(1);
+  }
 }

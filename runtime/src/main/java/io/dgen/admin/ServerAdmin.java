@@ -1,18 +1,22 @@
 package io.dgen.admin;
 
 import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.ByteArrayUtil;
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.dgen.OperationTimeoutException;
 import io.dgen.backend.Backend;
 import io.dgen.backend.KeyValue;
+import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.OperationTimeouts;
 import io.dgen.internal.ServerKeys;
 import io.dgen.internal.TenantKeys;
+import io.dgen.internal.codec.Chunks;
 import io.dgen.internal.codec.DeadRecord;
 import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.LockRecord;
+import io.dgen.internal.codec.Reply;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StoredState;
 import io.dgen.internal.codec.StructuredStateCodec;
@@ -34,10 +38,10 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * The admin view of one stored server: what {@code ServerRef} shows a running process (state, queue
- * length, dead letters) and more (queued items, the lock holder, pending timers), read without the
- * server's classes, plus re-queueing, purging and killing. Reads are snapshots; each write is one
- * transaction (at most {@value #BATCH} dead letters each) and rings the server's doorbell like the
- * runtime's own, so that running consumers see it at once.
+ * length, dead letters) and more (queued items, the lock holder, pending timers, kept replies),
+ * read without the server's classes, plus re-queueing, purging, cancelling timers and killing.
+ * Reads are snapshots; each write is one transaction (at most {@value #BATCH} dead letters each)
+ * and rings the server's doorbell like the runtime's own, so that running consumers see it at once.
  *
  * <p>Message types: a queued message's type is its name in the server's type table, or null for a
  * message of the declared type (which only the behaviour knows).
@@ -95,6 +99,25 @@ public final class ServerAdmin {
    * @param item the message it will queue (kind {@code "cast"}; id empty)
    */
   public record PendingTimer(String id, Instant due, QueuedItem item) {}
+
+  /**
+   * A kept reply: the reply of a {@code submit}ted or keyed call, kept for {@code awaitReply} and
+   * repeated calls until its retention ends.
+   *
+   * @param callId the id {@code submit} returned, which {@code awaitReply} takes
+   * @param expiresAt when it is dropped (it reads as unknown from then on)
+   * @param status {@code "waiting"} (not answered yet), {@code "replied"} or {@code "failed"}
+   * @param type the reply value's type tag, or null
+   * @param value the reply value as a tree, or null (waiting, failed, a null reply)
+   * @param error the failure kind and message ({@code "failed"}), or why the reply does not decode
+   */
+  public record KeptReply(
+      String callId,
+      Instant expiresAt,
+      String status,
+      @Nullable String type,
+      @Nullable JsonNode value,
+      @Nullable String error) {}
 
   private final Backend backend;
   private final ServerKeys keys;
@@ -203,9 +226,25 @@ public final class ServerAdmin {
 
   /** Every dead letter, oldest first. */
   public List<DeadLetterEntry> deadLetters() {
+    return deadLetters(ReadTransaction.UNLIMITED);
+  }
+
+  /**
+   * The first {@code limit} dead letters, oldest first (one range read of at most {@code limit}
+   * rows).
+   *
+   * @param limit how many at most; {@code 0} for all
+   * @throws IllegalArgumentException if {@code limit} is negative
+   */
+  public List<DeadLetterEntry> deadLetters(int limit) {
+    if (limit < 0) {
+      throw new IllegalArgumentException("limit must not be negative: " + limit);
+    }
     Subspace dead = keys.dead();
     List<KeyValue> rows =
-        run("deadLetters", tx -> tx.snapshot().getRange(dead.range().begin, dead.range().end));
+        run(
+            "deadLetters",
+            tx -> tx.snapshot().getRange(dead.range().begin, dead.range().end, limit, false));
     Map<Integer, String> types = types();
     List<DeadLetterEntry> out = new ArrayList<>(rows.size());
     for (KeyValue kv : rows) {
@@ -224,8 +263,23 @@ public final class ServerAdmin {
 
   /** The pending timers, soonest first. */
   public List<PendingTimer> timers() {
+    return timers(ReadTransaction.UNLIMITED);
+  }
+
+  /**
+   * At most {@code limit} pending timers, soonest first among those read. The server's own timer
+   * keys are ordered by id, not due time: with more than {@code limit} timers, the ones returned
+   * are the first {@code limit} by id, so not necessarily the soonest.
+   *
+   * @param limit how many at most; {@code 0} for all
+   * @throws IllegalArgumentException if {@code limit} is negative
+   */
+  public List<PendingTimer> timers(int limit) {
+    if (limit < 0) {
+      throw new IllegalArgumentException("limit must not be negative: " + limit);
+    }
     List<ServerKeys.PendingTimer> stored =
-        run("timers", tx -> keys.pendingTimers(tx.snapshot(), tenant));
+        run("timers", tx -> keys.pendingTimers(tx.snapshot(), tenant, limit));
     Map<Integer, String> types = stored.isEmpty() ? Map.of() : types();
     List<PendingTimer> out = new ArrayList<>(stored.size());
     for (ServerKeys.PendingTimer t : stored) {
@@ -254,15 +308,27 @@ public final class ServerAdmin {
    * @return how many were re-queued
    */
   public int requeueDeadLetters() {
-    return inBatches(true);
+    return requeueDeadLetters(false);
+  }
+
+  /**
+   * Moves every dead letter back into the queue, at its head (consumed next, oldest first) or at
+   * its tail, with its failure count cleared, {@value #BATCH} per transaction, and rings the
+   * server's doorbell.
+   *
+   * @param head true for the head of the queue
+   * @return how many were re-queued
+   */
+  public int requeueDeadLetters(boolean head) {
+    return inBatches(true, head);
   }
 
   /** Deletes every dead letter, {@value #BATCH} per transaction; returns how many there were. */
   public int purgeDeadLetters() {
-    return inBatches(false);
+    return inBatches(false, false);
   }
 
-  private int inBatches(boolean requeue) {
+  private int inBatches(boolean requeue, boolean head) {
     Subspace dead = keys.dead();
     int total = 0;
     while (true) {
@@ -275,7 +341,7 @@ public final class ServerAdmin {
                 for (KeyValue kv : rows) {
                   tx.clear(kv.key());
                   if (requeue) {
-                    keys.push(tx, ServerKeys.LANE_NORMAL, freshCount(kv.value()), tenant);
+                    keys.push(tx, lane(head), freshCount(kv.value()), tenant);
                   }
                 }
                 return rows.size();
@@ -294,6 +360,18 @@ public final class ServerAdmin {
    * @throws IllegalArgumentException if {@code id} is not a dead letter id
    */
   public boolean requeueDeadLetter(String id) {
+    return requeueDeadLetter(id, false);
+  }
+
+  /**
+   * Moves the dead letter {@code id} back into the queue, at its head (consumed next) or at its
+   * tail, with its failure count cleared, as {@code ServerRef.requeueDeadLetter} does.
+   *
+   * @param head true for the head of the queue
+   * @return false if there is no such dead letter
+   * @throws IllegalArgumentException if {@code id} is not a dead letter id
+   */
+  public boolean requeueDeadLetter(String id, boolean head) {
     byte[] key = deadKey(id);
     return run(
         "requeueDeadLetter",
@@ -303,7 +381,7 @@ public final class ServerAdmin {
             return false;
           }
           tx.clear(key);
-          keys.push(tx, ServerKeys.LANE_NORMAL, freshCount(raw), tenant);
+          keys.push(tx, lane(head), freshCount(raw), tenant);
           return true;
         });
   }
@@ -323,6 +401,92 @@ public final class ServerAdmin {
           tx.clear(key);
           return existed;
         });
+  }
+
+  /**
+   * Cancels the pending timer {@code id}, as {@code ServerRef.cancelTimer} does: it will not fire.
+   * A cancel and the timer's firing conflict; one of them wins.
+   *
+   * @return false if there is no such pending timer (it fired, was cancelled, or never was)
+   * @throws IllegalArgumentException if {@code id} is not a timer id
+   */
+  public boolean cancelTimer(String id) {
+    ServerKeys.checkTimerId(id);
+    return run("cancelTimer", tx -> keys.cancelTimer(tx, tenant, id));
+  }
+
+  /**
+   * The first {@code limit} kept replies, by expiry (soonest first), with their values decoded as
+   * trees. A kept reply past its expiry that no consumer has trimmed yet is listed with its expiry
+   * in the past.
+   *
+   * @param limit how many at most, at least 1
+   * @throws IllegalArgumentException if {@code limit} is below 1
+   */
+  public List<KeptReply> keptReplies(int limit) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be at least 1: " + limit);
+    }
+    Subspace kept = keys.kept();
+    List<KeyValue> rows =
+        run(
+            "keptReplies",
+            tx -> {
+              // a reply of several chunks takes several rows: read a little more than limit, and
+              // the rest of a reply cut by the read's limit
+              int rowLimit = limit + 8;
+              List<KeyValue> read =
+                  tx.snapshot().getRange(kept.range().begin, kept.range().end, rowLimit, false);
+              if (read.size() < rowLimit) {
+                return read;
+              }
+              Tuple last = kept.unpack(read.get(read.size() - 1).key());
+              Subspace slot = kept.subspace(Tuple.from(last.getLong(0), last.getString(1)));
+              List<KeyValue> all = new ArrayList<>(read);
+              all.addAll(
+                  tx.snapshot()
+                      .getRange(
+                          ByteArrayUtil.join(read.get(read.size() - 1).key(), new byte[] {0}),
+                          slot.range().end));
+              return all;
+            });
+    List<KeptReply> out = new ArrayList<>();
+    int i = 0;
+    while (i < rows.size() && out.size() < limit) {
+      Tuple slot = kept.unpack(rows.get(i).key());
+      long expiry = slot.getLong(0);
+      String slotId = slot.getString(1);
+      List<byte[]> chunks = new ArrayList<>();
+      while (i < rows.size()) {
+        Tuple t = kept.unpack(rows.get(i).key());
+        if (t.getLong(0) != expiry || !t.getString(1).equals(slotId)) {
+          break;
+        }
+        chunks.add(rows.get(i).value());
+        i++;
+      }
+      out.add(keptReply(expiry, slotId, chunks));
+    }
+    return out;
+  }
+
+  private KeptReply keptReply(long expirySecond, String slotId, List<byte[]> chunks) {
+    String callId = ServerKeys.keptCallId(expirySecond, slotId);
+    Instant expires = Instant.ofEpochSecond(expirySecond);
+    if (chunks.get(0).length == 0) {
+      return new KeptReply(callId, expires, "waiting", null, null, null);
+    }
+    Reply reply;
+    try {
+      reply = serde.read(Chunks.join(chunks), Reply.class);
+    } catch (RuntimeException e) {
+      return new KeptReply(
+          callId, expires, "replied", null, null, "the reply does not decode: " + e.getMessage());
+    }
+    if (reply.e() != null) {
+      return new KeptReply(callId, expires, "failed", null, null, reply.e() + ": " + reply.msg());
+    }
+    return new KeptReply(callId, expires, "replied", reply.t(), reply.v(), null);
   }
 
   /**
@@ -396,6 +560,10 @@ public final class ServerAdmin {
     } catch (RuntimeException e) {
       return item;
     }
+  }
+
+  private static long lane(boolean head) {
+    return head ? ServerKeys.LANE_HEAD : ServerKeys.LANE_NORMAL;
   }
 
   private byte[] deadKey(String id) {

@@ -1,21 +1,31 @@
 package io.dgen.admin;
 
 import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.ByteArrayUtil;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.Backend;
+import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
+import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.OperationTimeouts;
 import io.dgen.internal.ServerKeys;
 import io.dgen.internal.TenantKeys;
+import io.dgen.internal.codec.LockRecord;
 import io.dgen.internal.codec.Serde;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The admin view of one tenant: its servers, listed from the tenant's server index {@code 0xFF (2,
@@ -23,6 +33,11 @@ import java.util.function.Function;
  *
  * <p>A server is indexed by its start transaction; a server last started by a runtime older than
  * the index is not listed until it is started again, but {@link #server} still finds it by tuid.
+ *
+ * <p>A large tenant is read a page at a time: {@link #servers(Tuids.Prefix, Tuple, int)} and {@link
+ * #summaries} read at most {@code limit} index entries from a cursor (the last tuid of the previous
+ * page), within the tuids that start with a prefix; each page is one snapshot transaction, so a
+ * tenant of any size costs one page's reads per call.
  */
 public final class TenantAdmin {
 
@@ -33,6 +48,57 @@ public final class TenantAdmin {
    * @param behaviour the class name of the behaviour that last started it
    */
   public record ServerEntry(Tuple tuid, String behaviour) {}
+
+  /** The most index entries one page reads. */
+  public static final int MAX_PAGE = 1000;
+
+  /**
+   * A page of the server index.
+   *
+   * @param servers the entries, in key order of their tuids
+   * @param next the cursor of the next page (the last tuid of this one), or null if this page was
+   *     the last
+   */
+  public record ServerPage(List<ServerEntry> servers, @Nullable Tuple next) {}
+
+  /**
+   * What a listing shows of a server, read in the page's transaction without decoding its state or
+   * messages.
+   *
+   * @param tuid its identity
+   * @param behaviour the class name of the behaviour that last started it
+   * @param pushed messages ever pushed (the push counter)
+   * @param popped messages ever consumed (the pop counter)
+   * @param headVersion the commit version of the transaction that queued the item at the head of
+   *     the queue (the next to be consumed), if any: the lower, the longer it has waited; versions
+   *     order pushes across all runtimes, but map to time only where the backend's versions follow
+   *     the clock (FoundationDB: about a million a second)
+   * @param hasDeadLetters whether it has at least one dead letter
+   * @param lockedSince when its lock holder took the lock (the holder's clock), if locked
+   */
+  public record ServerSummary(
+      Tuple tuid,
+      String behaviour,
+      long pushed,
+      long popped,
+      OptionalLong headVersion,
+      boolean hasDeadLetters,
+      Optional<Instant> lockedSince) {
+
+    /** Pushes minus pops: the messages waiting. */
+    public long queueLength() {
+      return pushed - popped;
+    }
+  }
+
+  /**
+   * A page of server summaries.
+   *
+   * @param servers the summaries, in key order of their tuids
+   * @param next the cursor of the next page, or null if this page was the last
+   * @param readVersion the read version of the page's transaction: what every summary was read at
+   */
+  public record SummaryPage(List<ServerSummary> servers, @Nullable Tuple next, long readVersion) {}
 
   private final Backend backend;
   private final List<String> path;
@@ -76,6 +142,139 @@ public final class TenantAdmin {
           new ServerEntry(index.unpack(kv.key()), new String(kv.value(), StandardCharsets.UTF_8)));
     }
     return out;
+  }
+
+  /**
+   * A page of the server index: at most {@code limit} entries whose tuids start with {@code
+   * prefix}, after the tuid {@code after} (exclusive; null: from the first). One snapshot range
+   * read.
+   *
+   * @throws IllegalArgumentException if {@code limit} is not within 1 and {@value #MAX_PAGE}
+   * @throws io.dgen.OperationTimeoutException if the cluster does not answer in time
+   */
+  public ServerPage servers(Tuids.Prefix prefix, @Nullable Tuple after, int limit) {
+    byte[][] range = range(prefix, after, limit);
+    return run(
+        "servers",
+        tx -> {
+          List<ServerEntry> out = entries(tx.snapshot(), range, limit);
+          return new ServerPage(out, next(out, limit));
+        });
+  }
+
+  /**
+   * A page of the server index with each server's counters, head item, dead-letter presence and
+   * lock, all read in one snapshot transaction: the index range, then about five reads per server,
+   * issued together. Nothing is decoded but the lock records.
+   *
+   * @see #servers(Tuids.Prefix, Tuple, int)
+   * @throws IllegalArgumentException if {@code limit} is not within 1 and {@value #MAX_PAGE}
+   * @throws io.dgen.OperationTimeoutException if the cluster does not answer in time
+   */
+  public SummaryPage summaries(Tuids.Prefix prefix, @Nullable Tuple after, int limit) {
+    byte[][] range = range(prefix, after, limit);
+    return run(
+        "summaries",
+        tx -> {
+          ReadTransaction snap = tx.snapshot();
+          List<ServerEntry> entries = entries(snap, range, limit);
+          List<Reads> reads = new ArrayList<>(entries.size());
+          for (ServerEntry e : entries) {
+            reads.add(new Reads(snap, new ServerKeys(subspace, e.tuid())));
+          }
+          List<ServerSummary> out = new ArrayList<>(entries.size());
+          for (int i = 0; i < entries.size(); i++) {
+            out.add(reads.get(i).summary(entries.get(i)));
+          }
+          return new SummaryPage(out, next(entries, limit), snap.getReadVersion());
+        });
+  }
+
+  /** The reads of one server's summary, issued at once. */
+  private final class Reads {
+    private final ServerKeys keys;
+    private final CompletableFuture<byte @Nullable []> pushed;
+    private final CompletableFuture<byte @Nullable []> popped;
+    private final CompletableFuture<List<KeyValue>> head;
+    private final CompletableFuture<List<KeyValue>> dead;
+    private final CompletableFuture<byte @Nullable []> lock;
+
+    Reads(ReadTransaction snap, ServerKeys keys) {
+      this.keys = keys;
+      Subspace items = keys.items();
+      Subspace deadLetters = keys.dead();
+      pushed = snap.getAsync(keys.pushCounter());
+      popped = snap.getAsync(keys.popCounter());
+      head = snap.getRangeAsync(items.range().begin, items.range().end, 1, false);
+      dead = snap.getRangeAsync(deadLetters.range().begin, deadLetters.range().end, 1, false);
+      lock = snap.getAsync(keys.lockKey());
+    }
+
+    ServerSummary summary(ServerEntry entry) {
+      List<KeyValue> first = Futures.join(head);
+      OptionalLong headVersion =
+          first.isEmpty()
+              ? OptionalLong.empty()
+              : OptionalLong.of(
+                  ByteBuffer.wrap(
+                          keys.items()
+                              .unpack(first.get(0).key())
+                              .getVersionstamp(1)
+                              .getTransactionVersion())
+                      .getLong());
+      byte[] lockRecord = Futures.join(lock);
+      Optional<Instant> lockedSince =
+          lockRecord == null
+              ? Optional.empty()
+              : Optional.of(
+                  Instant.ofEpochMilli(LockRecord.decode(lockRecord, serde).acquiredAt()));
+      return new ServerSummary(
+          entry.tuid(),
+          entry.behaviour(),
+          ServerKeys.decodeCounter(Futures.join(pushed)),
+          ServerKeys.decodeCounter(Futures.join(popped)),
+          headVersion,
+          !Futures.join(dead).isEmpty(),
+          lockedSince);
+    }
+  }
+
+  /** {begin, end} of a page's index range. */
+  private byte[][] range(Tuids.Prefix prefix, @Nullable Tuple after, int limit) {
+    Objects.requireNonNull(prefix, "prefix must not be null");
+    if (limit < 1 || limit > MAX_PAGE) {
+      throw new IllegalArgumentException("limit must be within 1 and " + MAX_PAGE + ": " + limit);
+    }
+    Subspace index = keys.servers();
+    byte[] begin = index.range().begin;
+    byte[] end = index.range().end;
+    if (!prefix.isAll()) {
+      byte[] p = ByteArrayUtil.join(index.getKey(), prefix.packed());
+      begin = p;
+      end = ByteArrayUtil.strinc(p);
+    }
+    if (after != null) {
+      byte[] past = ByteArrayUtil.join(index.pack(after), new byte[] {0});
+      if (Arrays.compareUnsigned(past, begin) > 0) {
+        begin = past;
+      }
+    }
+    return new byte[][] {begin, end};
+  }
+
+  private List<ServerEntry> entries(ReadTransaction snap, byte[][] range, int limit) {
+    Subspace index = keys.servers();
+    List<KeyValue> rows = snap.getRange(range[0], range[1], limit, false);
+    List<ServerEntry> out = new ArrayList<>(rows.size());
+    for (KeyValue kv : rows) {
+      out.add(
+          new ServerEntry(index.unpack(kv.key()), new String(kv.value(), StandardCharsets.UTF_8)));
+    }
+    return out;
+  }
+
+  private static @Nullable Tuple next(List<ServerEntry> page, int limit) {
+    return page.size() < limit ? null : page.get(page.size() - 1).tuid();
   }
 
   /**

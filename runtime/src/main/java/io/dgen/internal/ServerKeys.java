@@ -290,9 +290,12 @@ public final class ServerKeys {
    */
   public record PendingTimer(String id, long dueMicros, byte @Nullable [] envelope) {}
 
-  /** The server's pending timers, soonest first, read in {@code tx} (for admin tools). */
-  public List<PendingTimer> pendingTimers(ReadTransaction tx, TenantKeys tenant) {
-    List<KeyValue> own = tx.getRange(timers.range().begin, timers.range().end);
+  /**
+   * The server's pending timers, soonest first, read in {@code tx} (for admin tools): at most
+   * {@code limit} ({@code 0}: all) of its own timer keys, which are ordered by id.
+   */
+  public List<PendingTimer> pendingTimers(ReadTransaction tx, TenantKeys tenant, int limit) {
+    List<KeyValue> own = tx.getRange(timers.range().begin, timers.range().end, limit, false);
     List<Map.Entry<Long, UUID>> ids = new ArrayList<>(own.size());
     List<CompletableFuture<byte @Nullable []>> entries = new ArrayList<>(own.size());
     for (KeyValue kv : own) {
@@ -314,6 +317,40 @@ public final class ServerKeys {
     }
     out.sort(Comparator.comparingLong(PendingTimer::dueMicros));
     return out;
+  }
+
+  /**
+   * Deletes this server's pending timer {@code timerId} in {@code tx}: its own key and its entry in
+   * the tenant's timer index. The serializable read of its own key conflicts with its firing, so
+   * one of the two wins.
+   *
+   * @return false if it is not pending
+   * @throws IllegalArgumentException if {@code timerId} is not a timer id
+   */
+  public boolean cancelTimer(Transaction tx, TenantKeys tenant, String timerId) {
+    UUID id = Timers.parse(timerId);
+    byte[] own = timers.pack(Tuple.from(id));
+    byte[] due = tx.get(own);
+    if (due == null) {
+      return false;
+    }
+    tx.clear(own);
+    tx.clear(tenant.timers().pack(Tuple.from(Tuple.fromBytes(due).getLong(0), id)));
+    return true;
+  }
+
+  /**
+   * Checks that {@code timerId} is a timer id.
+   *
+   * @throws IllegalArgumentException if it is not
+   */
+  public static void checkTimerId(String timerId) {
+    Timers.parse(timerId);
+  }
+
+  /** The call id users hold for the kept reply in slot {@code (expirySecond, slotId)}. */
+  public static String keptCallId(long expirySecond, String slotId) {
+    return KeptReplies.callId(new io.dgen.From(expirySecond, slotId));
   }
 
   /** Decodes a little-endian counter value; absent counts as zero. */

@@ -215,25 +215,15 @@ final class Timers<M> {
   /** {@code ServerRef.cancelTimer}: its own transaction, exactly once in effect. */
   boolean cancel(String timerId) {
     lifecycle.ensureAlive();
-    UUID id = parse(timerId);
-    return Boolean.TRUE.equals(commits.commitBlockingWithin(tx -> cancel(tx, id), "cancelTimer"));
+    parse(timerId); // a malformed id is refused before any transaction
+    return Boolean.TRUE.equals(
+        commits.commitBlockingWithin(
+            tx -> keys.cancelTimer(tx, tenantKeys, timerId), "cancelTimer"));
   }
 
   /** {@code TxContext.cancelTimer}: in the callback's transaction. */
   boolean inCallbackCancel(Transaction tx, String timerId) {
-    return cancel(tx, parse(timerId));
-  }
-
-  /** Deletes timer {@code id} of this server if pending; the read conflicts with its firing. */
-  private boolean cancel(Transaction tx, UUID id) {
-    byte[] own = keys.timers().pack(Tuple.from(id));
-    byte[] due = tx.get(own);
-    if (due == null) {
-      return false;
-    }
-    tx.clear(own);
-    tx.clear(tenantKeys.timers().pack(Tuple.from(Tuple.fromBytes(due).getLong(0), id)));
-    return true;
+    return keys.cancelTimer(tx, tenantKeys, timerId);
   }
 
   // ---------------------------------------------------------------- ids and times
