@@ -256,7 +256,13 @@ class ServerAdminTest extends RuntimeTestBase {
       // the idle server's items were queued before the orders' last one
       assertThat(page.servers().get(0).headVersion().getAsLong())
           .isLessThan(orders.headVersion().getAsLong())
-          .isLessThanOrEqualTo(page.readVersion());
+          .isLessThanOrEqualTo(orders.readVersion());
+      TenantAdmin.ServerSummary one = orders().summary();
+      assertThat(one.queueLength()).isEqualTo(1);
+      assertThat(one.lockedSince()).isEqualTo(orders.lockedSince());
+      assertThat(one.headVersion()).isEqualTo(orders.headVersion());
+      assertThat(one.behaviour()).isEqualTo("io.dgen.TestServer");
+      assertThat(one.readVersion()).isGreaterThanOrEqualTo(orders.readVersion());
     } finally {
       gate.countDown();
     }

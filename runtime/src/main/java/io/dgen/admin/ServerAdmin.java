@@ -178,6 +178,14 @@ public final class ServerAdmin {
     return stored == null ? Optional.empty() : Optional.of(stored.tree());
   }
 
+  /**
+   * What a listing shows of this server (counters, head item, dead-letter presence, lock), read in
+   * one snapshot transaction.
+   */
+  public TenantAdmin.ServerSummary summary() {
+    return run("summary", tx -> new SummaryReads(tx.snapshot(), keys, serde).summary(behaviour));
+  }
+
   /** Pushes minus pops: the messages waiting, as {@code ServerRef.queueLength} counts them. */
   public long queueLength() {
     return run(

@@ -4,16 +4,13 @@ import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.ByteArrayUtil;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.Backend;
-import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.OperationTimeouts;
 import io.dgen.internal.ServerKeys;
 import io.dgen.internal.TenantKeys;
-import io.dgen.internal.codec.LockRecord;
 import io.dgen.internal.codec.Serde;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
@@ -23,7 +20,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
@@ -66,7 +62,8 @@ public final class TenantAdmin {
    * messages.
    *
    * @param tuid its identity
-   * @param behaviour the class name of the behaviour that last started it
+   * @param behaviour the class name of the behaviour that last started it, or null if the server is
+   *     not indexed
    * @param pushed messages ever pushed (the push counter)
    * @param popped messages ever consumed (the pop counter)
    * @param headVersion the commit version of the transaction that queued the item at the head of
@@ -75,15 +72,17 @@ public final class TenantAdmin {
    *     the clock (FoundationDB: about a million a second)
    * @param hasDeadLetters whether it has at least one dead letter
    * @param lockedSince when its lock holder took the lock (the holder's clock), if locked
+   * @param readVersion the read version of the transaction that read all this
    */
   public record ServerSummary(
       Tuple tuid,
-      String behaviour,
+      @Nullable String behaviour,
       long pushed,
       long popped,
       OptionalLong headVersion,
       boolean hasDeadLetters,
-      Optional<Instant> lockedSince) {
+      Optional<Instant> lockedSince,
+      long readVersion) {
 
     /** Pushes minus pops: the messages waiting. */
     public long queueLength() {
@@ -96,9 +95,8 @@ public final class TenantAdmin {
    *
    * @param servers the summaries, in key order of their tuids
    * @param next the cursor of the next page, or null if this page was the last
-   * @param readVersion the read version of the page's transaction: what every summary was read at
    */
-  public record SummaryPage(List<ServerSummary> servers, @Nullable Tuple next, long readVersion) {}
+  public record SummaryPage(List<ServerSummary> servers, @Nullable Tuple next) {}
 
   private final Backend backend;
   private final List<String> path;
@@ -178,65 +176,16 @@ public final class TenantAdmin {
         tx -> {
           ReadTransaction snap = tx.snapshot();
           List<ServerEntry> entries = entries(snap, range, limit);
-          List<Reads> reads = new ArrayList<>(entries.size());
+          List<SummaryReads> reads = new ArrayList<>(entries.size());
           for (ServerEntry e : entries) {
-            reads.add(new Reads(snap, new ServerKeys(subspace, e.tuid())));
+            reads.add(new SummaryReads(snap, new ServerKeys(subspace, e.tuid()), serde));
           }
           List<ServerSummary> out = new ArrayList<>(entries.size());
           for (int i = 0; i < entries.size(); i++) {
-            out.add(reads.get(i).summary(entries.get(i)));
+            out.add(reads.get(i).summary(entries.get(i).behaviour()));
           }
-          return new SummaryPage(out, next(entries, limit), snap.getReadVersion());
+          return new SummaryPage(out, next(entries, limit));
         });
-  }
-
-  /** The reads of one server's summary, issued at once. */
-  private final class Reads {
-    private final ServerKeys keys;
-    private final CompletableFuture<byte @Nullable []> pushed;
-    private final CompletableFuture<byte @Nullable []> popped;
-    private final CompletableFuture<List<KeyValue>> head;
-    private final CompletableFuture<List<KeyValue>> dead;
-    private final CompletableFuture<byte @Nullable []> lock;
-
-    Reads(ReadTransaction snap, ServerKeys keys) {
-      this.keys = keys;
-      Subspace items = keys.items();
-      Subspace deadLetters = keys.dead();
-      pushed = snap.getAsync(keys.pushCounter());
-      popped = snap.getAsync(keys.popCounter());
-      head = snap.getRangeAsync(items.range().begin, items.range().end, 1, false);
-      dead = snap.getRangeAsync(deadLetters.range().begin, deadLetters.range().end, 1, false);
-      lock = snap.getAsync(keys.lockKey());
-    }
-
-    ServerSummary summary(ServerEntry entry) {
-      List<KeyValue> first = Futures.join(head);
-      OptionalLong headVersion =
-          first.isEmpty()
-              ? OptionalLong.empty()
-              : OptionalLong.of(
-                  ByteBuffer.wrap(
-                          keys.items()
-                              .unpack(first.get(0).key())
-                              .getVersionstamp(1)
-                              .getTransactionVersion())
-                      .getLong());
-      byte[] lockRecord = Futures.join(lock);
-      Optional<Instant> lockedSince =
-          lockRecord == null
-              ? Optional.empty()
-              : Optional.of(
-                  Instant.ofEpochMilli(LockRecord.decode(lockRecord, serde).acquiredAt()));
-      return new ServerSummary(
-          entry.tuid(),
-          entry.behaviour(),
-          ServerKeys.decodeCounter(Futures.join(pushed)),
-          ServerKeys.decodeCounter(Futures.join(popped)),
-          headVersion,
-          !Futures.join(dead).isEmpty(),
-          lockedSince);
-    }
   }
 
   /** {begin, end} of a page's index range. */
