@@ -34,7 +34,8 @@ import picocli.CommandLine.Spec;
       Commands.Inspect.class,
       Commands.Queue.class,
       Commands.DeadLetters.class,
-      Commands.Kill.class
+      Commands.Kill.class,
+      UiCommand.class
     },
     footerHeading = "%nExit codes:%n",
     footer = {
@@ -92,13 +93,18 @@ public final class Dgen implements Callable<Integer> {
 
   /** The admin over the backend the options name, opened on first use. */
   DGenAdmin admin() {
+    return new DGenAdmin(backend(), BackendSource.TIMEOUT); // as FoundationDB's transaction timeout
+  }
+
+  /** The backend the options name, opened on first use. */
+  Backend backend() {
     if (clusterFile != null && dataDir != null) {
       throw new CliException(USAGE, "--cluster-file and --data-dir exclude each other");
     }
     if (backend == null) {
       backend = factory.open(clusterFile, dataDir);
     }
-    return new DGenAdmin(backend, BackendSource.TIMEOUT); // as FoundationDB's transaction timeout
+    return backend;
   }
 
   /**

@@ -1,0 +1,202 @@
+package io.dgen.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.dgen.backend.memory.MemoryBackend;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.openqa.selenium.By;
+import org.openqa.selenium.NoAlertPresentException;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.Select;
+
+/**
+ * {@code dgen ui} in a real browser (Debian's headless Chromium) over a store a real run filled,
+ * with writes allowed: from the tenants through a tenant's servers to a server, the actions behind
+ * their confirmations, the live chart, and markup in tuids, states and errors shown as text.
+ * Screenshots of each page land in target/screenshots (docs/images with
+ * -Ddgen.updateScreenshots=true).
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class DashboardBrowserTest {
+
+  private MemoryBackend memory;
+  private UiFixture ui;
+  private Browser browser;
+
+  @BeforeAll
+  void start() throws Exception {
+    browser = Browser.start();
+    memory = MemoryBackend.create();
+    ui = new UiFixture(memory, true, "shop", "eu");
+  }
+
+  @AfterAll
+  void stop() {
+    if (browser != null) {
+      browser.close();
+    }
+    if (ui != null) {
+      ui.close();
+    }
+    if (memory != null) {
+      memory.close();
+    }
+  }
+
+  private List<String> column(String table, String cssClass) {
+    return browser.driver.findElements(By.cssSelector("#" + table + " td." + cssClass)).stream()
+        .map(WebElement::getText)
+        .toList();
+  }
+
+  private void assertNoInjection() {
+    assertThat(browser.driver.findElements(By.id("injected"))).as("injected element").isEmpty();
+    assertThat(browser.driver.getTitle()).isNotEqualTo("pwned"); // what the script would set
+    try {
+      browser.driver.switchTo().alert();
+      throw new AssertionError("an alert is open");
+    } catch (NoAlertPresentException expected) {
+      // nothing ran
+    }
+    // our own pages load scripts only from the server, never inline
+    for (WebElement s : browser.driver.findElements(By.tagName("script"))) {
+      assertThat(s.getAttribute("src")).as("script src").endsWith("/static/live.js");
+    }
+  }
+
+  @Test
+  void clickThrough_requeue_andMarkupStaysText() {
+    var d = browser.driver;
+    d.get(ui.url("/"));
+    WebElement row = browser.awaitText(By.cssSelector("tr[data-tenant='shop/eu'] td.servers"), "3");
+    assertThat(row.getText()).isEqualTo("3");
+    browser.awaitText(By.cssSelector("tr[data-tenant='shop/eu'] td.depth"), "3");
+    browser.screenshot("tenants");
+
+    d.findElement(By.linkText("shop/eu")).click();
+    browser.awaitText(By.cssSelector("#servers"), "(\"orders\", 1)");
+    assertThat(column("servers", "tuid"))
+        .containsExactly(
+            "(\"" + UiFixture.EVIL.replace("\"", "\\\"") + "\")",
+            "(\"carts\", \"alice\")",
+            "(\"orders\", 1)");
+    assertThat(column("servers", "depth")).containsExactly("0", "1", "2");
+    assertNoInjection();
+    browser.screenshot("servers");
+
+    // search by the beginning of a tuid
+    d.findElement(By.id("q")).sendKeys("(\"ord");
+    d.findElement(By.id("show")).click();
+    browser.awaitText(By.id("servers"), "orders");
+    assertThat(column("servers", "tuid")).containsExactly("(\"orders\", 1)");
+
+    // sorted by depth, over the tenant's scan
+    d.findElement(By.id("q")).clear();
+    new Select(d.findElement(By.id("sort"))).selectByValue("depth");
+    d.findElement(By.id("show")).click();
+    browser.awaitText(By.id("window"), "Sorted by queue depth over the 3 servers");
+    assertThat(column("servers", "depth")).containsExactly("2", "1", "0");
+    new Select(d.findElement(By.id("sort"))).selectByValue("age");
+    d.findElement(By.id("show")).click();
+    browser.awaitText(By.id("window"), "age of the oldest queued item");
+    assertThat(column("servers", "tuid"))
+        .containsExactly("(\"orders\", 1)", "(\"carts\", \"alice\")");
+    browser.screenshot("servers-by-age");
+
+    // the server
+    d.findElement(By.linkText("(\"orders\", 1)")).click();
+    browser.awaitText(By.id("state-json"), "\"total\" : 8");
+    assertThat(d.findElement(By.cssSelector("td[data-field='lock']")).getText())
+        .startsWith("held by ")
+        .contains("Shop$Hold");
+    assertThat(column("dead-letter-items", "error"))
+        .hasSize(2)
+        .anySatisfy(e -> assertThat(e).contains("out of stock"))
+        .anySatisfy(e -> assertThat(e).contains("card declined"));
+    assertThat(column("queue-items", "message"))
+        .containsExactly("{\"name\":\"plum\",\"price\":7}", "{\"name\":\"fig\",\"price\":2}");
+    browser.screenshot("server");
+
+    // re-queue "out of stock" at the head, behind its confirmation
+    WebElement outOfStock =
+        d.findElements(By.cssSelector("#dead-letter-items tbody tr")).stream()
+            .filter(tr -> tr.getText().contains("out of stock"))
+            .findFirst()
+            .orElseThrow();
+    outOfStock.findElement(By.cssSelector("a.requeue-head")).click();
+    browser.awaitText(By.id("what"), "at the head of its queue");
+    browser.screenshot("confirm");
+    d.findElement(By.id("confirm")).click();
+    browser.awaitText(By.id("done"), "Re-queued at the head of the queue: 1 dead letter");
+    assertThat(column("dead-letter-items", "error"))
+        .singleElement()
+        .asString()
+        .contains("card declined");
+    // the lock holder still runs: the message waits at the head, failure count cleared
+    assertThat(column("queue-items", "message").get(0)).isEqualTo("{\"why\":\"out of stock\"}");
+    assertThat(ui.shop.dgen).isNotNull();
+
+    // cancel the carts' timer
+    d.get(
+        ui.url(
+            "/server?t=shop/eu&tuid="
+                + java.net.URLEncoder.encode(
+                    ShopFixture.CARTS, java.nio.charset.StandardCharsets.UTF_8)));
+    browser.awaitText(By.id("timer-items"), "Shop$AddItem");
+    d.findElement(By.cssSelector("#timer-items a.cancel")).click();
+    d.findElement(By.id("confirm")).click();
+    browser.awaitText(By.id("done"), "Cancelled the timer.");
+    browser.awaitText(By.id("timers"), "None pending.");
+  }
+
+  @Test
+  void markupInTuidStateAndErrors_isShownAsText() {
+    var d = browser.driver;
+    d.get(ui.url("/tenant?t=shop/eu"));
+    browser.awaitText(By.id("servers"), "<script>");
+    d.findElement(By.partialLinkText("<script>")).click();
+    browser.awaitText(By.id("state-json"), UiFixture.EVIL.replace("\"", "\\\""));
+    assertThat(d.findElement(By.tagName("h1")).getText())
+        .contains("<script>document.title='pwned'</script>");
+    assertThat(column("dead-letter-items", "error"))
+        .singleElement()
+        .asString()
+        .contains(UiFixture.EVIL);
+    assertNoInjection();
+    browser.screenshot("server-markup");
+
+    // kill it, behind its confirmation
+    d.findElement(By.id("kill-link")).click();
+    browser.awaitText(By.id("what"), "cannot be undone");
+    assertNoInjection();
+    d.findElement(By.id("confirm")).click();
+    browser.awaitText(By.id("done"), "Killed the server.");
+    assertThat(d.findElement(By.id("servers")).getText()).doesNotContain("<script>");
+  }
+
+  @Test
+  void liveView_drawsPoints() {
+    var d = browser.driver;
+    d.get(ui.url("/live?t=shop/eu"));
+    browser
+        .waiting()
+        .until(
+            x ->
+                Integer.parseInt(
+                        "0" + x.findElement(By.id("live-status")).getAttribute("data-points"))
+                    >= 3);
+    browser
+        .waiting()
+        .until(
+            ExpectedConditions.presenceOfElementLocated(
+                By.cssSelector("#depth-chart svg polyline")));
+    assertThat(d.findElement(By.id("live-status")).getText()).contains("servers");
+    assertNoInjection();
+    browser.screenshot("live");
+  }
+}
