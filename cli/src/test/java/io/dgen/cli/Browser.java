@@ -90,7 +90,7 @@ final class Browser implements AutoCloseable {
 
   WebDriverWait waiting() {
     WebDriverWait wait = new WebDriverWait(driver, Duration.ofSeconds(60));
-    wait.ignoring(StaleElementReferenceException.class);
+    wait.ignoring(StaleElementReferenceException.class).pollingEvery(Duration.ofMillis(50));
     return wait;
   }
 

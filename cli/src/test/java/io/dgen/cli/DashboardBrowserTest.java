@@ -2,17 +2,30 @@ package io.dgen.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.ServerRef;
+import io.dgen.StartOptions;
 import io.dgen.backend.memory.MemoryBackend;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.openqa.selenium.By;
 import org.openqa.selenium.NoAlertPresentException;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.Select;
+import tools.jackson.databind.JsonNode;
 
 /**
  * {@code dgen ui} in a real browser (Debian's headless Chromium) over a store a real run filled,
@@ -22,6 +35,7 @@ import org.openqa.selenium.support.ui.Select;
  * -Ddgen.updateScreenshots=true).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class DashboardBrowserTest {
 
   private MemoryBackend memory;
@@ -70,6 +84,7 @@ class DashboardBrowserTest {
   }
 
   @Test
+  @Order(1)
   void clickThrough_requeue_andMarkupStaysText() {
     var d = browser.driver;
     d.get(ui.url("/"));
@@ -155,6 +170,7 @@ class DashboardBrowserTest {
   }
 
   @Test
+  @Order(2)
   void markupInTuidStateAndErrors_isShownAsText() {
     var d = browser.driver;
     d.get(ui.url("/tenant?t=shop/eu"));
@@ -180,16 +196,38 @@ class DashboardBrowserTest {
   }
 
   @Test
-  void liveView_drawsPoints() {
+  @Order(3)
+  void liveView_drawsDepthAndThroughput() throws Exception {
     var d = browser.driver;
-    d.get(ui.url("/live?t=shop/eu"));
-    browser
-        .waiting()
-        .until(
-            x ->
-                Integer.parseInt(
-                        "0" + x.findElement(By.id("live-status")).getAttribute("data-points"))
-                    >= 3);
+    ServerRef<Shop.Msg> ticker =
+        ui.shop.dgen.start(
+            new Shop(new CountDownLatch(1), new CountDownLatch(0)),
+            Tuple.from("ticker"),
+            StartOptions.builder(ui.shop.dgen.tenant("shop", "live")).build());
+    d.get(ui.url("/live?t=shop/live"));
+    for (int round = 1; round <= 4; round++) {
+      for (int i = 0; i < 25 * round; i++) {
+        ticker.cast(new Shop.AddItem("tick", 1));
+      }
+      int points = round + 1;
+      browser
+          .waiting()
+          .until(
+              x ->
+                  Integer.parseInt(
+                          "0" + x.findElement(By.id("live-status")).getAttribute("data-points"))
+                      >= points);
+    }
+    HttpResponse<String> live =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(URI.create(ui.url("/api/live?t=shop/live"))).build(),
+                HttpResponse.BodyHandlers.ofString());
+    JsonNode points = Output.JSON.readTree(live.body()).get("points");
+    assertThat(points.size()).isGreaterThanOrEqualTo(5);
+    List<Double> rates = new ArrayList<>();
+    points.forEach(p -> rates.add(p.path("rate").asDouble(0)));
+    assertThat(rates).as("consumed per second").anyMatch(r -> r > 0);
     browser
         .waiting()
         .until(

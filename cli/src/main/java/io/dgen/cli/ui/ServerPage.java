@@ -78,23 +78,21 @@ final class ServerPage implements Page {
           "id",
           "read-only-note");
     }
-    {
-      section(h, "Kill", "kill");
-      h.el(
-          "p",
-          "Removes the server with its state, queue, lock, dead letters and timers; waiting callers"
-              + " fail.");
-      h.open("p")
-          .link(
-              Actions.confirmUrl("kill", path, tuid),
-              "Kill this server…",
-              "class",
-              "danger",
-              "id",
-              "kill-link")
-          .close("p");
-      h.close("section");
-    }
+    section(h, "Kill", "kill");
+    h.el(
+        "p",
+        "Removes the server with its state, queue, lock, dead letters and timers; waiting callers"
+            + " fail.");
+    h.open("p")
+        .link(
+            Actions.confirmUrl("kill", path, tuid),
+            "Kill this server…",
+            "class",
+            "danger",
+            "id",
+            "kill-link")
+        .close("p");
+    h.close("section");
     return ui.page(200, "Server " + literal, h);
   }
 
@@ -198,19 +196,17 @@ final class ServerPage implements Page {
             : dead.size() + ", oldest first.",
         "class",
         "note");
-    {
-      h.open("p", "class", "actions");
-      h.link(
-              Actions.confirmUrl("requeue-all", path, tuid, "lane", "head"),
-              "Re-queue all at the head…")
-          .text(" ");
-      h.link(
-              Actions.confirmUrl("requeue-all", path, tuid, "lane", "tail"),
-              "Re-queue all at the tail…")
-          .text(" ");
-      h.link(Actions.confirmUrl("purge-all", path, tuid), "Purge all…", "class", "danger");
-      h.close("p");
-    }
+    h.open("p", "class", "actions");
+    h.link(
+            Actions.confirmUrl("requeue-all", path, tuid, "lane", "head"),
+            "Re-queue all at the head…")
+        .text(" ");
+    h.link(
+            Actions.confirmUrl("requeue-all", path, tuid, "lane", "tail"),
+            "Re-queue all at the tail…")
+        .text(" ");
+    h.link(Actions.confirmUrl("purge-all", path, tuid), "Purge all…", "class", "danger");
+    h.close("p");
     h.open("table", "id", "dead-letter-items").open("thead").open("tr");
     for (String c : List.of("Id", "Moved", "Attempts", "Type", "Error", "Message", "")) {
       h.el("th", c);
@@ -225,25 +221,20 @@ final class ServerPage implements Page {
       h.el("td", d.error(), "class", "error");
       message(h, d.item());
       h.open("td", "class", "actions");
-      if (ui.allowWrites) {
-        h.link(
-                Actions.confirmUrl("requeue", path, tuid, "id", d.id(), "lane", "head"),
-                "re-queue at head",
-                "class",
-                "requeue-head")
-            .text(" ");
-        h.link(
-                Actions.confirmUrl("requeue", path, tuid, "id", d.id(), "lane", "tail"),
-                "at tail",
-                "class",
-                "requeue-tail")
-            .text(" ");
-        h.link(
-            Actions.confirmUrl("purge", path, tuid, "id", d.id()),
-            "purge",
-            "class",
-            "danger purge");
-      }
+      h.link(
+              Actions.confirmUrl("requeue", path, tuid, "id", d.id(), "lane", "head"),
+              "re-queue at head",
+              "class",
+              "requeue-head")
+          .text(" ");
+      h.link(
+              Actions.confirmUrl("requeue", path, tuid, "id", d.id(), "lane", "tail"),
+              "at tail",
+              "class",
+              "requeue-tail")
+          .text(" ");
+      h.link(
+          Actions.confirmUrl("purge", path, tuid, "id", d.id()), "purge", "class", "danger purge");
       h.close("td");
       h.close("tr");
     }
@@ -283,13 +274,11 @@ final class ServerPage implements Page {
       h.el("td", t.item().type() == null ? "-" : t.item().type());
       message(h, t.item());
       h.open("td", "class", "actions");
-      if (ui.allowWrites) {
-        h.link(
-            Actions.confirmUrl("cancel-timer", path, tuid, "id", t.id()),
-            "cancel",
-            "class",
-            "danger cancel");
-      }
+      h.link(
+          Actions.confirmUrl("cancel-timer", path, tuid, "id", t.id()),
+          "cancel",
+          "class",
+          "danger cancel");
       h.close("td").close("tr");
     }
     h.close("tbody").close("table");
