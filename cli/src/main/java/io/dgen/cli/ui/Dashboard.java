@@ -195,7 +195,7 @@ public final class Dashboard implements AutoCloseable {
   /** The address it serves, e.g. {@code http://127.0.0.1:8080/}. */
   public URI uri() {
     InetSocketAddress a = server.getAddress();
-    String host = a.getAddress().getHostAddress();
+    String host = options.bind().getHostAddress();
     if (host.contains(":")) {
       host = "[" + host + "]";
     }

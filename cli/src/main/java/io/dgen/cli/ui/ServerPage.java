@@ -54,6 +54,16 @@ final class ServerPage implements Page {
     if (done != null) {
       h.el("p", done, "class", "done", "id", "done");
     }
+    if (!ui.allowWrites) {
+      h.el(
+          "p",
+          "Read-only: this dashboard was started without --allow-writes; its actions say so"
+              + " and write nothing.",
+          "class",
+          "note",
+          "id",
+          "read-only-note");
+    }
     overview(h, s, summary);
     section(h, "State", "state");
     h.el(
@@ -68,16 +78,6 @@ final class ServerPage implements Page {
     deadLetters(h, s, path, tuid);
     timers(h, s, path, tuid);
     keptReplies(h, s);
-    if (!ui.allowWrites) {
-      h.el(
-          "p",
-          "Read-only: this dashboard was started without --allow-writes; the actions below say so"
-              + " and write nothing.",
-          "class",
-          "note",
-          "id",
-          "read-only-note");
-    }
     section(h, "Kill", "kill");
     h.el(
         "p",
