@@ -89,14 +89,22 @@ final class Browser implements AutoCloseable {
   }
 
   WebDriverWait waiting() {
-    WebDriverWait wait = new WebDriverWait(driver, Duration.ofSeconds(60));
+    return waiting(Duration.ofSeconds(60));
+  }
+
+  WebDriverWait waiting(Duration timeout) {
+    WebDriverWait wait = new WebDriverWait(driver, timeout);
     wait.ignoring(StaleElementReferenceException.class).pollingEvery(Duration.ofMillis(50));
     return wait;
   }
 
   /** Waits until the page (which may refresh itself) shows {@code text} in {@code by}. */
   WebElement awaitText(By by, String text) {
-    waiting()
+    return awaitText(by, text, Duration.ofSeconds(60));
+  }
+
+  WebElement awaitText(By by, String text, Duration timeout) {
+    waiting(timeout)
         .withMessage(() -> by + " to contain " + text + "; page: " + driver.getPageSource())
         .until(d -> d.findElements(by).stream().anyMatch(e -> e.getText().contains(text)));
     return driver.findElement(by);

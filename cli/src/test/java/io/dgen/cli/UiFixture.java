@@ -33,6 +33,14 @@ final class UiFixture implements AutoCloseable {
 
   UiFixture(Backend backend, boolean allowWrites, String... tenant)
       throws InterruptedException, IOException {
+    this(backend, allowWrites, 0, tenant);
+  }
+
+  /**
+   * @param versionsPerSecond the backend's version rate (FoundationDB: 1,000,000), or 0
+   */
+  UiFixture(Backend backend, boolean allowWrites, long versionsPerSecond, String... tenant)
+      throws InterruptedException, IOException {
     shop = new ShopFixture(backend, tenant);
     ServerRef<Shop.Msg> evil =
         shop.dgen.start(
@@ -54,7 +62,7 @@ final class UiFixture implements AutoCloseable {
                 0,
                 allowWrites,
                 null,
-                0,
+                versionsPerSecond,
                 Dashboard.Options.DEFAULT_SCAN_CAP,
                 Dashboard.Options.DEFAULT_RANKING),
             Clock.systemUTC());
