@@ -98,4 +98,54 @@ class DgenJarIT {
     assertThat(bad.err().strip())
         .isEqualTo("dgen: cannot read cluster file /nonexistent/fdb.cluster");
   }
+
+  @Test
+  void servesTheDashboard_fromTheJar(@TempDir Path dir) throws Exception {
+    try (Backend rocks = RocksDbBackend.open(dir);
+        ShopFixture shop = new ShopFixture(rocks, "shop", "eu")) {
+      // filled; closed before the dashboard opens the directory
+    }
+    Path jar = Path.of(System.getProperty("dgen.jar", "target/dgen.jar"));
+    Process p =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-jar",
+                jar.toString(),
+                "--data-dir",
+                dir.toString(),
+                "ui",
+                "--port",
+                "0")
+            .redirectErrorStream(true)
+            .start();
+    try (var lines =
+        new java.io.BufferedReader(
+            new java.io.InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+      String line = lines.readLine();
+      assertThat(line)
+          .startsWith("dgen ui: serving http://127.0.0.1:")
+          .endsWith("(read-only; --allow-writes allows actions)");
+      String base =
+          line.substring(
+              "dgen ui: serving ".length(), line.indexOf('/', "dgen ui: serving http://".length()));
+      var http = java.net.http.HttpClient.newHttpClient();
+      for (String path :
+          new String[] {"/", "/tenant?t=shop/eu", "/static/live.js", "/static/dashboard.css"}) {
+        var r =
+            http.send(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + path)).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as(path).isEqualTo(200);
+      }
+      var servers =
+          http.send(
+              java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + "/tenant?t=shop/eu"))
+                  .build(),
+              java.net.http.HttpResponse.BodyHandlers.ofString());
+      assertThat(servers.body()).contains("(&quot;orders&quot;, 1)");
+    } finally {
+      p.destroy();
+      assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    }
+  }
 }
