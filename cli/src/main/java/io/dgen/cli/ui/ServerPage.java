@@ -193,7 +193,7 @@ final class ServerPage implements Page {
         "p",
         more
             ? "The first " + LISTED + " (there are more), oldest first."
-            : dead.size() + ", oldest first.",
+            : dead.size() + (dead.size() == 1 ? " dead letter" : " dead letters") + ", oldest first.",
         "class",
         "note");
     h.open("p", "class", "actions");
