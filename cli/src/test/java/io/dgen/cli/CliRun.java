@@ -2,6 +2,7 @@ package io.dgen.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.apple.foundationdb.subspace.Subspace;
 import io.dgen.backend.Backend;
 import io.dgen.backend.ForwardingBackend;
 import io.dgen.backend.Transaction;
@@ -16,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
@@ -39,22 +41,41 @@ record CliRun(int code, String out, String err) {
 
   /** A factory handing out {@code backend}, which the CLI's close leaves open. */
   static Dgen.BackendFactory over(Backend backend) {
-    return (clusterFile, dataDir) ->
-        new ForwardingBackend(backend) {
-          @Override
-          public <T> T run(Function<? super Transaction, ? extends T> body) {
-            return backend.run(body);
-          }
+    return (clusterFile, dataDir) -> unclosable(backend, new AtomicInteger());
+  }
 
-          @Override
-          public <T> CompletableFuture<T> runAsync(
-              Function<? super Transaction, ? extends CompletableFuture<? extends T>> body) {
-            return backend.runAsync(body);
-          }
+  /**
+   * {@code backend} behind a close that leaves it open, counting into {@code directoryWrites} the
+   * directories created or removed through it.
+   */
+  static Backend unclosable(Backend backend, AtomicInteger directoryWrites) {
+    return new ForwardingBackend(backend) {
+      @Override
+      public Subspace directory(String... path) {
+        directoryWrites.incrementAndGet();
+        return backend.directory(path);
+      }
 
-          @Override
-          public void close() {}
-        };
+      @Override
+      public boolean removeDirectory(String... path) {
+        directoryWrites.incrementAndGet();
+        return backend.removeDirectory(path);
+      }
+
+      @Override
+      public <T> T run(Function<? super Transaction, ? extends T> body) {
+        return backend.run(body);
+      }
+
+      @Override
+      public <T> CompletableFuture<T> runAsync(
+          Function<? super Transaction, ? extends CompletableFuture<? extends T>> body) {
+        return backend.runAsync(body);
+      }
+
+      @Override
+      public void close() {}
+    };
   }
 
   CliRun ok() {

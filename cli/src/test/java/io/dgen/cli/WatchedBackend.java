@@ -2,11 +2,7 @@ package io.dgen.cli;
 
 import io.dgen.backend.Backend;
 import io.dgen.backend.CountingBackend;
-import io.dgen.backend.ForwardingBackend;
-import io.dgen.backend.Transaction;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
 
 /**
  * What the dashboard is given in the tests: the test's backend, counted ({@link CountingBackend}:
@@ -15,39 +11,11 @@ import java.util.function.Function;
  */
 final class WatchedBackend {
 
-  final CountingBackend counting;
   final AtomicInteger directoryWrites = new AtomicInteger();
+  final CountingBackend counting;
 
   WatchedBackend(Backend backend) {
-    this.counting =
-        CountingBackend.wrap(
-            new ForwardingBackend(backend) {
-              @Override
-              public <T> T run(Function<? super Transaction, ? extends T> body) {
-                return backend.run(body);
-              }
-
-              @Override
-              public <T> CompletableFuture<T> runAsync(
-                  Function<? super Transaction, ? extends CompletableFuture<? extends T>> body) {
-                return backend.runAsync(body);
-              }
-
-              @Override
-              public com.apple.foundationdb.subspace.Subspace directory(String... path) {
-                directoryWrites.incrementAndGet();
-                return backend.directory(path);
-              }
-
-              @Override
-              public boolean removeDirectory(String... path) {
-                directoryWrites.incrementAndGet();
-                return backend.removeDirectory(path);
-              }
-
-              @Override
-              public void close() {}
-            });
+    this.counting = CountingBackend.wrap(CliRun.unclosable(backend, directoryWrites));
   }
 
   /** Writing commits plus directories created or removed: what "no write" means. */

@@ -199,9 +199,7 @@ public final class ServerAdmin {
 
   /** The first {@code limit} queued messages, in the order they will be consumed. */
   public List<QueuedItem> peek(int limit) {
-    if (limit < 1) {
-      throw new IllegalArgumentException("limit must be at least 1: " + limit);
-    }
+    checkLimit(limit, 1);
     Subspace items = keys.items();
     List<KeyValue> rows =
         run(
@@ -245,9 +243,7 @@ public final class ServerAdmin {
    * @throws IllegalArgumentException if {@code limit} is negative
    */
   public List<DeadLetterEntry> deadLetters(int limit) {
-    if (limit < 0) {
-      throw new IllegalArgumentException("limit must not be negative: " + limit);
-    }
+    checkLimit(limit, 0);
     Subspace dead = keys.dead();
     List<KeyValue> rows =
         run(
@@ -283,9 +279,7 @@ public final class ServerAdmin {
    * @throws IllegalArgumentException if {@code limit} is negative
    */
   public List<PendingTimer> timers(int limit) {
-    if (limit < 0) {
-      throw new IllegalArgumentException("limit must not be negative: " + limit);
-    }
+    checkLimit(limit, 0);
     List<ServerKeys.PendingTimer> stored =
         run("timers", tx -> keys.pendingTimers(tx.snapshot(), tenant, limit));
     Map<Integer, String> types = stored.isEmpty() ? Map.of() : types();
@@ -432,9 +426,7 @@ public final class ServerAdmin {
    * @throws IllegalArgumentException if {@code limit} is below 1
    */
   public List<KeptReply> keptReplies(int limit) {
-    if (limit < 1) {
-      throw new IllegalArgumentException("limit must be at least 1: " + limit);
-    }
+    checkLimit(limit, 1);
     Subspace kept = keys.kept();
     List<KeyValue> rows =
         run(
@@ -567,6 +559,12 @@ public final class ServerAdmin {
           : env.withFailure(0, null, env.typeIndex());
     } catch (RuntimeException e) {
       return item;
+    }
+  }
+
+  private static void checkLimit(int limit, int least) {
+    if (limit < least) {
+      throw new IllegalArgumentException("limit must be at least " + least + ": " + limit);
     }
   }
 

@@ -95,6 +95,20 @@ final class Html {
     return el("a", text, all);
   }
 
+  /** Opens a table {@code id} with a header row of {@code columns} and opens its body. */
+  Html table(String id, String... columns) {
+    open("table", "id", id).open("thead").open("tr");
+    for (String c : columns) {
+      el("th", c);
+    }
+    return close("tr").close("thead").open("tbody");
+  }
+
+  /** Closes what {@link #table} opened. */
+  Html endTable() {
+    return close("tbody").close("table");
+  }
+
   /** A hidden form field. */
   Html hidden(String name, String value) {
     return open("input", "type", "hidden", "name", name, "value", value);

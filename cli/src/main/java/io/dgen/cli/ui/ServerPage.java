@@ -149,11 +149,7 @@ final class ServerPage implements Page {
               + ", next to be consumed first.",
           "class",
           "note");
-      h.open("table", "id", "queue-items").open("thead").open("tr");
-      for (String c : List.of("Id", "Age", "Kind", "Type", "Failures", "Message")) {
-        h.el("th", c);
-      }
-      h.close("tr").close("thead").open("tbody");
+      h.table("queue-items", "Id", "Age", "Kind", "Type", "Failures", "Message");
       for (ServerAdmin.QueuedItem i : items) {
         h.open("tr");
         h.el("td", i.id(), "class", "id");
@@ -164,7 +160,7 @@ final class ServerPage implements Page {
         message(h, i);
         h.close("tr");
       }
-      h.close("tbody").close("table");
+      h.endTable();
     }
     h.close("section");
   }
@@ -193,7 +189,9 @@ final class ServerPage implements Page {
         "p",
         more
             ? "The first " + LISTED + " (there are more), oldest first."
-            : dead.size() + (dead.size() == 1 ? " dead letter" : " dead letters") + ", oldest first.",
+            : dead.size()
+                + (dead.size() == 1 ? " dead letter" : " dead letters")
+                + ", oldest first.",
         "class",
         "note");
     h.open("p", "class", "actions");
@@ -207,11 +205,7 @@ final class ServerPage implements Page {
         .text(" ");
     h.link(Actions.confirmUrl("purge-all", path, tuid), "Purge all…", "class", "danger");
     h.close("p");
-    h.open("table", "id", "dead-letter-items").open("thead").open("tr");
-    for (String c : List.of("Id", "Moved", "Attempts", "Type", "Error", "Message", "")) {
-      h.el("th", c);
-    }
-    h.close("tr").close("thead").open("tbody");
+    h.table("dead-letter-items", "Id", "Moved", "Attempts", "Type", "Error", "Message", "");
     for (ServerAdmin.DeadLetterEntry d : dead) {
       h.open("tr", "data-id", d.id());
       h.el("td", d.id(), "class", "id");
@@ -238,7 +232,7 @@ final class ServerPage implements Page {
       h.close("td");
       h.close("tr");
     }
-    h.close("tbody").close("table");
+    h.endTable();
     h.close("section");
   }
 
@@ -259,11 +253,7 @@ final class ServerPage implements Page {
           "class",
           "note");
     }
-    h.open("table", "id", "timer-items").open("thead").open("tr");
-    for (String c : List.of("Id", "Due", "In", "Type", "Message", "")) {
-      h.el("th", c);
-    }
-    h.close("tr").close("thead").open("tbody");
+    h.table("timer-items", "Id", "Due", "In", "Type", "Message", "");
     Instant now = ui.clock.instant();
     for (ServerAdmin.PendingTimer t : timers) {
       h.open("tr", "data-id", t.id());
@@ -281,7 +271,7 @@ final class ServerPage implements Page {
           "danger cancel");
       h.close("td").close("tr");
     }
-    h.close("tbody").close("table");
+    h.endTable();
     h.close("section");
   }
 
@@ -297,11 +287,7 @@ final class ServerPage implements Page {
       kept = kept.subList(0, LISTED);
       h.el("p", "The " + LISTED + " that expire first (there are more).", "class", "note");
     }
-    h.open("table", "id", "kept-items").open("thead").open("tr");
-    for (String c : List.of("Call id", "Expires", "Status", "Type", "Reply or error")) {
-      h.el("th", c);
-    }
-    h.close("tr").close("thead").open("tbody");
+    h.table("kept-items", "Call id", "Expires", "Status", "Type", "Reply or error");
     for (ServerAdmin.KeptReply k : kept) {
       h.open("tr");
       h.el("td", k.callId(), "class", "id");
@@ -316,7 +302,7 @@ final class ServerPage implements Page {
           k.error() != null ? "error" : "message");
       h.close("tr");
     }
-    h.close("tbody").close("table");
+    h.endTable();
     h.close("section");
   }
 

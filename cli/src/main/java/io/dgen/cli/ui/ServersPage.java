@@ -200,38 +200,26 @@ final class ServersPage implements Page {
     String name = Urls.tenant(path);
     h.open("p", "class", "pager");
     if (from > 0) {
-      h.link(
-              Urls.of(
-                  "/tenant",
-                  "t",
-                  name,
-                  "q",
-                  q.isEmpty() ? null : q,
-                  "sort",
-                  sort,
-                  "from",
-                  Integer.toString(Math.max(0, from - PAGE))),
-              "« previous")
-          .text(" ");
+      h.link(rankedUrl(name, q, sort, Math.max(0, from - PAGE)), "« previous").text(" ");
     }
     if (from + PAGE < matching.size()) {
-      h.link(
-          Urls.of(
-              "/tenant",
-              "t",
-              name,
-              "q",
-              q.isEmpty() ? null : q,
-              "sort",
-              sort,
-              "from",
-              Integer.toString(from + PAGE)),
-          "next »",
-          "id",
-          "next");
+      h.link(rankedUrl(name, q, sort, from + PAGE), "next »", "id", "next");
     }
     h.close("p");
     return v.busy();
+  }
+
+  private static String rankedUrl(String tenant, String q, String sort, int from) {
+    return Urls.of(
+        "/tenant",
+        "t",
+        tenant,
+        "q",
+        q.isEmpty() ? null : q,
+        "sort",
+        sort,
+        "from",
+        Integer.toString(from));
   }
 
   private static int parseFrom(@Nullable String from, int size) {
@@ -246,11 +234,7 @@ final class ServersPage implements Page {
   }
 
   private void table(Html h, List<String> path, List<ServerSummary> servers) {
-    h.open("table", "id", "servers").open("thead").open("tr");
-    for (String c : List.of("Tuid", "Behaviour", "Queued", "Oldest item", "Dead letters", "Lock")) {
-      h.el("th", c);
-    }
-    h.close("tr").close("thead").open("tbody");
+    h.table("servers", "Tuid", "Behaviour", "Queued", "Oldest item", "Dead letters", "Lock");
     for (ServerSummary s : servers) {
       h.open("tr");
       h.open("td", "class", "tuid")
@@ -267,6 +251,6 @@ final class ServersPage implements Page {
       h.el("td", s.lockedSince().map(t -> "since " + ui.time(t)).orElse("-"), "class", "lock");
       h.close("tr");
     }
-    h.close("tbody").close("table");
+    h.endTable();
   }
 }

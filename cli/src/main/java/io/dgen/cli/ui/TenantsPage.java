@@ -33,11 +33,7 @@ final class TenantsPage implements Page {
     if (tenants.isEmpty()) {
       body.el("p", "No tenants: nothing is stored yet.");
     } else {
-      body.open("table", "id", "tenants").open("thead").open("tr");
-      for (String h : List.of("Tenant", "Servers", "Queued messages", "Counted", "")) {
-        body.el("th", h);
-      }
-      body.close("tr").close("thead").open("tbody");
+      body.table("tenants", "Tenant", "Servers", "Queued messages", "Counted", "");
       for (List<String> path : tenants) {
         TenantScans.View v = ui.scans.view(path);
         busy |= v.busy();
@@ -48,7 +44,7 @@ final class TenantsPage implements Page {
         body.open("td").link(Urls.of("/live", "t", name), "live").close("td");
         body.close("tr");
       }
-      body.close("tbody").close("table");
+      body.endTable();
       body.el(
           "p",
           "Counts come from a background scan of each tenant's servers (at most "
