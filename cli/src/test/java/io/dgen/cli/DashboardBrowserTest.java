@@ -62,10 +62,15 @@ class DashboardBrowserTest {
     }
   }
 
+  /** The texts of a column (read again if the page refreshed itself meanwhile). */
   private List<String> column(String table, String cssClass) {
-    return browser.driver.findElements(By.cssSelector("#" + table + " td." + cssClass)).stream()
-        .map(WebElement::getText)
-        .toList();
+    return browser
+        .waiting()
+        .until(
+            d ->
+                d.findElements(By.cssSelector("#" + table + " td." + cssClass)).stream()
+                    .map(WebElement::getText)
+                    .toList());
   }
 
   private void assertNoInjection() {

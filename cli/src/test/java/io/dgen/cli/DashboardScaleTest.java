@@ -63,7 +63,8 @@ class DashboardScaleTest {
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.body()).contains("(&quot;srv&quot;, 0)").contains("next page");
       }
-      // one page: 50 index rows, and per server a head and a dead-letter range of at most one row
+      // one page: 50 index rows, and per server three ranges of at most one row (each lane's first
+      // item, the first dead letter)
       assertThat(cost.rowsRead())
           .as("rows read by one first page")
           .isLessThanOrEqualTo(50 + 2 * 50);

@@ -1,6 +1,7 @@
 package io.dgen.admin;
 
 import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.ReadTransaction;
@@ -25,7 +26,8 @@ final class SummaryReads {
   private final ServerKeys keys;
   private final CompletableFuture<byte @Nullable []> pushed;
   private final CompletableFuture<byte @Nullable []> popped;
-  private final CompletableFuture<List<KeyValue>> head;
+  private final CompletableFuture<List<KeyValue>> headLane;
+  private final CompletableFuture<List<KeyValue>> normalLane;
   private final CompletableFuture<List<KeyValue>> dead;
   private final CompletableFuture<byte @Nullable []> lock;
 
@@ -37,34 +39,56 @@ final class SummaryReads {
     Subspace deadLetters = keys.dead();
     pushed = snap.getAsync(keys.pushCounter());
     popped = snap.getAsync(keys.popCounter());
-    head = snap.getRangeAsync(items.range().begin, items.range().end, 1, false);
+    headLane = first(snap, items, ServerKeys.LANE_HEAD);
+    normalLane = first(snap, items, ServerKeys.LANE_NORMAL);
     dead = snap.getRangeAsync(deadLetters.range().begin, deadLetters.range().end, 1, false);
     lock = snap.getAsync(keys.lockKey());
   }
 
+  /** The first item of one lane: each lane is in push order, so its first is its oldest. */
+  private static CompletableFuture<List<KeyValue>> first(
+      ReadTransaction snap, Subspace items, long lane) {
+    Subspace l = items.subspace(Tuple.from(lane));
+    return snap.getRangeAsync(l.range().begin, l.range().end, 1, false);
+  }
+
+  private OptionalLong version(CompletableFuture<List<KeyValue>> lane) {
+    List<KeyValue> first = Futures.join(lane);
+    if (first.isEmpty()) {
+      return OptionalLong.empty();
+    }
+    byte[] stamp =
+        keys.items().unpack(first.get(0).key()).getVersionstamp(1).getTransactionVersion();
+    return OptionalLong.of(ByteBuffer.wrap(stamp).getLong());
+  }
+
   TenantAdmin.ServerSummary summary(@Nullable String behaviour) {
-    List<KeyValue> first = Futures.join(head);
-    OptionalLong headVersion =
-        first.isEmpty()
-            ? OptionalLong.empty()
-            : OptionalLong.of(
-                ByteBuffer.wrap(
-                        keys.items()
-                            .unpack(first.get(0).key())
-                            .getVersionstamp(1)
-                            .getTransactionVersion())
-                    .getLong());
+    // an item re-queued at the head was queued again later than the normal lane's first
+    OptionalLong head = version(headLane);
+    OptionalLong normal = version(normalLane);
+    OptionalLong oldestVersion =
+        head.isPresent() && (normal.isEmpty() || head.getAsLong() < normal.getAsLong())
+            ? head
+            : normal;
     byte[] lockRecord = Futures.join(lock);
-    Optional<Instant> lockedSince =
-        lockRecord == null
-            ? Optional.empty()
-            : Optional.of(Instant.ofEpochMilli(LockRecord.decode(lockRecord, serde).acquiredAt()));
+    Optional<Instant> lockedSince;
+    if (lockRecord == null) {
+      lockedSince = Optional.empty();
+    } else {
+      Instant at;
+      try {
+        at = Instant.ofEpochMilli(LockRecord.decode(lockRecord, serde).acquiredAt());
+      } catch (RuntimeException e) {
+        at = Instant.EPOCH; // locked, by a record that does not decode: the server page says why
+      }
+      lockedSince = Optional.of(at);
+    }
     return new TenantAdmin.ServerSummary(
         keys.tuid(),
         behaviour,
         ServerKeys.decodeCounter(Futures.join(pushed)),
         ServerKeys.decodeCounter(Futures.join(popped)),
-        headVersion,
+        oldestVersion,
         !Futures.join(dead).isEmpty(),
         lockedSince,
         snap.getReadVersion());

@@ -66,12 +66,14 @@ public final class TenantAdmin {
    *     not indexed
    * @param pushed messages ever pushed (the push counter)
    * @param popped messages ever consumed (the pop counter)
-   * @param headVersion the commit version of the transaction that queued the item at the head of
-   *     the queue (the next to be consumed), if any: the lower, the longer it has waited; versions
-   *     order pushes across all runtimes, but map to time only where the backend's versions follow
-   *     the clock (FoundationDB: about a million a second)
+   * @param oldestVersion the commit version of the transaction that queued the oldest item still
+   *     queued (the first of each lane, whichever is older; an item re-queued counts from its
+   *     re-queueing), if any: the lower, the longer it has waited; versions order pushes across all
+   *     runtimes, but map to time only where the backend's versions follow the clock (FoundationDB:
+   *     about a million a second)
    * @param hasDeadLetters whether it has at least one dead letter
-   * @param lockedSince when its lock holder took the lock (the holder's clock), if locked
+   * @param lockedSince when its lock holder took the lock (the holder's clock), if locked ({@link
+   *     Instant#EPOCH} if the lock record does not decode)
    * @param readVersion the read version of the transaction that read all this
    */
   public record ServerSummary(
@@ -79,7 +81,7 @@ public final class TenantAdmin {
       @Nullable String behaviour,
       long pushed,
       long popped,
-      OptionalLong headVersion,
+      OptionalLong oldestVersion,
       boolean hasDeadLetters,
       Optional<Instant> lockedSince,
       long readVersion) {
@@ -161,9 +163,9 @@ public final class TenantAdmin {
   }
 
   /**
-   * A page of the server index with each server's counters, head item, dead-letter presence and
-   * lock, all read in one snapshot transaction: the index range, then about five reads per server,
-   * issued together. Nothing is decoded but the lock records.
+   * A page of the server index with each server's counters, oldest item, dead-letter presence and
+   * lock, all read in one snapshot transaction: the index range, then six reads per server, issued
+   * together. Nothing is decoded but the lock records.
    *
    * @see #servers(Tuids.Prefix, Tuple, int)
    * @throws IllegalArgumentException if {@code limit} is not within 1 and {@value #MAX_PAGE}

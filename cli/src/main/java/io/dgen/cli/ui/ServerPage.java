@@ -11,9 +11,9 @@ import java.util.List;
 import tools.jackson.databind.JsonNode;
 
 /**
- * {@code /server?t=T&tuid=U}: one server. Its summary (counters, head, lock), the lock holder, the
- * state as JSON, the first {@value #QUEUED} queued messages, the first {@value #LISTED} dead
- * letters, timers and kept replies, each section a bounded read; and, when writes are allowed,
+ * {@code /server?t=T&tuid=U}: one server. Its summary (counters, oldest item, lock), the lock
+ * holder, the state as JSON, the first {@value #QUEUED} queued messages, the first {@value #LISTED}
+ * dead letters, timers and kept replies, each section a bounded read; and, when writes are allowed,
  * links to the actions (each behind a confirmation page).
  */
 final class ServerPage implements Page {
@@ -108,7 +108,7 @@ final class ServerPage implements Page {
     row(
         h,
         "oldest item",
-        summary.headVersion().isPresent() ? ui.age(summary.headVersion().getAsLong()) : "-");
+        summary.oldestVersion().isPresent() ? ui.age(summary.oldestVersion().getAsLong()) : "-");
     var lock = s.lock().orElse(null);
     if (lock == null) {
       row(h, "lock", "-");

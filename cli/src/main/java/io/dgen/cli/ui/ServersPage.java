@@ -16,7 +16,7 @@ import org.jspecify.annotations.Nullable;
  *   <li>In tuid order (the default): one page of the server index from a cursor, with each server's
  *       summary, in one transaction ({@link TenantAdmin#summaries}); searchable by the beginning of
  *       a tuid ({@code q}: a range of the index, not a filter).
- *   <li>By queue depth or by the age of the head item: an order over the whole tenant needs every
+ *   <li>By queue depth or by the age of the oldest item: an order over the whole tenant needs every
  *       server's counters, which no request reads; these listings show the ranking of the tenant's
  *       last background scan ({@link TenantScans}: its top servers, the scan's time and size stated
  *       on the page) and a search filters that ranking.
@@ -64,14 +64,14 @@ final class ServersPage implements Page {
       body.el("p", done, "class", "done", "id", "done");
     }
     searchForm(body, name, q, sort);
-    boolean busy = false;
+    boolean waiting = false;
     if (sort.equals("tuid")) {
       inTuidOrder(body, r, tenant, path, prefix, q);
     } else {
-      busy = ranked(body, r, path, prefix, q, sort);
+      waiting = ranked(body, r, path, prefix, q, sort);
     }
     Http.Response page = ui.page(200, "Servers of " + name, body);
-    return busy ? page.withHeader("Refresh", "2") : page;
+    return waiting ? page.withHeader("Refresh", "2") : page;
   }
 
   private void searchForm(Html h, String tenant, String q, String sort) {
@@ -148,7 +148,10 @@ final class ServersPage implements Page {
         "note");
   }
 
-  /** The ranking of the last scan; true while a scan runs (the page refreshes itself). */
+  /**
+   * The ranking of the last scan; true while there is none yet (the page refreshes itself until the
+   * first scan ends, and no longer: a page being read does not move under the reader).
+   */
   private boolean ranked(
       Html h, Http.Request r, List<String> path, Tuids.Prefix prefix, String q, String sort) {
     TenantScans.View v = ui.scans.view(path);
@@ -159,7 +162,7 @@ final class ServersPage implements Page {
       h.text("Sorting by " + what + " needs a scan of the whole tenant: ");
       ScanCells.progress(h, v, null);
       h.close("p");
-      return true;
+      return v.error() == null;
     }
     List<ServerSummary> ranking = sort.equals("depth") ? last.byDepth() : last.byAge();
     List<ServerSummary> matching = new ArrayList<>();
@@ -206,7 +209,7 @@ final class ServersPage implements Page {
       h.link(rankedUrl(name, q, sort, from + PAGE), "next »", "id", "next");
     }
     h.close("p");
-    return v.busy();
+    return false;
   }
 
   private static String rankedUrl(String tenant, String q, String sort, int from) {
@@ -244,7 +247,7 @@ final class ServersPage implements Page {
       h.el("td", s.queueLength(), "class", "num depth");
       h.el(
           "td",
-          s.headVersion().isPresent() ? ui.age(s.headVersion().getAsLong()) : "-",
+          s.oldestVersion().isPresent() ? ui.age(s.oldestVersion().getAsLong()) : "-",
           "class",
           "num age");
       h.el("td", s.hasDeadLetters() ? "yes" : "-", "class", "dead");

@@ -23,8 +23,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Background scans of whole tenants: what no single request may do. A tenant's totals (servers,
- * queue depth), its ranking by queue depth and by the age of the head item, and the points of its
- * live chart all need every server's counters; a scan reads them in pages of {@value #CHUNK}
+ * queue depth), its ranking by queue depth and by the age of the oldest queued item, and the points
+ * of its live chart all need every server's counters; a scan reads them in pages of {@value #CHUNK}
  * servers, one snapshot transaction each, on one thread for the whole dashboard, and stops at
  * {@code cap} servers.
  *
@@ -33,8 +33,8 @@ import org.jspecify.annotations.Nullable;
  * data polled within the last {@value #WATCH_SECONDS} seconds) is scanned again and again, each
  * scan starting at least {@code interval}, and at least as long as the previous scan took, after it
  * ended, so scanning takes at most half of the scan thread's time. Results are kept per tenant: the
- * last finished scan (its top {@code top} servers by depth and by head age), the progress of the
- * running one, and the points of the last {@value #HISTORY_MINUTES} minutes.
+ * last finished scan (its top {@code top} servers by depth and by the age of the oldest item), the
+ * progress of the running one, and the points of the last {@value #HISTORY_MINUTES} minutes.
  *
  * <p>A scan is not a snapshot of the tenant: each page is read at its own read version, so totals
  * of a busy tenant are approximate. Only reads: the scans never write.
@@ -71,7 +71,7 @@ final class TenantScans implements AutoCloseable {
    * @param pushed the total of their push counters
    * @param popped the total of their pop counters
    * @param byDepth the deepest queues, deepest first (at most {@code top})
-   * @param byAge the servers whose head items are oldest, oldest first (at most {@code top})
+   * @param byAge the servers whose oldest items are oldest, oldest first (at most {@code top})
    */
   record Result(
       Instant started,
@@ -113,8 +113,8 @@ final class TenantScans implements AutoCloseable {
   private static final Comparator<ServerSummary> DEEPEST =
       Comparator.comparingLong(ServerSummary::queueLength).reversed();
 
-  private static final Comparator<ServerSummary> OLDEST_HEAD =
-      Comparator.comparingLong(s -> s.headVersion().orElse(Long.MAX_VALUE));
+  private static final Comparator<ServerSummary> OLDEST_ITEM =
+      Comparator.comparingLong(s -> s.oldestVersion().orElse(Long.MAX_VALUE));
 
   /** One tenant's state; guarded by itself. */
   private static final class Tenant {
@@ -241,7 +241,7 @@ final class TenantScans implements AutoCloseable {
   private Result run(List<String> path, Tenant t, Instant started) {
     TenantAdmin tenant = admin.tenant(path.toArray(String[]::new)).orElse(null);
     PriorityQueue<ServerSummary> deepest = new PriorityQueue<>(DEEPEST.reversed());
-    PriorityQueue<ServerSummary> oldest = new PriorityQueue<>(OLDEST_HEAD.reversed());
+    PriorityQueue<ServerSummary> oldest = new PriorityQueue<>(OLDEST_ITEM.reversed());
     long servers = 0;
     long depth = 0;
     long pushed = 0;
@@ -263,7 +263,7 @@ final class TenantScans implements AutoCloseable {
         pushed += s.pushed();
         popped += s.popped();
         keep(deepest, s);
-        if (s.headVersion().isPresent()) {
+        if (s.oldestVersion().isPresent()) {
           keep(oldest, s);
         }
       }
@@ -282,7 +282,7 @@ final class TenantScans implements AutoCloseable {
     List<ServerSummary> byDepth = new ArrayList<>(deepest);
     byDepth.sort(DEEPEST);
     List<ServerSummary> byAge = new ArrayList<>(oldest);
-    byAge.sort(OLDEST_HEAD);
+    byAge.sort(OLDEST_ITEM);
     return new Result(
         started,
         Duration.between(started, clock.instant()),

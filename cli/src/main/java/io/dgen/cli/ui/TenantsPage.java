@@ -29,14 +29,14 @@ final class TenantsPage implements Page {
   public Http.Response handle(Http.Request request) {
     List<List<String>> tenants = ui.admin.tenants();
     Html body = new Html();
-    boolean busy = false;
+    boolean counting = false;
     if (tenants.isEmpty()) {
       body.el("p", "No tenants: nothing is stored yet.");
     } else {
       body.table("tenants", "Tenant", "Servers", "Queued messages", "Counted", "");
       for (List<String> path : tenants) {
         TenantScans.View v = ui.scans.view(path);
-        busy |= v.busy();
+        counting |= v.last() == null && v.error() == null;
         String name = Urls.tenant(path);
         body.open("tr", "data-tenant", name);
         body.open("td").link(Urls.of("/tenant", "t", name), name).close("td");
@@ -55,6 +55,7 @@ final class TenantsPage implements Page {
           "note");
     }
     Http.Response page = ui.page(200, "Tenants", body);
-    return busy ? page.withHeader("Refresh", "2") : page;
+    // refreshed until every tenant has a first count; later scans show on the next visit
+    return counting ? page.withHeader("Refresh", "2") : page;
   }
 }
