@@ -3,7 +3,6 @@ package io.dgen.cli.ui;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.admin.ServerAdmin;
 import io.dgen.admin.Tuids;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -238,8 +237,9 @@ final class Actions {
           return Http.Response.redirect(
               Urls.of("/tenant", "t", Urls.tenant(a.tenant()), "done", "killed"));
         }
-        String[] params = Arrays.copyOf(new String[] {"done", done[0], "n", done[1]}, 4);
-        return Http.Response.redirect(back + "&" + Urls.of("", params).substring(1));
+        // back has a query already: append to it
+        return Http.Response.redirect(
+            back + "&" + Urls.of("", "done", done[0], "n", done[1]).substring(1));
       } catch (IllegalArgumentException e) {
         throw new Http.Failure(400, e.getMessage());
       }
