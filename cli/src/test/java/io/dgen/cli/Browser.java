@@ -111,6 +111,20 @@ final class Browser implements AutoCloseable {
   }
 
   /**
+   * Waits until the live page has drawn at least {@code points} points; its status element has no
+   * {@code data-points} attribute until the first sample arrives.
+   */
+  void awaitLivePoints(int points) {
+    waiting()
+        .withMessage(() -> "the live page to draw " + points + " points")
+        .until(
+            d -> {
+              String drawn = d.findElement(By.id("live-status")).getAttribute("data-points");
+              return drawn != null && !drawn.isEmpty() && Integer.parseInt(drawn) >= points;
+            });
+  }
+
+  /**
    * Saves a screenshot of the page: into {@code docs/images} with {@code
    * -Ddgen.updateScreenshots=true}, else under {@code target/screenshots}.
    */

@@ -215,13 +215,7 @@ class DashboardBrowserTest {
         ticker.cast(new Shop.AddItem("tick", 1));
       }
       int points = round + 1;
-      browser
-          .waiting()
-          .until(
-              x ->
-                  Integer.parseInt(
-                          "0" + x.findElement(By.id("live-status")).getAttribute("data-points"))
-                      >= points);
+      browser.awaitLivePoints(points);
     }
     HttpResponse<String> live =
         HttpClient.newHttpClient()

@@ -63,13 +63,7 @@ class DashboardReadOnlyTest {
       browser.awaitText(By.id("servers"), "alice");
     }
     d.get(ui.url("/live?t=shop/eu"));
-    browser
-        .waiting()
-        .until(
-            x ->
-                Integer.parseInt(
-                        "0" + x.findElement(By.id("live-status")).getAttribute("data-points"))
-                    >= 2);
+    browser.awaitLivePoints(2);
 
     // every action link of every server, each form submitted
     List<String> servers =
