@@ -1,7 +1,9 @@
 package io.dgen;
 
 import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.Backend;
+import io.dgen.internal.Buckets;
 import io.dgen.internal.Metrics;
 import io.dgen.internal.MicrometerMetrics;
 import io.dgen.internal.OperationTimeouts;
@@ -19,6 +21,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.ObjectMapper;
 
@@ -45,9 +48,11 @@ public final class DGen implements AutoCloseable {
 
   private final Backend backend;
   private final RuntimeCore core;
+  private final int bucketCount;
 
   private DGen(Builder b) {
     this.backend = b.backend;
+    this.bucketCount = b.buckets;
     Serde serde = new Serde(b.mapper != null ? b.mapper : Serde.defaultMapper());
     this.core =
         new RuntimeCore(
@@ -65,7 +70,8 @@ public final class DGen implements AutoCloseable {
             b.retryMax,
             b.listener,
             new RuntimeHooks(b.backgroundConsumers, b.metrics),
-            b.operationTimeout);
+            b.operationTimeout,
+            b.leaseDuration);
   }
 
   /**
@@ -83,6 +89,11 @@ public final class DGen implements AutoCloseable {
     return backend;
   }
 
+  /** This runtime's id as a member of the tenants it hosts kinds in (for tests). */
+  java.util.UUID memberId() {
+    return core.memberId();
+  }
+
   /**
    * Creates or opens the tenant at {@code path}: a directory of the backend.
    *
@@ -92,7 +103,7 @@ public final class DGen implements AutoCloseable {
    */
   public Tenant tenant(String... path) {
     checkPath(path);
-    return new Tenant(List.of(path), backend.directory(path), this);
+    return open(path, backend.directory(path));
   }
 
   /**
@@ -108,7 +119,14 @@ public final class DGen implements AutoCloseable {
         backend
             .openDirectory(path)
             .orElseThrow(() -> new UnknownTenantException("no tenant at path=" + List.of(path)));
-    return new Tenant(List.of(path), s, this);
+    return open(path, s);
+  }
+
+  /** The tenant at {@code path} in {@code directory}, with its stored bucket count. */
+  private Tenant open(String[] path, Subspace directory) {
+    int buckets =
+        Buckets.openOrCreate(backend, directory, bucketCount, "tenant=" + List.of(path)).count();
+    return new Tenant(List.of(path), directory, buckets, this);
   }
 
   private static void checkPath(String[] path) {
@@ -143,11 +161,87 @@ public final class DGen implements AutoCloseable {
   public <S, M> ServerRef<M> start(
       DGenServer<S, M> server, @Nullable Object arg, StartOptions options) {
     Objects.requireNonNull(options, "options must not be null");
-    if (!options.tenant().belongsTo(this)) {
-      throw new IllegalArgumentException(
-          "tenant " + options.tenant() + " belongs to another DGen; use this DGen's tenant()");
-    }
+    checkTenant(options.tenant());
     return ServerProcess.start(core, server, arg, options);
+  }
+
+  /**
+   * Hosts servers of {@code kind} in {@code options.tenant()}: this runtime may run them. Servers
+   * are addressed by id with {@link #ref}, from any runtime; each runs in exactly one of the
+   * runtimes that host its kind, the holder of its bucket's lease, which loads it when it has work
+   * and drops it after {@link StartOptions#idleTimeout()} without any. A server with no stored
+   * state is created by its first message: its runtime calls {@code init} with the tuid it was
+   * addressed with, in the transaction that applies the message. When a hosting runtime dies, the
+   * others take its buckets once its lease expires ({@link Builder#leaseDuration}); when one joins,
+   * it takes its share gradually. See {@code docs/scale-out.md}.
+   *
+   * <pre>{@code
+   * dgen.host("account", Account::new, StartOptions.builder(bank).consumeK(16).build());
+   * }</pre>
+   *
+   * @param kind the kind's name, not blank; the first element of its servers' tuids
+   * @param behaviour makes one behaviour instance per loaded server (and per ref of this runtime)
+   * @param options applied to every server of the kind; {@code consume(false)}, {@code reset} and
+   *     {@code name} are refused (a hosted server always consumes, keeps its state and has no name)
+   * @param <S> the state type
+   * @param <M> the message type
+   * @throws IllegalArgumentException if the kind is blank, the options are refused, the tenant
+   *     belongs to another {@code DGen}, or the types cannot be resolved
+   * @throws IllegalStateException if this runtime hosts the kind in the tenant already
+   */
+  public <S, M> void host(
+      String kind, Supplier<? extends DGenServer<S, M>> behaviour, StartOptions options) {
+    checkKind(kind);
+    Objects.requireNonNull(behaviour, "behaviour must not be null");
+    Objects.requireNonNull(options, "options must not be null");
+    checkTenant(options.tenant());
+    if (!options.consume() || options.reset() || options.name().isPresent()) {
+      throw new IllegalArgumentException(
+          "a hosted kind always consumes, keeps its servers' state and has no name: build its"
+              + " options without consume(false), reset(true) or name(...)");
+    }
+    core.host(options.tenant(), kind, behaviour, options);
+  }
+
+  /**
+   * A handle on the server of {@code kind} with id {@code tuid} in {@code tenant}, usable from any
+   * runtime, hosting the kind or not. Making it runs no transaction and starts nothing; every
+   * {@link ServerRef} operation works through it. The server's tuid is the kind followed by {@code
+   * tuid}'s elements ({@code ref(bank, "account", Tuple.from(42)).tuid()} is {@code ("account",
+   * 42)}); its first message creates it. A ref stays usable after {@link ServerRef#kill}: the next
+   * message creates the server anew. In a runtime that does not host the kind, messages are tagged
+   * with their class (the holder refuses a class its behaviour does not accept) and replies decode
+   * as JDK values or the type a call names ({@link ServerRef#call(Object, Class, Duration)}).
+   *
+   * @param tenant the tenant, from this {@code DGen}
+   * @param kind the kind's name
+   * @param tuid the server's id within its kind
+   * @param <M> the message type
+   * @return the handle
+   * @throws IllegalArgumentException if the kind is blank or the tenant belongs to another {@code
+   *     DGen}
+   */
+  public <M> ServerRef<M> ref(Tenant tenant, String kind, Tuple tuid) {
+    Objects.requireNonNull(tenant, "tenant must not be null");
+    Objects.requireNonNull(tuid, "tuid must not be null");
+    checkKind(kind);
+    checkTenant(tenant);
+    return ServerProcess.ref(
+        core, tenant, kind, Tuple.from(kind).addAll(tuid), StartOptions.builder(tenant).build());
+  }
+
+  private static void checkKind(String kind) {
+    Objects.requireNonNull(kind, "kind must not be null");
+    if (kind.isBlank()) {
+      throw new IllegalArgumentException("kind must not be blank");
+    }
+  }
+
+  private void checkTenant(Tenant tenant) {
+    if (!tenant.belongsTo(this)) {
+      throw new IllegalArgumentException(
+          "tenant " + tenant + " belongs to another DGen; use this DGen's tenant()");
+    }
   }
 
   /**
@@ -202,6 +296,8 @@ public final class DGen implements AutoCloseable {
     private boolean backgroundConsumers = true;
     private Metrics metrics = Metrics.NONE;
     private Duration operationTimeout = OperationTimeouts.DEFAULT;
+    private int buckets = Buckets.DEFAULT_COUNT;
+    private Duration leaseDuration = Duration.ofSeconds(5);
 
     private Builder(Backend backend) {
       this.backend = Objects.requireNonNull(backend, "backend must not be null");
@@ -401,6 +497,44 @@ public final class DGen implements AutoCloseable {
      */
     public Builder operationTimeout(Duration timeout) {
       this.operationTimeout = OperationTimeouts.check(timeout);
+      return this;
+    }
+
+    /**
+     * How many buckets a tenant's servers hash into, stored when this runtime opens a tenant that
+     * has no count stored yet. A tenant's stored count always wins: a runtime configured with
+     * another one logs a warning and uses the stored count, since a change would move every server
+     * to another bucket. Buckets bound how finely servers spread over the runtimes that host them
+     * and how a lease moves; use at least 40 times the most runtimes you expect to host one tenant.
+     * See {@code docs/scale-out.md}. Default {@value Buckets#DEFAULT_COUNT}.
+     *
+     * @param count between 1 and {@value Buckets#MAX_COUNT}
+     * @return this builder
+     * @throws IllegalArgumentException if out of range
+     */
+    public Builder buckets(int count) {
+      this.buckets = Buckets.checkCount(count);
+      return this;
+    }
+
+    /**
+     * How long this runtime's leases outlive its last heartbeat when it hosts kinds ({@link
+     * DGen#host}): a runtime that dies, or stalls, loses its buckets to the others this long after
+     * its last heartbeat, as they see it (each judges on its own clock; no clocks are compared).
+     * Heartbeats go every fifth of it. Shorter fails over faster and costs more heartbeats; a
+     * garbage collection pause or a stall longer than the lease moves this runtime's buckets
+     * (nothing is lost or applied twice: the lease's epoch fences the old holder). Default 5 s.
+     *
+     * @param lease at least 100 ms
+     * @return this builder
+     * @throws IllegalArgumentException if shorter than 100 ms
+     */
+    public Builder leaseDuration(Duration lease) {
+      Objects.requireNonNull(lease, "lease must not be null");
+      if (lease.compareTo(Duration.ofMillis(100)) < 0) {
+        throw new IllegalArgumentException("leaseDuration must be at least 100 ms, was " + lease);
+      }
+      this.leaseDuration = lease;
       return this;
     }
 

@@ -18,11 +18,13 @@ public final class Tenant {
 
   private final List<String> path;
   private final Subspace subspace;
+  private final int bucketCount;
   private final Object owner;
 
-  Tenant(List<String> path, Subspace subspace, Object owner) {
+  Tenant(List<String> path, Subspace subspace, int bucketCount, Object owner) {
     this.path = List.copyOf(path);
     this.subspace = subspace;
+    this.bucketCount = bucketCount;
     this.owner = owner;
   }
 
@@ -34,6 +36,14 @@ public final class Tenant {
   /** The directory's subspace: the key prefix of everything in this tenant. */
   public Subspace subspace() {
     return subspace;
+  }
+
+  /**
+   * How many buckets the tenant's servers hash into: stored when the tenant was first opened
+   * ({@link DGen.Builder#buckets}) and never changed. See {@code docs/scale-out.md}.
+   */
+  public int bucketCount() {
+    return bucketCount;
   }
 
   boolean belongsTo(Object dgen) {

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
+import io.dgen.internal.Buckets;
 import io.dgen.internal.ServerKeys;
 import io.dgen.internal.codec.Serde;
 import java.time.Duration;
@@ -37,7 +38,10 @@ class FirstFormatTest extends RuntimeTestBase {
   private final Serde serde = new Serde(Serde.defaultMapper());
 
   private ServerKeys keys() {
-    return new ServerKeys(tenant.subspace(), Tuple.from("dgen_server", TestServer.class.getName()));
+    return new ServerKeys(
+        tenant.subspace(),
+        Buckets.of(tenant.bucketCount()),
+        Tuple.from("dgen_server", TestServer.class.getName()));
   }
 
   private byte[] firstCast(TestServer.Msg message) {

@@ -130,10 +130,10 @@ class TimerTest extends RuntimeTestBase {
     await().atMost(BULK_WAIT).until(() -> stateOf(ref).names().contains(name));
   }
 
-  /** The tenant's timer index entries (FF (3, ...)), read raw. */
+  /** The tenant's timer index entries in every bucket (FF (7, bucket, ...)), read raw. */
   long pendingTimers() {
     byte[] prefix = ByteArrayUtil.join(tenant.subspace().getKey(), new byte[] {(byte) 0xFF});
-    byte[] begin = ByteArrayUtil.join(prefix, Tuple.from(3L).pack());
+    byte[] begin = ByteArrayUtil.join(prefix, Tuple.from(7L).pack());
     byte[] end = ByteArrayUtil.strinc(begin);
     return backend.run(tx -> tx.getRange(begin, end, 100_000, false).size());
   }

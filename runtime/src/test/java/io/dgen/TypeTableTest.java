@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.dgen.backend.KeyValue;
+import io.dgen.internal.Buckets;
 import io.dgen.internal.ServerKeys;
 import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.Serde;
@@ -33,7 +34,7 @@ class TypeTableTest extends RuntimeTestBase {
   private final Serde serde = new Serde(Serde.defaultMapper());
 
   private ServerKeys keys(ServerRef<?> ref) {
-    return new ServerKeys(tenant.subspace(), ref.tuid());
+    return new ServerKeys(tenant.subspace(), Buckets.of(tenant.bucketCount()), ref.tuid());
   }
 
   private Map<Integer, String> table(ServerRef<?> ref) {

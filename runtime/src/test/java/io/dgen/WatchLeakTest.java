@@ -8,8 +8,10 @@ import io.dgen.TestServer.Add;
 import io.dgen.TestServer.Get;
 import io.dgen.TestServer.Init;
 import io.dgen.TestServer.Msg;
+import io.dgen.internal.Buckets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -18,14 +20,17 @@ import org.junit.jupiter.api.Test;
 /**
  * Watches count against the client's limit (10,000 on FoundationDB) until they fire or are
  * cancelled: a watch replaced without being cancelled is a slot lost for good. An idle runtime
- * holds two per tenant (the doorbell's bell and the timers' alarm), however many times its
- * consumers parked and woke, its timers re-armed, or its calls timed out; a closed runtime holds
- * none.
+ * holds one per bucket its processes live in (the bucket's bell, which also rings its timers),
+ * however many times its consumers parked and woke, its timers fired, or its calls timed out; a
+ * closed runtime holds none.
  */
 class WatchLeakTest extends RuntimeTestBase {
 
-  /** The bell's watch and the alarm's, of the test's one tenant. */
-  private static final int IDLE_WATCHES = 2;
+  /** The watches an idle runtime holds for these processes: one per bucket they live in. */
+  private long idleWatches(ServerRef<?>... processes) {
+    Buckets buckets = Buckets.of(tenant.bucketCount());
+    return Arrays.stream(processes).mapToInt(p -> buckets.of(p.tuid())).distinct().count();
+  }
 
   @Test
   void manyWakeUpsAndTimedOutCalls_leaveNoSpareWatches() {
@@ -37,13 +42,14 @@ class WatchLeakTest extends RuntimeTestBase {
             new Init(0, Tuple.from("deaf"), null),
             StartOptions.builder(tenant).consume(false).build());
     assertThat(ref.<Long>call(new Get())).isZero();
-    await().atMost(Duration.ofSeconds(30)).until(() -> pendingWatches() == IDLE_WATCHES);
+    long idle = idleWatches(ref, deaf);
+    await().atMost(Duration.ofSeconds(30)).until(() -> pendingWatches() == idle);
 
     for (int i = 1; i <= 200; i++) {
       ref.cast(new Add(1));
       assertThat(ref.<Long>call(new Get())).isEqualTo(i);
       if (i % 20 == 0) {
-        ref.castAfter(new Add(0), Duration.ofMillis(1)); // fires, and re-arms the alarm's watch
+        ref.castAfter(new Add(0), Duration.ofMillis(1)); // rings the bucket's timers, and fires
       }
     }
     List<CompletableFuture<Long>> calls = new ArrayList<>();
@@ -57,7 +63,7 @@ class WatchLeakTest extends RuntimeTestBase {
           .withCauseInstanceOf(CallTimeoutException.class);
     }
 
-    await().atMost(Duration.ofSeconds(30)).until(() -> pendingWatches() == IDLE_WATCHES);
+    await().atMost(Duration.ofSeconds(30)).until(() -> pendingWatches() == idle);
   }
 
   @Test
@@ -65,7 +71,7 @@ class WatchLeakTest extends RuntimeTestBase {
     ServerRef<Msg> ref = start();
     ref.castAfter(new Add(1), Duration.ofMillis(1));
     awaitTotal(ref, 1);
-    await().atMost(Duration.ofSeconds(30)).until(() -> pendingWatches() == IDLE_WATCHES);
+    await().atMost(Duration.ofSeconds(30)).until(() -> pendingWatches() == idleWatches(ref));
 
     dgen.close();
 

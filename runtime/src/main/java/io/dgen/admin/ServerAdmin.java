@@ -6,10 +6,12 @@ import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.dgen.OperationTimeoutException;
 import io.dgen.backend.Backend;
+import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.OperationTimeouts;
+import io.dgen.internal.ServerEntry;
 import io.dgen.internal.ServerKeys;
 import io.dgen.internal.TenantKeys;
 import io.dgen.internal.codec.Chunks;
@@ -343,8 +345,11 @@ public final class ServerAdmin {
                 for (KeyValue kv : rows) {
                   tx.clear(kv.key());
                   if (requeue) {
-                    keys.push(tx, lane(head), freshCount(kv.value()), tenant);
+                    keys.push(tx, lane(head), freshCount(kv.value()));
                   }
+                }
+                if (requeue && !rows.isEmpty()) {
+                  Futures.join(ServerEntry.publishFor(tx, tenant, keys));
                 }
                 return rows.size();
               });
@@ -383,7 +388,8 @@ public final class ServerAdmin {
             return false;
           }
           tx.clear(key);
-          keys.push(tx, lane(head), freshCount(raw), tenant);
+          keys.push(tx, lane(head), freshCount(raw));
+          Futures.join(ServerEntry.publishFor(tx, tenant, keys));
           return true;
         });
   }

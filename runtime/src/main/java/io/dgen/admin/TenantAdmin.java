@@ -7,12 +7,14 @@ import io.dgen.backend.Backend;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
+import io.dgen.internal.Buckets;
 import io.dgen.internal.OperationTimeouts;
+import io.dgen.internal.Placement;
 import io.dgen.internal.ServerKeys;
 import io.dgen.internal.TenantKeys;
 import io.dgen.internal.codec.Serde;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -20,6 +22,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.UUID;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
@@ -121,9 +124,89 @@ public final class TenantAdmin {
     this.backend = backend;
     this.path = path;
     this.subspace = subspace;
-    this.keys = new TenantKeys(subspace);
+    // The stored bucket count, or the default for a tenant no runtime of this version opened yet
+    // (nothing watches its buckets then); an admin tool never writes it.
+    this.keys =
+        new TenantKeys(
+            subspace,
+            operations.run(
+                backend,
+                tx -> Buckets.read(tx, subspace).orElse(Buckets.of(Buckets.DEFAULT_COUNT)),
+                "TenantAdmin.open",
+                context));
     this.serde = serde;
     this.clock = clock;
+  }
+
+  /**
+   * A runtime that hosts kinds in this tenant, as its member record says.
+   *
+   * @param id its member id
+   * @param host the host it runs on
+   * @param pid its process id
+   * @param startedAt when it started hosting here
+   * @param lease how long its leases outlive its last heartbeat
+   * @param kinds the kinds it hosts
+   * @param heartbeat its heartbeat counter (changing while it lives)
+   */
+  public record Member(
+      UUID id,
+      String host,
+      long pid,
+      Instant startedAt,
+      Duration lease,
+      List<String> kinds,
+      long heartbeat) {}
+
+  /**
+   * The lease of one bucket of one kind.
+   *
+   * @param kind the kind
+   * @param bucket the bucket
+   * @param holder the member holding it, or null if released
+   * @param epoch its epoch: it changes with every holder
+   */
+  public record Lease(String kind, int bucket, @Nullable UUID holder, long epoch) {}
+
+  /** How many buckets the tenant's servers hash into. */
+  public int bucketCount() {
+    return keys.buckets().count();
+  }
+
+  /** The runtimes hosting kinds in this tenant, by their member records (live or not). */
+  public List<Member> members() {
+    Subspace members = keys.members();
+    List<KeyValue> rows =
+        run("members", tx -> tx.snapshot().getRange(members.range().begin, members.range().end));
+    List<Member> out = new ArrayList<>(rows.size());
+    for (KeyValue kv : rows) {
+      UUID id = members.unpack(kv.key()).getUUID(0);
+      Placement.Member m = Placement.Member.decode(id, kv.value());
+      out.add(
+          new Member(
+              id,
+              m.host(),
+              m.pid(),
+              Instant.ofEpochMilli(m.startedAtMillis()),
+              Duration.ofMillis(m.leaseMillis()),
+              m.kinds(),
+              m.heartbeat()));
+    }
+    return out;
+  }
+
+  /** Every lease of the tenant, by kind and bucket. */
+  public List<Lease> leases() {
+    Subspace leases = keys.leases();
+    List<KeyValue> rows =
+        run("leases", tx -> tx.snapshot().getRange(leases.range().begin, leases.range().end));
+    List<Lease> out = new ArrayList<>(rows.size());
+    for (KeyValue kv : rows) {
+      Tuple t = leases.unpack(kv.key());
+      Placement.Lease l = java.util.Objects.requireNonNull(Placement.Lease.decode(kv.value()));
+      out.add(new Lease(t.getString(0), (int) t.getLong(1), l.owner(), l.epoch()));
+    }
+    return out;
   }
 
   /** The tenant's directory path. */
@@ -139,7 +222,8 @@ public final class TenantAdmin {
     List<ServerEntry> out = new ArrayList<>(rows.size());
     for (KeyValue kv : rows) {
       out.add(
-          new ServerEntry(index.unpack(kv.key()), new String(kv.value(), StandardCharsets.UTF_8)));
+          new ServerEntry(
+              index.unpack(kv.key()), io.dgen.internal.ServerEntry.describe(kv.value())));
     }
     return out;
   }
@@ -180,7 +264,8 @@ public final class TenantAdmin {
           List<ServerEntry> entries = entries(snap, range, limit);
           List<SummaryReads> reads = new ArrayList<>(entries.size());
           for (ServerEntry e : entries) {
-            reads.add(new SummaryReads(snap, new ServerKeys(subspace, e.tuid()), serde));
+            reads.add(
+                new SummaryReads(snap, new ServerKeys(subspace, keys.buckets(), e.tuid()), serde));
           }
           List<ServerSummary> out = new ArrayList<>(entries.size());
           for (int i = 0; i < entries.size(); i++) {
@@ -219,7 +304,8 @@ public final class TenantAdmin {
     List<ServerEntry> out = new ArrayList<>(rows.size());
     for (KeyValue kv : rows) {
       out.add(
-          new ServerEntry(index.unpack(kv.key()), new String(kv.value(), StandardCharsets.UTF_8)));
+          new ServerEntry(
+              index.unpack(kv.key()), io.dgen.internal.ServerEntry.describe(kv.value())));
     }
     return out;
   }
@@ -234,7 +320,7 @@ public final class TenantAdmin {
    */
   public Optional<ServerAdmin> server(Tuple tuid) {
     Objects.requireNonNull(tuid, "tuid must not be null");
-    ServerKeys server = new ServerKeys(subspace, tuid);
+    ServerKeys server = new ServerKeys(subspace, keys.buckets(), tuid);
     byte[] indexed =
         run(
             "server",
@@ -253,7 +339,7 @@ public final class TenantAdmin {
     if (indexed == null) {
       return Optional.empty();
     }
-    String behaviour = indexed.length == 0 ? null : new String(indexed, StandardCharsets.UTF_8);
+    String behaviour = indexed.length == 0 ? null : io.dgen.internal.ServerEntry.describe(indexed);
     return Optional.of(
         new ServerAdmin(backend, server, keys, behaviour, serde, clock, operations, context));
   }

@@ -1,5 +1,6 @@
 package io.dgen.internal;
 
+import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import com.google.common.hash.Hashing;
 import io.dgen.backend.Backend;
@@ -73,15 +74,16 @@ public final class Buckets {
    *
    * @param context the tenant, for the warning
    */
-  static Buckets openOrCreate(Backend backend, TenantKeys keys, int wanted, String context) {
+  public static Buckets openOrCreate(Backend backend, Subspace tenant, int wanted, String context) {
+    byte[] key = TenantKeys.placementKey(tenant);
     int stored =
         backend.run(
             tx -> {
-              Integer found = decode(tx.get(keys.placement()));
+              Integer found = decode(tx.get(key));
               if (found != null) {
                 return found;
               }
-              tx.set(keys.placement(), Tuple.from((long) wanted).pack());
+              tx.set(key, Tuple.from((long) wanted).pack());
               return wanted;
             });
     if (stored != wanted) {
@@ -96,8 +98,8 @@ public final class Buckets {
   }
 
   /** The stored bucket count, if the tenant has one (for tools that must not write). */
-  public static Optional<Buckets> read(ReadTransaction tx, TenantKeys keys) {
-    Integer found = decode(tx.get(keys.placement()));
+  public static Optional<Buckets> read(ReadTransaction tx, Subspace tenant) {
+    Integer found = decode(tx.get(TenantKeys.placementKey(tenant)));
     return found == null ? Optional.empty() : Optional.of(new Buckets(found));
   }
 

@@ -67,13 +67,17 @@ final class CallProtocol {
   /**
    * Writes an empty reply slot and pushes the call; the call listens for its reply from now on
    * (before the push commits, so that no reply can ring unheard). The caller's transaction must
-   * also establish that the server exists ({@link ServerQueue#requireServer}, or a read that a kill
-   * conflicts with).
+   * also publish ({@link ServerQueue#publishing}) or ring the server some other way (a read that a
+   * kill conflicts with).
    */
   void push(Transaction tx, byte[] envelope, Waiting<?> call) {
+    push(tx, ServerKeys.LANE_NORMAL, envelope, call);
+  }
+
+  private void push(Transaction tx, long lane, byte[] envelope, Waiting<?> call) {
     call.listen();
     slots.open(tx, call.from);
-    queue.push(tx, ServerKeys.LANE_NORMAL, envelope);
+    queue.push(tx, lane, envelope);
   }
 
   /**
@@ -82,15 +86,42 @@ final class CallProtocol {
    * operation timeout.
    */
   CompletableFuture<@Nullable Void> pushOnce(byte[] envelope, Waiting<?> call) {
+    return pushOnce(ServerKeys.LANE_NORMAL, envelope, call);
+  }
+
+  /**
+   * Like {@link #pushOnce(byte[], Waiting)} into {@code lane}: a priority message sent to the
+   * holder goes to the head.
+   */
+  CompletableFuture<@Nullable Void> pushOnce(long lane, byte[] envelope, Waiting<?> call) {
     return bounded(
         commits.commitAsync(
             tx -> {
-              CompletableFuture<@Nullable Void> live = queue.requireServer(tx);
-              push(tx, envelope, call);
+              CompletableFuture<@Nullable Void> live = queue.publishing(tx);
+              push(tx, lane, envelope, call);
               return live;
             },
             (tx, prior) -> prior,
             core.executor()));
+  }
+
+  /**
+   * Sends a priority message to the runtime that runs the server, for a ref whose runtime does not
+   * have its behaviour: queued at the head with a reply slot, run next by the holder and never
+   * retried; the future completes with its reply (null for a cast or an info) or its failure.
+   */
+  <R> CompletableFuture<R> toHolder(byte[] envelope, From from, Duration timeout) {
+    Waiting<R> waiting = waiting(from, null, timeout);
+    return pushOnce(ServerKeys.LANE_HEAD, envelope, waiting)
+        .handle(
+            (pushed, err) -> {
+              if (err != null) {
+                waiting.abandon(Futures.unwrap(err));
+                return waiting.result();
+              }
+              return waiting.await();
+            })
+        .thenCompose(f -> f);
   }
 
   /**
@@ -113,6 +144,7 @@ final class CallProtocol {
     private final long deadline;
     private final Duration timeout;
     private final long wakeId;
+    private final int bucket;
     private final CompletableFuture<R> result = new CompletableFuture<>();
     private final AtomicBoolean listening = new AtomicBoolean();
 
@@ -128,6 +160,7 @@ final class CallProtocol {
       this.deadline = deadline;
       this.timeout = timeout;
       this.wakeId = slots.wakeId(from);
+      this.bucket = slots.bucket();
     }
 
     /** The reply, a timeout, or the failure of the wait. */
@@ -138,8 +171,8 @@ final class CallProtocol {
     /** Starts listening for the reply's ring; idempotent (a push may be attempted again). */
     void listen() {
       if (listening.compareAndSet(false, true)) {
-        doorbell.register(wakeId, this);
-        doorbell.parked();
+        doorbell.register(bucket, wakeId, this);
+        doorbell.parked(bucket);
       }
     }
 
@@ -303,8 +336,8 @@ final class CallProtocol {
         t.cancel(false);
       }
       if (listening.compareAndSet(true, false)) {
-        doorbell.unregister(wakeId, this);
-        doorbell.unparked();
+        doorbell.unparked(bucket);
+        doorbell.unregister(bucket, wakeId, this);
       }
     }
   }

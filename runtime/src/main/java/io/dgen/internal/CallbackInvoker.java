@@ -115,6 +115,11 @@ final class CallbackInvoker<S, M> {
     this.logs = new LogContext(tenant, tuid, server.getClass());
   }
 
+  /** A hosted server's id: its tuid without the kind, what {@code init} receives. */
+  Tuple id() {
+    return tuid.popFront();
+  }
+
   /** The meters of this server's tenant and behaviour. */
   Metrics.Server meters() {
     return meters;
@@ -219,6 +224,42 @@ final class CallbackInvoker<S, M> {
             "handleLocked returned Result.lock; the lock is held already");
       }
       return r;
+    } catch (Exception e) {
+      throw new CallbackFailure(e);
+    }
+  }
+
+  /**
+   * A hosted server's {@code init}, run by its first message in that message's transaction: {@code
+   * init(id)} with the id it was addressed with (its tuid without the kind). An {@code
+   * InitResult.ok(tuid, state)} must name this server, by its id or its whole tuid.
+   *
+   * @throws CallbackFailure if {@code init} throws, returns null, refuses, or names another server
+   */
+  S initialState(Tuple id) {
+    try (LogContext.Scope mdc = logs.open(null)) {
+      io.dgen.InitResult<S> r = server.init(id);
+      if (r == null) {
+        throw new IllegalStateException(
+            "init of " + server.getClass().getName() + " returned null; return InitResult.ok");
+      }
+      if (r.isError()) {
+        throw new IllegalStateException(
+            "init refused to create the server: reason=" + r.error() + " " + context);
+      }
+      Tuple named = r.tuid();
+      if (named != null && !named.equals(id) && !named.equals(tuid)) {
+        throw new IllegalStateException(
+            "init returned InitResult.ok(tuid, state) naming "
+                + named
+                + ", but a server addressed by id is "
+                + tuid
+                + " (addressed with "
+                + id
+                + "): "
+                + context);
+      }
+      return Objects.requireNonNull(r.state(), "init's state");
     } catch (Exception e) {
       throw new CallbackFailure(e);
     }

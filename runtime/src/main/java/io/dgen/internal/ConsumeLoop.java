@@ -52,11 +52,15 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
   private final CallbackInvoker<S, M> invoker;
   private final Lifecycle lifecycle;
   private final TenantWatcher doorbell;
+  private final int bucket;
   private final int consumeK;
   private final int deadLetterThreshold;
   private final String context;
 
   private final AtomicBoolean running = new AtomicBoolean(true);
+  private final CompletableFuture<@Nullable Void> quiet = new CompletableFuture<>();
+  // When the loop parked on an empty queue (nanos), or Long.MIN_VALUE while it is not so parked.
+  private volatile long idleSince = Long.MIN_VALUE;
   private final AtomicLong rungAt = new AtomicLong(Long.MIN_VALUE);
   private final AtomicBoolean rungAll = new AtomicBoolean();
   private volatile long seen = Long.MIN_VALUE;
@@ -66,7 +70,12 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
   private int oneByOne;
   private final ConsumerBatch.Attempt attempt = new ConsumerBatch.Attempt();
 
-  ConsumeLoop(RuntimeCore core, ConsumerParts<S, M> parts, TenantWatcher doorbell, String context) {
+  ConsumeLoop(
+      RuntimeCore core,
+      ConsumerParts<S, M> parts,
+      TenantWatcher doorbell,
+      int bucket,
+      String context) {
     this.core = core;
     this.parts = parts;
     this.commits = parts.commits();
@@ -77,6 +86,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     this.invoker = parts.invoker();
     this.lifecycle = parts.lifecycle();
     this.doorbell = doorbell;
+    this.bucket = bucket;
     this.consumeK = parts.consumeK();
     this.deadLetterThreshold = parts.deadLetterThreshold();
     this.context = context;
@@ -99,8 +109,25 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
   /** The process stopped: a parked loop stays parked for good. */
   void stopped() {
     if (running.compareAndSet(false, true)) {
-      doorbell.unparked();
+      doorbell.unparked(bucket);
+      quiet.complete(null);
     }
+  }
+
+  /**
+   * Completes once the process stopped and no batch of it is in flight any more (a hosted server's
+   * bucket is handed off only then, so that its last batch is not wasted).
+   */
+  CompletableFuture<@Nullable Void> quiet() {
+    return quiet;
+  }
+
+  /**
+   * Since when (on the runtime's nano clock) the loop has been parked on an empty queue, or {@link
+   * Long#MIN_VALUE} if it is not (it runs, waits for a lock, or backs off).
+   */
+  long idleSince() {
+    return idleSince;
   }
 
   @Override
@@ -119,7 +146,8 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
 
   private void unpark() {
     if (lifecycle.isAlive() && running.compareAndSet(false, true)) {
-      doorbell.unparked();
+      idleSince = Long.MIN_VALUE;
+      doorbell.unparked(bucket);
       execute(this::drain);
     }
   }
@@ -134,7 +162,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
       long delayMs = Math.max(0, lockExpiresAt - core.wallMillis()) + 1;
       scheduleAfter(TimeUnit.MILLISECONDS.toNanos(delayMs), this::unpark);
     }
-    doorbell.parked();
+    doorbell.parked(bucket);
     running.set(false);
     // A ring that came while the batch ran, or while parking, is looked at now.
     if (rungAll.get() || rungAt.get() > readVersion) {
@@ -210,6 +238,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     if (holdsPermit) {
       core.permits().release();
     }
+    quiet.complete(null); // stopped, with no batch in flight
   }
 
   private CompletableFuture<ConsumerBatch.@Nullable Batch<S, M>> startBatch() {
@@ -246,6 +275,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     }
     if (batch.idle()) {
       oneByOne = 0;
+      idleSince = core.nanoTime();
       park(batch.readVersion(), -1);
       return false;
     }
@@ -272,6 +302,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     }
     if (batch.drained()) {
       // Nothing was left as of the batch's read: a later push rings; no empty batch to find out.
+      idleSince = core.nanoTime();
       park(batch.readVersion(), -1);
       return false;
     }
@@ -297,6 +328,11 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     } else if (cause instanceof ServerStoppedException e) {
       log.warn("stopping consumer: {}", e.getMessage());
       lifecycle.terminate(null);
+      execute(this::drain); // ends the loop: quiet
+    } else if (cause instanceof Placement.Deposed e) {
+      log.info("{}; unloading the server", e.getMessage());
+      lifecycle.terminate(null);
+      execute(this::drain);
     } else if (cause instanceof Error e) {
       log.error("consumer batch failed with an error: {}", context, e);
       retryLater("consumer batch failed with an error", e);

@@ -112,11 +112,17 @@ final class ConsumerBatch<S, M> {
     }
   }
 
-  /** A peeked item, decoded before the callbacks run (or why it could not be). */
-  private record Item<M>(
+  /**
+   * A peeked item, decoded before the callbacks run (or why it could not be): its message (of the
+   * message type, or for an info of any allowed class), its type ({@link Envelope#CALL}, {@code
+   * CAST} or {@code INFO}), whether a ref sent it as a priority message, and its reply slot.
+   */
+  private record Item(
       KeyValue kv,
-      @Nullable M message,
+      @Nullable Object message,
       @Nullable RuntimeException undecodable,
+      int type,
+      boolean priority,
       @Nullable From from,
       @Nullable CompletableFuture<byte @Nullable []> slot) {}
 
@@ -228,6 +234,15 @@ final class ConsumerBatch<S, M> {
   private final DeadLetters<M> deadLetters;
   private final Sweeper sweeper;
   private final LongSupplier nanoTime;
+  private final @Nullable Fence fence;
+
+  /**
+   * What a hosted server's batch reads besides the queue: its bucket's lease, which must still name
+   * this runtime ({@link Placement#fence}); a batch of a deposed holder commits nothing.
+   */
+  interface Fence {
+    CompletableFuture<@Nullable Void> check(Transaction tx);
+  }
 
   ConsumerBatch(
       ServerQueue<M> queue,
@@ -237,7 +252,9 @@ final class ConsumerBatch<S, M> {
       ReplySlots slots,
       DeadLetters<M> deadLetters,
       Sweeper sweeper,
-      LongSupplier nanoTime) {
+      LongSupplier nanoTime,
+      @Nullable Fence fence) {
+    this.fence = fence;
     this.queue = queue;
     this.states = states;
     this.locks = locks;
@@ -270,7 +287,10 @@ final class ConsumerBatch<S, M> {
     CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, true);
     CompletableFuture<Void> reads =
         CompletableFuture.allOf(
-            peek, lockRead, version != null ? version : CompletableFuture.completedFuture(null));
+            peek,
+            lockRead,
+            version != null ? version : CompletableFuture.completedFuture(null),
+            fence != null ? fence.check(tx) : CompletableFuture.completedFuture(null));
     return Async.then(
         reads,
         executor,
@@ -297,13 +317,13 @@ final class ConsumerBatch<S, M> {
     }
     // Decode first, so that the reads the callbacks need (the state on a cache miss, whether each
     // caller's reply slot still exists) go out together rather than one per call.
-    List<Item<M>> items = new ArrayList<>(peeked.size());
+    List<Item> items = new ArrayList<>(peeked.size());
     List<CompletableFuture<?>> needed = new ArrayList<>();
     CompletableFuture<StateStore.Loaded<S>> loaded = states.loadAsync(tx, version, true);
     needed.add(loaded);
     needed.add(sweeper.prefetch(tx));
     for (KeyValue kv : peeked) {
-      Item<M> item = decode(tx, kv);
+      Item item = decode(tx, kv);
       items.add(item);
       if (item.slot() != null) {
         needed.add(item.slot());
@@ -328,6 +348,11 @@ final class ConsumerBatch<S, M> {
       long readVersion,
       @Nullable CompletableFuture<byte @Nullable []> version,
       Executor executor) {
+    if (fence != null) {
+      // A hosted server killed is idle, not gone: its next message creates it again, and rings
+      // this process while it stays loaded (an unload here could swallow that activation).
+      return CompletableFuture.completedFuture(Batch.idle(readVersion));
+    }
     CompletableFuture<Boolean> exists =
         version != null ? version.thenApply(v -> v != null) : queue.entry().exists(tx);
     return Async.thenApply(
@@ -342,35 +367,35 @@ final class ConsumerBatch<S, M> {
         });
   }
 
-  private Item<M> decode(Transaction tx, KeyValue kv) {
+  private Item decode(Transaction tx, KeyValue kv) {
     try {
       Envelope env = queue.envelope(kv.value());
-      M msg = queue.message(tx, env);
-      if (!env.isCall()) {
-        return new Item<>(kv, msg, null, null, null);
+      Object msg = env.type() == Envelope.INFO ? queue.info(tx, env) : queue.message(tx, env);
+      if (!env.hasSlot()) {
+        return new Item(kv, msg, null, env.type(), false, null, null);
       }
       From from = new From(env.slotSeconds(), Objects.requireNonNull(env.slotId()));
-      return new Item<>(kv, msg, null, from, slots.prefetch(tx, from));
+      return new Item(kv, msg, null, env.type(), env.priority(), from, slots.prefetch(tx, from));
     } catch (RuntimeException e) {
-      return new Item<>(kv, null, e, null, null);
+      return new Item(kv, null, e, Envelope.CAST, false, null, null);
     }
   }
 
   private Batch<S, M> apply(
       Transaction tx,
       long start,
-      List<Item<M>> items,
+      List<Item> items,
       StateStore.Loaded<S> loaded,
       long readVersion,
       boolean sawAll,
       Attempt attempt) {
-    S state = loaded.state();
+    S state = loaded.state(); // null until init ran, for a hosted server not created yet
     List<List<Action<S>>> actions = new ArrayList<>();
     List<ReplySlots.LocalReply> localReplies = new ArrayList<>();
     Object stopReason = null;
     LockCoordinator.Held<M> lock = null;
     int processed = 0;
-    for (Item<M> item : items) {
+    for (Item item : items) {
       if (processed > 0
           && (batchBytes(tx) > BATCH_BYTES || nanoTime.getAsLong() - start > BATCH_NANOS)) {
         break; // the rest stays queued for the next batch
@@ -381,30 +406,40 @@ final class ConsumerBatch<S, M> {
         deadLetters.moveUndecodable(tx, item.kv(), item.undecodable());
         continue;
       }
-      M msg = Objects.requireNonNull(item.message());
+      Object msg = Objects.requireNonNull(item.message());
       From from = item.from();
       Result<S> r;
       try {
-        r =
-            from != null
-                ? invoker.handleCall(tx, msg, from, state, start)
-                : invoker.handleCast(tx, msg, state, start);
+        if (state == null) {
+          state = invoker.initialState(invoker.id()); // its first message creates it
+        }
+        r = invoke(tx, item, msg, state, start);
       } catch (CallbackInvoker.CallbackFailure failure) {
         throw new ItemFailure(failure.reason(), item.kv(), processed - 1);
       }
       state = r.state();
+      if (r.kind() == Result.Kind.LOCK && item.priority()) {
+        throw new ItemFailure(
+            new IllegalStateException(
+                "a priority message cannot take the lock (Result.lock): priority messages bypass"
+                    + " the lock; send it with call or cast"),
+            item.kv(),
+            processed - 1);
+      }
       if (r.kind() == Result.Kind.LOCK) {
         lock =
             locks.take(
                 tx,
                 item.kv().value(),
-                new Event<>(from != null ? Event.Type.CALL : Event.Type.CAST, msg, from));
+                new Event<>(from != null ? Event.Type.CALL : Event.Type.CAST, message(msg), from));
         break;
       }
       if (from != null) {
         ReplySlots.LocalReply local;
         try {
-          local = slots.writeOk(tx, from, r.reply(), item.slot());
+          // a priority cast or info replies null: its caller waits for it to have run
+          Object reply = item.type() == Envelope.CALL ? r.reply() : null;
+          local = slots.writeOk(tx, from, reply, item.slot());
         } catch (ReplyTooLargeException e) {
           throw new ItemFailure(e, item.kv(), processed - 1); // too large whatever its neighbours
         }
@@ -426,7 +461,7 @@ final class ConsumerBatch<S, M> {
     }
     // A state too large for what the transaction has left is a limit error (see blame): in a
     // batch of several items, they are run one by one; alone, it is the item's failure.
-    StoredState written = states.write(tx, loaded, state);
+    StoredState written = state == null ? null : states.write(tx, loaded, state);
     queue.popped(tx, processed);
     sweeper.sweep(tx);
     return new Batch<>(
@@ -442,6 +477,22 @@ final class ConsumerBatch<S, M> {
         lock,
         written,
         localReplies);
+  }
+
+  /** The callback an item's type calls. */
+  private Result<S> invoke(Transaction tx, Item item, Object msg, S state, long start) {
+    if (item.type() == Envelope.INFO) {
+      return invoker.handleInfo(tx, msg, state, start);
+    }
+    From from = item.from();
+    return item.type() == Envelope.CALL && from != null
+        ? invoker.handleCall(tx, message(msg), from, state, start)
+        : invoker.handleCast(tx, message(msg), state, start);
+  }
+
+  @SuppressWarnings("unchecked") // decoded as the message type
+  private M message(Object msg) {
+    return (M) msg;
   }
 
   /**

@@ -8,6 +8,7 @@ import io.dgen.Event;
 import io.dgen.From;
 import io.dgen.ReplyTooLargeException;
 import io.dgen.backend.Backend;
+import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.DeadRecord;
@@ -79,6 +80,9 @@ final class DeadLetters<M> {
    * {@code threshold}, then logs it and runs {@code handleDeadLetter}. Exactly once per failure,
    * even if the commit is retried after 1021.
    *
+   * <p>A priority message a ref queued for the holder ({@link Envelope#PRIORITY}) is never retried:
+   * it leaves the queue and its caller gets the error (returned as if at the threshold).
+   *
    * <p>A call whose reply was too large fails its caller at once, whatever the count: its slot gets
    * the {@link ReplyTooLargeException} (also at the threshold, instead of the dead letter's reply),
    * so the caller learns what it can change, not only that the call was given up.
@@ -101,6 +105,14 @@ final class DeadLetters<M> {
                 return 0; // processed meanwhile by another consumer
               }
               Envelope env = queue.envelope(current);
+              if (env.priority()) {
+                // A priority message is never retried: its caller gets the error, as it would have
+                // had the callback run in its own runtime.
+                tx.clear(item.key());
+                queue.popped(tx, 1);
+                slots.write(tx, callerOf(env), ReplySlots.callbackFailed(error), null);
+                return REJECTED;
+              }
               if (failureId.equals(env.failureId())) {
                 return env.failures(); // a retry of a commit that applied
               }
@@ -128,11 +140,17 @@ final class DeadLetters<M> {
               }
               return count;
             });
+    if (attempts == REJECTED) {
+      return threshold; // out of the queue, as a dead letter would be, but not one
+    }
     if (attempts >= threshold) {
       afterDeadLetter(item, attempts);
     }
     return attempts;
   }
+
+  /** What a failure recording returns for a priority message it rejected. */
+  private static final int REJECTED = -1;
 
   private static From callerOf(Envelope env) {
     return new From(env.slotSeconds(), Objects.requireNonNull(env.slotId()));
@@ -242,12 +260,14 @@ final class DeadLetters<M> {
               if (dead == null) {
                 return false;
               }
+              var entry = queue.publishing(tx); // an idle hosted server is activated
               DeadRecord d = DeadRecord.decode(dead, serde);
               tx.clear(deadKey(stamp));
               queue.push(
                   tx,
                   head ? ServerKeys.LANE_HEAD : ServerKeys.LANE_NORMAL,
                   freshCount(d.envelope()));
+              Futures.join(entry);
               return true;
             },
             "requeueDeadLetter");

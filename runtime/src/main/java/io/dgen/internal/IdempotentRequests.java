@@ -86,21 +86,26 @@ final class IdempotentRequests<M> {
         commits.commitWithin(
             tx ->
                 Async.thenApply(
-                    // the server's existence is read with the key's
-                    idempotency.read(tx, key).thenCombine(queue.requireServer(tx), (r, v) -> r),
+                    // the server's entry is read with the key's
+                    idempotency.read(tx, key).thenCombine(queue.entry().read(tx, true), Read::new),
                     core.blocking(),
-                    record -> claimAndCast(tx, key, env, record, now)),
+                    read -> claimAndCast(tx, key, env, read, now)),
             "cast",
             core.blocking());
     return Objects.requireNonNull(claim).ours();
   }
 
+  /** A key's record and the server's entry, read together by a keyed push. */
+  private record Read(byte @Nullable [] record, byte @Nullable [] entry) {}
+
   private IdempotencyKeys.Claim claimAndCast(
-      Transaction tx, String key, byte[] env, byte @Nullable [] record, long now) {
+      Transaction tx, String key, byte[] env, Read read, long now) {
     IdempotencyKeys.Claim claim =
-        idempotency.claim(tx, key, record, KeptReplies.expirySecond(now, retention), null, now);
+        idempotency.claim(
+            tx, key, read.record(), KeptReplies.expirySecond(now, retention), null, now);
     if (claim.created()) {
       queue.push(tx, ServerKeys.LANE_NORMAL, env);
+      queue.entry().ring(tx, read.entry()); // a repeat writes nothing
     }
     return claim;
   }
@@ -128,13 +133,17 @@ final class IdempotentRequests<M> {
             commits.<IdempotencyKeys.Claim>commitAsync(
                 tx ->
                     Async.thenApply(
-                        idempotency.read(tx, key).thenCombine(queue.requireServer(tx), (r, v) -> r),
+                        idempotency
+                            .read(tx, key)
+                            .thenCombine(queue.entry().read(tx, true), Read::new),
                         core.executor(),
-                        record -> {
+                        read -> {
                           IdempotencyKeys.Claim claim =
-                              idempotency.claim(tx, key, record, fresh.slotSeconds(), fresh, now);
+                              idempotency.claim(
+                                  tx, key, read.record(), fresh.slotSeconds(), fresh, now);
                           if (claim.created()) {
                             calls.push(tx, env, waiting);
+                            queue.entry().ring(tx, read.entry());
                           }
                           return claim;
                         }),
@@ -169,7 +178,7 @@ final class IdempotentRequests<M> {
     byte[] env = queue.encode(Envelope.CALL, request, from);
     commits.commitWithin(
         tx -> {
-          CompletableFuture<@Nullable Void> live = queue.requireServer(tx);
+          CompletableFuture<@Nullable Void> live = queue.publishing(tx);
           slots.open(tx, from);
           queue.push(tx, ServerKeys.LANE_NORMAL, env);
           return live;
@@ -215,10 +224,11 @@ final class IdempotentRequests<M> {
       Objects.requireNonNull(message, "message must not be null");
       IdempotencyKeys.check(idempotencyKey);
       byte[] env = queue.encode(Envelope.CAST, message, null);
-      CompletableFuture<@Nullable Void> live = queue.requireServer(tx); // read with the key's
+      var entry = queue.entry().read(tx, true); // read with the key's
       byte[] record = Futures.join(idempotency.read(tx, idempotencyKey));
-      Futures.join(live);
-      return claimAndCast(tx, idempotencyKey, env, record, core.wallMillis()).ours();
+      return claimAndCast(
+              tx, idempotencyKey, env, new Read(record, Futures.join(entry)), core.wallMillis())
+          .ours();
     }
   }
 }

@@ -73,8 +73,13 @@ final class InlineRunner<S, M> {
   private final Lifecycle lifecycle;
   private final LongSupplier nanoTime;
   private final Executor executor;
+  private final ConsumerBatch.@Nullable Fence fence;
   private final String context;
 
+  /**
+   * @param fence a hosted server's: an inline call reads its bucket's lease, and commits only while
+   *     this runtime holds it
+   */
   InlineRunner(
       ServerKeys keys,
       CommitRunner commits,
@@ -85,7 +90,9 @@ final class InlineRunner<S, M> {
       Lifecycle lifecycle,
       LongSupplier nanoTime,
       Executor executor,
+      ConsumerBatch.@Nullable Fence fence,
       String context) {
+    this.fence = fence;
     this.keys = keys;
     this.commits = commits;
     this.states = states;
@@ -117,15 +124,18 @@ final class InlineRunner<S, M> {
                 tx -> {
                   long start = nanoTime.getAsLong();
                   // A snapshot read: a concurrent push must not abort the inline call; the call
-                  // then
-                  // serializes before that push, which is a legal order for concurrent operations.
+                  // then serializes before that push, a legal order for concurrent operations.
                   CompletableFuture<List<KeyValue>> head = queue.peek(tx, 1);
                   CompletableFuture<byte @Nullable []> lock = tx.getAsync(keys.lockKey());
                   CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, false);
                   CompletableFuture<Void> reads =
-                      version == null
-                          ? CompletableFuture.allOf(head, lock)
-                          : CompletableFuture.allOf(head, lock, version);
+                      CompletableFuture.allOf(
+                          head,
+                          lock,
+                          version != null ? version : CompletableFuture.completedFuture(null),
+                          fence != null
+                              ? fence.check(tx)
+                              : CompletableFuture.completedFuture(null));
                   return Async.then(
                       reads,
                       executor,
@@ -135,6 +145,7 @@ final class InlineRunner<S, M> {
                           // kill empties the queue and clears the lock, and no publish follows it),
                           // and the lock key's serializable read conflicts with a later kill.
                           calls.push(tx, envelope.get(), waiting);
+                          queue.wakeConsumers(tx); // it has work already: no activation needed
                           return CompletableFuture.completedFuture(Outcome.queuedInstead());
                         }
                         return Async.thenApply(
@@ -191,7 +202,7 @@ final class InlineRunner<S, M> {
     return commits
         .commitAsync(
             tx -> {
-              CompletableFuture<@Nullable Void> live = queue.requireServer(tx);
+              CompletableFuture<@Nullable Void> live = queue.publishing(tx);
               queue.push(tx, ServerKeys.LANE_NORMAL, envelope);
               return live;
             },
@@ -287,6 +298,12 @@ final class InlineRunner<S, M> {
     lifecycle.stopIfAsked(outcome.stopReason());
   }
 
+  /** The loaded state, or a hosted server's initial one if it has none yet ({@code init}). */
+  private S stateOf(StateStore.Loaded<S> loaded) {
+    S state = loaded.state();
+    return state != null ? state : invoker.initialState(invoker.id());
+  }
+
   /**
    * Runs one callback on {@code loaded} in {@code tx} and writes the state it returns. A failing
    * callback aborts the attempt with its {@link CallbackInvoker.CallbackFailure}; a {@code
@@ -298,7 +315,7 @@ final class InlineRunner<S, M> {
       long start,
       Invocation<S> callback,
       Supplier<RuntimeException> onLock) {
-    Result<S> r = callback.run(tx, loaded.state(), start);
+    Result<S> r = callback.run(tx, stateOf(loaded), start);
     if (r.kind() == Result.Kind.LOCK) {
       throw onLock.get();
     }

@@ -127,7 +127,7 @@ final class LockCoordinator<S, M> {
       long expiresAt = lock.acquiredAt() + lockTimeout.get().toMillis();
       if (wallMillis.getAsLong() >= expiresAt) {
         tx.clear(keys.lockKey());
-        queue.push(tx, ServerKeys.LANE_HEAD, lock.envelope());
+        queue.requeue(tx, ServerKeys.LANE_HEAD, lock.envelope());
         log.warn(
             "busting a lock held since {} (lockTimeout {} ms); its message is re-queued at the"
                 + " head: {} token={}",
@@ -197,7 +197,7 @@ final class LockCoordinator<S, M> {
           tx -> {
             ensureHeld(tx, lock);
             tx.clear(keys.lockKey());
-            queue.push(tx, ServerKeys.LANE_HEAD, lock.envelope());
+            queue.requeue(tx, ServerKeys.LANE_HEAD, lock.envelope());
             return null;
           });
     } catch (LockFencedException fenced) {

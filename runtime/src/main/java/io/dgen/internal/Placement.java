@@ -54,7 +54,7 @@ import org.slf4j.LoggerFactory;
  * to {@link #start} (their transactions block that one thread); {@link #fence} and {@link #epoch}
  * may be called from any thread.
  */
-final class Placement {
+public final class Placement {
 
   private static final Logger log = LoggerFactory.getLogger(Placement.class);
 
@@ -91,8 +91,11 @@ final class Placement {
     void lost(String kind, int bucket);
   }
 
-  /** A member record as stored. */
-  record Member(
+  /**
+   * A member record as stored: its heartbeat counter, lease, start, host, pid and kinds. Public for
+   * the admin tools; not an API.
+   */
+  public record Member(
       UUID id,
       long heartbeat,
       long leaseMillis,
@@ -106,7 +109,8 @@ final class Placement {
           .pack();
     }
 
-    static Member decode(UUID id, byte[] value) {
+    /** Decodes a member record. */
+    public static Member decode(UUID id, byte[] value) {
       Tuple t = Tuple.fromBytes(value);
       List<String> kinds = new ArrayList<>();
       for (Object k : t.getNestedTuple(5).getItems()) {
@@ -117,13 +121,17 @@ final class Placement {
     }
   }
 
-  /** A lease as stored: its holder (none once released) and its epoch. */
-  record Lease(@Nullable UUID owner, long epoch) {
+  /**
+   * A lease as stored: its holder (none once released) and its epoch. Public for the admin tools;
+   * not an API.
+   */
+  public record Lease(@Nullable UUID owner, long epoch) {
     byte[] encode() {
       return Tuple.from(owner, epoch).pack();
     }
 
-    static @Nullable Lease decode(byte @Nullable [] value) {
+    /** Decodes a lease; null for none. */
+    public static @Nullable Lease decode(byte @Nullable [] value) {
       if (value == null) {
         return null;
       }
@@ -452,7 +460,7 @@ final class Placement {
   }
 
   /** Rendezvous hashing: the candidate with the highest score for {@code (kind, bucket)}. */
-  static UUID desiredOwner(String kind, int bucket, List<UUID> candidates) {
+  public static UUID desiredOwner(String kind, int bucket, List<UUID> candidates) {
     UUID best = candidates.get(0);
     long bestScore = Long.MIN_VALUE;
     for (UUID m : candidates) {

@@ -40,6 +40,8 @@ final class ReplySlots {
 
   private static final String DEAD_LETTER = "dead_letter";
 
+  private static final String CALLBACK_FAILED = "callback_failed";
+
   private static final String TOO_LARGE = "reply_too_large";
 
   private static final long MAX_REPLY = ReplyTooLargeException.MAX_REPLY_BYTES;
@@ -111,6 +113,11 @@ final class ReplySlots {
     return keys.slot(from.slotSeconds(), from.slotId());
   }
 
+  /** The bucket whose doorbell rings when a reply lands: the server's. */
+  int bucket() {
+    return keys.bucket();
+  }
+
   /** The wake id the doorbell rings when a reply lands in {@code from}'s slot. */
   long wakeId(From from) {
     return keys.slotWakeId(from.slotSeconds(), from.slotId());
@@ -138,7 +145,7 @@ final class ReplySlots {
       Reply reply,
       @Nullable CompletableFuture<byte @Nullable []> prefetched) {
     if (writeSlot(tx, from, reply, prefetched)) {
-      doorbell.ring(tx, wakeId(from));
+      doorbell.ring(tx, keys.bucket(), wakeId(from));
     }
   }
 
@@ -157,15 +164,16 @@ final class ReplySlots {
     }
     long id = wakeId(from);
     if (KeptReplies.isKept(from)) {
-      doorbell.ring(tx, id); // a kept reply may have many readers, here and elsewhere
+      doorbell.ring(
+          tx, keys.bucket(), id); // a kept reply may have many readers, here and elsewhere
       return null;
     }
-    for (TenantWatcher.Listener l : doorbell.listeners(id)) {
+    for (TenantWatcher.Listener l : doorbell.listeners(keys.bucket(), id)) {
       if (l instanceof LocalCaller caller && caller.waitsFor(from)) {
         return new LocalReply(caller, value);
       }
     }
-    doorbell.ring(tx, id);
+    doorbell.ring(tx, keys.bucket(), id);
     return null;
   }
 
@@ -254,6 +262,11 @@ final class ReplySlots {
     return new Reply(types.replyTag(value), serde.toTree(value), null, null, 0);
   }
 
+  /** The reply of a priority message whose callback failed at the holder: not retried. */
+  static Reply callbackFailed(String error) {
+    return new Reply(null, null, CALLBACK_FAILED, error, 0);
+  }
+
   /** The reply of a call that was dead-lettered after {@code attempts}. */
   static Reply deadLettered(int attempts, String error) {
     return new Reply(
@@ -332,6 +345,14 @@ final class ReplySlots {
     if (reply.e() != null) {
       if (TOO_LARGE.equals(reply.e())) {
         throw new ReplyTooLargeException(String.valueOf(reply.msg()), reply.n(), MAX_REPLY);
+      }
+      if (CALLBACK_FAILED.equals(reply.e())) {
+        throw new io.dgen.CallbackException(
+            "the callback failed where the server runs; nothing was committed: "
+                + reply.msg()
+                + " "
+                + context,
+            null);
       }
       if (DEAD_LETTER.equals(reply.e())) {
         throw new DeadLetterException(String.valueOf(reply.msg()), reply.n());

@@ -1,9 +1,10 @@
 package io.dgen.internal;
 
-import com.apple.foundationdb.subspace.Subspace;
 import io.dgen.DGenListener;
 import io.dgen.LockFencedException;
 import io.dgen.ServerRef;
+import io.dgen.StartOptions;
+import io.dgen.Tenant;
 import io.dgen.backend.Backend;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StateCodec;
@@ -17,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -66,8 +68,10 @@ public final class RuntimeCore implements AutoCloseable {
   private final OperationTimeouts operations;
   private final Set<ServerProcess<?, ?>> processes = ConcurrentHashMap.newKeySet();
   private final Map<String, ServerProcess<?, ?>> names = new ConcurrentHashMap<>();
-  private final Map<ByteBuffer, TenantWatcher> watchers = new ConcurrentHashMap<>();
-  private final Map<ByteBuffer, TimerScheduler> timers = new ConcurrentHashMap<>();
+  private final Map<ByteBuffer, TenantRuntime> tenants = new ConcurrentHashMap<>();
+  private final Duration leaseDuration;
+  private final UUID memberId = UUID.randomUUID();
+  private volatile @Nullable ExecutorService placementThread;
   private final Map<List<Object>, TypeRegistry> typeRegistries = new ConcurrentHashMap<>();
 
   /**
@@ -87,6 +91,7 @@ public final class RuntimeCore implements AutoCloseable {
    * @param listener hears events such as a fenced lock holder
    * @param hooks background consumers or not, and the metrics
    * @param operationTimeout the bound on pushes, kills and the like (see {@link OperationTimeouts})
+   * @param leaseDuration how long a hosting runtime's leases outlive its last heartbeat
    */
   public RuntimeCore(
       Backend backend,
@@ -101,7 +106,9 @@ public final class RuntimeCore implements AutoCloseable {
       Duration retryMax,
       DGenListener listener,
       RuntimeHooks hooks,
-      Duration operationTimeout) {
+      Duration operationTimeout,
+      Duration leaseDuration) {
+    this.leaseDuration = leaseDuration;
     this.hooks = hooks;
     this.operations = new OperationTimeouts(operationTimeout);
     this.backend = new TrackedBackend(backend, hooks.metrics());
@@ -133,12 +140,7 @@ public final class RuntimeCore implements AutoCloseable {
         .metrics()
         .runtime(
             processes::size,
-            () ->
-                (int)
-                    (watchers.values().stream().filter(TenantWatcher::holdsWatch).count()
-                        + this.timers.values().stream()
-                            .filter(TimerScheduler::holdsWatch)
-                            .count()));
+            () -> tenants.values().stream().mapToInt(TenantRuntime::watches).sum());
   }
 
   private static ThreadFactory daemonThreads(String prefix) {
@@ -231,24 +233,71 @@ public final class RuntimeCore implements AutoCloseable {
     return d <= 0 ? retryMax.toNanos() : Math.min(d, retryMax.toNanos());
   }
 
-  /** The doorbell watcher of {@code tenant} in this runtime, made on first use. */
-  TenantWatcher watcher(Subspace tenant, String context) {
-    return watchers.computeIfAbsent(
-        ByteBuffer.wrap(tenant.getKey()),
-        k -> new TenantWatcher(tenant, backend, executor, scheduler, ticker, context));
+  /** What this runtime runs for {@code tenant}: its doorbells and timers, made on first use. */
+  TenantRuntime tenant(Tenant tenant) {
+    return tenants.computeIfAbsent(
+        ByteBuffer.wrap(tenant.subspace().getKey()),
+        k ->
+            new TenantRuntime(
+                tenant.subspace(),
+                Buckets.of(tenant.bucketCount()),
+                backend,
+                executor,
+                scheduler,
+                ticker,
+                clock,
+                "tenant=" + tenant.path()));
   }
 
-  /** The timer scheduler of {@code tenant} in this runtime, made and started on first use. */
-  TimerScheduler timers(Subspace tenant, String context) {
-    return timers.computeIfAbsent(
-        ByteBuffer.wrap(tenant.getKey()),
-        k -> {
-          TimerScheduler t =
-              new TimerScheduler(
-                  tenant, watcher(tenant, context), backend, executor, scheduler, clock, context);
-          t.wake();
-          return t;
-        });
+  /**
+   * Hosts {@code kind} in {@code tenant}: this runtime joins the tenant's placement (its first kind
+   * there) and runs the servers of the kind whose buckets it comes to hold.
+   *
+   * @throws IllegalStateException if this runtime hosts the kind in the tenant already
+   */
+  public <S, M> void host(
+      Tenant tenant,
+      String kind,
+      java.util.function.Supplier<? extends io.dgen.DGenServer<S, M>> behaviour,
+      StartOptions options) {
+    io.dgen.DGenServer<S, M> sample = behaviour.get();
+    if (sample == null) {
+      throw new IllegalArgumentException(
+          "the behaviour supplier of kind " + kind + " returned null");
+    }
+    TenantRuntime t = tenant(tenant);
+    Hosting hosting =
+        t.hosting(
+            () -> new Hosting(this, t, memberId, leaseDuration, placementThread(), scheduler));
+    hosting.host(new HostedKind<>(this, hosting, kind, behaviour, sample, options));
+  }
+
+  /** The kind {@code kind} as this runtime hosts it in {@code tenant}, or null. */
+  @Nullable HostedKind<?, ?> hostedKind(Tenant tenant, String kind) {
+    Hosting h = tenant(tenant).hosting();
+    return h == null ? null : h.kind(kind);
+  }
+
+  /** The type table of {@code kind}, for a runtime that addresses it without hosting it. */
+  KindTypes openKindTypes(Tenant tenant, String kind) {
+    TenantRuntime t = tenant(tenant);
+    return t.kindTypes(
+        kind, () -> new KindTypes(backend, t.keys(), kind, TypeRegistry.open(serde)));
+  }
+
+  /** This runtime's id as a member of the tenants it hosts in. */
+  public UUID memberId() {
+    return memberId;
+  }
+
+  /** The one thread that runs every tenant's heartbeats and placement rounds, made on first use. */
+  private synchronized ExecutorService placementThread() {
+    ExecutorService e = placementThread;
+    if (e == null) {
+      e = Executors.newSingleThreadExecutor(daemonThreads("dgen-placement-"));
+      placementThread = e;
+    }
+    return e;
   }
 
   /**
@@ -256,9 +305,8 @@ public final class RuntimeCore implements AutoCloseable {
    * tenants fire in the caller's thread, and every scheduler re-arms its sleep.
    */
   public void clockAdvanced() {
-    for (TimerScheduler t : timers.values()) {
-      t.fireDue();
-      t.wake(); // re-arms its sleep for the next due time
+    for (TenantRuntime t : tenants.values()) {
+      t.clockAdvanced();
     }
   }
 
@@ -321,8 +369,7 @@ public final class RuntimeCore implements AutoCloseable {
     for (ServerProcess<?, ?> p : processes) {
       p.stop();
     }
-    timers.values().forEach(TimerScheduler::close);
-    watchers.values().forEach(TenantWatcher::close);
+    tenants.values().forEach(TenantRuntime::close);
     try {
       backend.awaitQuiet(10, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
@@ -330,6 +377,10 @@ public final class RuntimeCore implements AutoCloseable {
     }
     scheduler.shutdownNow();
     blocking.shutdownNow();
+    ExecutorService placement = placementThread;
+    if (placement != null) {
+      placement.shutdownNow();
+    }
     if (ownExecutor != null) {
       ownExecutor.shutdown();
       try {

@@ -79,15 +79,18 @@ public final class ServerKeys {
   private final Subspace kept;
   private final Subspace timers;
   private final long wakeId;
+  private final int bucket;
 
   /**
    * The layout of server {@code tuid} in {@code tenant}.
    *
    * @param tenant the tenant's subspace
+   * @param buckets the tenant's buckets: the server's is computed once
    * @param tuid the server's identity
    */
-  public ServerKeys(Subspace tenant, Tuple tuid) {
+  public ServerKeys(Subspace tenant, Buckets buckets, Tuple tuid) {
     this.tuid = tuid;
+    this.bucket = buckets.of(tuid);
     this.root = tenant.subspace(tuid);
     this.state = root.subspace(Tuple.from(STATE, LAYOUT_VERSION));
     this.versionKey = state.pack(Tuple.from("v"));
@@ -114,9 +117,14 @@ public final class ServerKeys {
     return tuid;
   }
 
-  /** The id under which pushes to this server ring the tenant's doorbell. */
+  /** The id under which pushes to this server ring its bucket's doorbell. */
   public long wakeId() {
     return wakeId;
+  }
+
+  /** The server's bucket in its tenant: where it rings, and whose lease runs it if hosted. */
+  public int bucket() {
+    return bucket;
   }
 
   /** Everything of this server. */
@@ -215,37 +223,37 @@ public final class ServerKeys {
   }
 
   /**
-   * Pushes {@code item} at the tail of {@code lane} and rings the server's doorbell: blind writes
-   * only, so pushes never conflict.
+   * Pushes {@code item} at the tail of {@code lane}: blind writes only, so pushes never conflict.
+   * The caller rings the server's bucket (see {@link ServerEntry#publish}).
    */
-  public void push(Transaction tx, long lane, byte[] item, TenantKeys tenant) {
+  public void push(Transaction tx, long lane, byte[] item) {
     tx.setVersionstampedKey(lanePrefix(lane), newItemKey(UserVersions.next(tx)), item);
     tx.add(pushCounter, 1);
-    tenant.ring(tx, wakeId);
   }
 
   /**
    * Removes the server in {@code tx} (a kill): rings the wake id of every open reply slot (their
    * callers find their slots gone and fail instead of waiting for their deadlines) and the server's
-   * own (consumers in other runtimes look again), deletes its pending timers from the tenant's
-   * timer index, clears every key under {@code (tuid..)} and the server's entry in the tenant's
-   * server index.
+   * own (consumers in other runtimes look again), deletes its pending timers from its bucket's
+   * timer index, clears every key under {@code (tuid..)}, the server's entry in the tenant's server
+   * index and its ready index entry.
    */
   public void kill(Transaction tx, TenantKeys tenant) {
     var slots = tx.getRangeAsync(calls.range().begin, calls.range().end, 0, false);
     for (KeyValue kv : tx.getRange(timers.range().begin, timers.range().end)) {
       long due = Tuple.fromBytes(kv.value()).getLong(0);
-      tx.clear(tenant.timers().pack(Tuple.from(due, timers.unpack(kv.key()).getUUID(0))));
+      tx.clear(tenant.timers(bucket).pack(Tuple.from(due, timers.unpack(kv.key()).getUUID(0))));
     }
     for (KeyValue kv : Futures.join(slots)) {
       Tuple t = calls.unpack(kv.key());
       if (t.size() >= 2 && t.get(0) instanceof Long sec && t.get(1) instanceof String id) {
-        tenant.ring(tx, slotWakeId(sec, id));
+        tenant.ring(tx, bucket, slotWakeId(sec, id));
       }
     }
-    tenant.ring(tx, wakeId);
+    tenant.ring(tx, bucket, wakeId);
     tx.clearRange(root.range().begin, root.range().end);
     tx.clear(tenant.serverKey(tuid));
+    tx.clear(tenant.readyKey(bucket, tuid));
   }
 
   /** Chunk {@code n} of a reply slot. */
@@ -302,7 +310,8 @@ public final class ServerKeys {
       var timer =
           Map.entry(Tuple.fromBytes(kv.value()).getLong(0), timers.unpack(kv.key()).getUUID(0));
       ids.add(timer);
-      entries.add(tx.getAsync(tenant.timers().pack(Tuple.from(timer.getKey(), timer.getValue()))));
+      entries.add(
+          tx.getAsync(tenant.timers(bucket).pack(Tuple.from(timer.getKey(), timer.getValue()))));
     }
     List<PendingTimer> out = new ArrayList<>(own.size());
     for (int i = 0; i < ids.size(); i++) {
@@ -335,7 +344,7 @@ public final class ServerKeys {
       return false;
     }
     tx.clear(own);
-    tx.clear(tenant.timers().pack(Tuple.from(Tuple.fromBytes(due).getLong(0), id)));
+    tx.clear(tenant.timers(bucket).pack(Tuple.from(Tuple.fromBytes(due).getLong(0), id)));
     return true;
   }
 

@@ -70,28 +70,65 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private final Meters meters;
   private final IdempotentRequests<M> requests;
 
+  /** How a process came to be, which decides what it owns and does. */
+  enum Role {
+    /** {@code DGen.start}: consumes if its options say so, alongside any other process. */
+    STARTED,
+    /** Loaded by the holder of its bucket's lease: consumes alone, created by its first message. */
+    HOSTED,
+    /** {@code DGen.ref}: a handle that publishes, calls and administers; never consumes. */
+    REF
+  }
+
+  private final Role role;
+  private final @Nullable HostedKind<S, M> kind;
+  private final ConsumerBatch.@Nullable Fence fence;
+
   private ServerProcess(
       RuntimeCore core,
-      DGenServer<S, M> server,
+      @Nullable DGenServer<S, M> server,
       Tuple tuid,
       StartOptions options,
       JavaType stateType,
-      JavaType messageType) {
+      JavaType messageType,
+      Role role,
+      @Nullable HostedKind<S, M> kind,
+      @Nullable KindTypes kindTypes) {
     this.core = core;
+    this.role = role;
+    this.kind = kind;
     this.tenant = options.tenant();
     this.tuid = tuid;
     this.options = options;
-    this.keys = new ServerKeys(tenant.subspace(), tuid);
-    this.types = core.types(messageType, stateType, options.allowedTypes());
+    this.keys = new ServerKeys(tenant.subspace(), Buckets.of(tenant.bucketCount()), tuid);
+    this.types =
+        kindTypes != null
+            ? kindTypes.registry()
+            : core.types(messageType, stateType, options.allowedTypes());
     this.context = "tenant=" + tenant.path() + " tuid=" + tuid;
     this.lifecycle = new Lifecycle(context);
-    this.doorbell = core.watcher(tenant.subspace(), "tenant=" + tenant.path());
+    this.fence = role == Role.HOSTED ? Objects.requireNonNull(kind).fence(keys.bucket()) : null;
+    TenantRuntime here = core.tenant(tenant);
+    this.doorbell = here.doorbell();
     // Wired bottom-up: each component gets only the ones below it.
-    this.states = new StateStore<>(keys, core.codec(), stateType, options.cache(), context);
+    this.states =
+        new StateStore<>(
+            keys, core.codec(), stateType, options.cache(), role != Role.STARTED, context);
     this.commits =
         new CommitRunner(core.backend(), keys, states, core::nanoTime, core.operations(), context);
-    this.queue = new ServerQueue<>(keys, doorbell, core.serde(), types, lifecycle, context);
-    this.timers = Timers.create(core, tenant, tuid, keys, queue, commits, lifecycle);
+    this.queue =
+        new ServerQueue<>(keys, doorbell, core.serde(), types, kindTypes, lifecycle, context);
+    Runnable scheduled;
+    if (role == Role.STARTED) {
+      // a started process fires its bucket's timers while it lives
+      TimerScheduler bucketTimers = here.retainTimers(keys.bucket());
+      lifecycle.onStop(() -> here.releaseTimers(keys.bucket()));
+      scheduled = bucketTimers::wake;
+    } else {
+      scheduled = () -> here.wakeTimers(keys.bucket()); // the holder fires them
+    }
+    this.timers =
+        Timers.create(core, here.keys(), tuid, keys, queue, commits, scheduled, lifecycle);
     this.slots =
         new ReplySlots(
             core.backend(),
@@ -102,11 +139,15 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             types,
             core::wallMillis,
             context);
-    Metrics.Server m = core.hooks().metrics().server(tenant.path().toString(), server.getClass());
+    DGenServer<S, M> behaviour = server != null ? server : Unhosted.of(tuid);
+    Metrics.Server m =
+        server == null
+            ? Metrics.Server.NONE
+            : core.hooks().metrics().server(tenant.path().toString(), server.getClass());
     this.meters = new Meters(m, core::nanoTime);
     CallbackInvoker<S, M> invoker =
         new CallbackInvoker<>(
-            server, core.backend(), tenant, tuid, timers, core::nanoTime, m, context);
+            behaviour, core.backend(), tenant, tuid, timers, core::nanoTime, m, context);
     this.calls = new CallProtocol(core, commits, queue, slots, doorbell, context);
     this.requests =
         new IdempotentRequests<>(
@@ -122,6 +163,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             lifecycle,
             core::nanoTime,
             core.executor(),
+            fence,
             context);
     this.deadLetters =
         new DeadLetters<>(
@@ -157,7 +199,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             slots,
             deadLetters,
             new Sweeper(keys, core::wallMillis),
-            core::nanoTime);
+            core::nanoTime,
+            fence);
     this.loop =
         new ConsumeLoop<>(
             core,
@@ -172,16 +215,19 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                 options.consumeK(),
                 options.deadLetterThreshold().orElse(Integer.MAX_VALUE)),
             doorbell,
+            keys.bucket(),
             context);
-    if (options.consume()) {
+    if (role != Role.REF && options.consume()) {
       lifecycle.onStop(
           () -> {
-            doorbell.unregister(keys.wakeId(), loop);
+            doorbell.unregister(keys.bucket(), keys.wakeId(), loop);
             loop.stopped();
           });
     }
-    lifecycle.onStop(() -> core.unregister(this));
-    lifecycle.onStop(() -> m.stopped(this));
+    if (role == Role.STARTED) {
+      lifecycle.onStop(() -> core.unregister(this));
+      lifecycle.onStop(() -> m.stopped(this));
+    }
   }
 
   /**
@@ -200,15 +246,136 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     Tuple tuid =
         init.tuid() != null ? init.tuid() : Tuple.from("dgen_server", server.getClass().getName());
     ServerProcess<S, M> p =
-        new ServerProcess<>(core, server, tuid, options, stateType, messageType);
+        new ServerProcess<>(
+            core, server, tuid, options, stateType, messageType, Role.STARTED, null, null);
     p.initialize(Objects.requireNonNull(init.state()), server.getClass().getName());
     core.register(p);
     p.meters.server().started(p);
     if (options.consume() && core.hooks().backgroundConsumers()) {
-      p.doorbell.register(p.keys.wakeId(), p.loop);
+      p.doorbell.register(p.keys.bucket(), p.keys.wakeId(), p.loop);
       p.loop.start();
     }
     return p;
+  }
+
+  /**
+   * A hosted server's process, loaded by the holder of its bucket's lease: no transaction (its
+   * first batch runs {@code init} if it has no state); the caller starts it ({@link
+   * #startConsuming}).
+   */
+  static <S, M> ServerProcess<S, M> hosted(RuntimeCore core, HostedKind<S, M> kind, Tuple tuid) {
+    return new ServerProcess<>(
+        core,
+        kind.newBehaviour(),
+        tuid,
+        kind.options(),
+        kind.stateType(),
+        kind.messageType(),
+        Role.HOSTED,
+        kind,
+        kind.types());
+  }
+
+  /**
+   * A ref of server {@code tuid} (the kind first) of {@code kind}: with the kind's behaviour and
+   * options if this runtime hosts it, else publish-only with an open registry. No transaction.
+   */
+  @SuppressWarnings("unchecked")
+  public static <M> ServerRef<M> ref(
+      RuntimeCore core, Tenant tenant, String kind, Tuple tuid, StartOptions bare) {
+    HostedKind<?, ?> hosted = core.hostedKind(tenant, kind);
+    if (hosted != null) {
+      return refOf((HostedKind<Object, M>) hosted, tuid);
+    }
+    KindTypes types = core.openKindTypes(tenant, kind);
+    JavaType object = core.serde().type(Object.class);
+    return new ServerProcess<Object, M>(
+        core, null, tuid, bare, object, object, Role.REF, null, types);
+  }
+
+  private static <S, M> ServerRef<M> refOf(HostedKind<S, M> kind, Tuple tuid) {
+    return new ServerProcess<>(
+        core(kind),
+        kind.newBehaviour(),
+        tuid,
+        kind.options(),
+        kind.stateType(),
+        kind.messageType(),
+        Role.REF,
+        kind,
+        kind.types());
+  }
+
+  private static RuntimeCore core(HostedKind<?, ?> kind) {
+    return kind.hosting().core();
+  }
+
+  /** Starts a hosted process's consume loop (after it was put where activations find it). */
+  void startConsuming() {
+    doorbell.register(keys.bucket(), keys.wakeId(), loop);
+    loop.start();
+  }
+
+  /** Runs {@code hook} when this process stops (a hosted one: when it is unloaded). */
+  void onStop(Runnable hook) {
+    lifecycle.onStop(hook);
+  }
+
+  /** Completes once this process stopped and has no batch in flight. */
+  CompletableFuture<@Nullable Void> quiet() {
+    return loop.quiet();
+  }
+
+  /** Since when its loop has been parked on an empty queue, or {@link Long#MIN_VALUE}. */
+  long idleSince() {
+    return loop.idleSince();
+  }
+
+  /**
+   * A hosted server's eviction: one transaction that reads its queue (serializably: a push landing
+   * meanwhile conflicts with it) and its lock, and if the queue is empty and the server unlocked,
+   * marks its entry idle and clears its ready index entry.
+   *
+   * @return true if it was evicted, or is gone (killed); false if it has work or a lock
+   */
+  CompletableFuture<Boolean> evict() {
+    return core.backend()
+        .runAsync(
+            tx -> {
+              var head =
+                  tx.getRangeAsync(keys.items().range().begin, keys.items().range().end, 1, false);
+              var lock = tx.getAsync(keys.lockKey());
+              var entry = queue.entry().evict(tx);
+              // The entry's idle mark is written whatever the queue holds: a busy server throws,
+              // and the transaction commits nothing.
+              return head.thenCombine(lock, (h, l) -> h.isEmpty() && l == null)
+                  .thenCombine(entry, (empty, marked) -> empty)
+                  .thenApply(
+                      empty -> {
+                        if (!empty) {
+                          throw new Busy();
+                        }
+                        return true;
+                      });
+            })
+        .exceptionally(
+            e -> {
+              if (io.dgen.backend.Futures.unwrap(e) instanceof Busy) {
+                return false;
+              }
+              throw e instanceof RuntimeException r
+                  ? r
+                  : new java.util.concurrent.CompletionException(e);
+            });
+  }
+
+  /** An eviction found work or a lock: nothing it wrote may commit. */
+  private static final class Busy extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    Busy() {
+      super("busy", null, false, false);
+    }
   }
 
   /**
@@ -220,7 +387,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         commits.commit(
             tx -> {
               var table = queue.readTypes(tx); // both overlap the state store's read
-              var index = queue.entry().read(tx);
+              var index = queue.entry().readForIndex(tx);
               StateStore.Written written = states.initialize(tx, initial, options.reset());
               queue.entry().index(tx, index, behaviour);
               return new Started(queue.completeTypes(tx, table), written);
@@ -347,6 +514,10 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       M request, @Nullable Class<R> replyType, Duration timeout) {
     Objects.requireNonNull(request, "request must not be null");
     IdempotentRequests.checkTimeout(timeout);
+    ServerProcess<S, M> local = role == Role.REF && kind != null ? kind.loadedProcess(tuid) : null;
+    if (local != null && options.consumeK() == 1) {
+      return local.callInternal(request, replyType, timeout); // inline where it runs
+    }
     long start = core.nanoTime();
     try {
       ensureAlive();
@@ -356,7 +527,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       Supplier<byte[]> env = Suppliers.memoize(() -> queue.encode(Envelope.CALL, request, from));
       CallProtocol.Waiting<R> waiting = calls.waiting(from, replyType, timeout);
       CompletableFuture<InlineRunner.Outcome<S>> sent =
-          options.consume() && options.consumeK() == 1
+          role != Role.REF && options.consume() && options.consumeK() == 1
               ? inline.call(request, from, env, waiting)
               : calls
                   .pushOnce(env.get(), waiting)
@@ -385,19 +556,47 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   @Override
   public <R> R priorityCall(M request) {
     Objects.requireNonNull(request, "request must not be null");
+    if (behaviourElsewhere()) {
+      return toHolder(Envelope.CALL, request);
+    }
     return meters.priority(() -> slots.local(inline.priorityCall(request, slots.newFrom()), null));
   }
 
   @Override
   public void priorityCast(M message) {
     Objects.requireNonNull(message, "message must not be null");
+    if (behaviourElsewhere()) {
+      toHolder(Envelope.CAST, message);
+      return;
+    }
     inline.priorityCast(message);
   }
 
   @Override
   public void info(Object info) {
     Objects.requireNonNull(info, "info must not be null");
+    if (behaviourElsewhere()) {
+      toHolder(Envelope.INFO, info);
+      return;
+    }
     inline.info(info);
+  }
+
+  /** Whether this is a ref whose runtime does not host its kind: its code runs elsewhere. */
+  private boolean behaviourElsewhere() {
+    return role == Role.REF && kind == null;
+  }
+
+  /**
+   * A priority message of a ref whose runtime does not host the kind: queued at the head for the
+   * holder, which runs it next and replies; waits at most the call timeout.
+   */
+  @SuppressWarnings("unchecked")
+  private <R> R toHolder(int type, Object message) {
+    ensureAlive();
+    From from = slots.newFrom();
+    byte[] env = queue.encode(type | Envelope.PRIORITY, (M) message, from);
+    return Futures.join(calls.<R>toHolder(env, from, options.callTimeout()));
   }
 
   // ---------------------------------------------------------------- failures and dead letters

@@ -46,21 +46,30 @@ final class ServerQueue<M> {
   private final TypeRegistry types;
   private final String context;
   private final ServerEntry entry;
+  private final @Nullable KindTypes kind;
+  private volatile @Nullable TypeRegistry ownTable;
   private @Nullable Timers<M> timers;
 
+  /**
+   * @param types the server's registry; a server addressed by id uses its kind's ({@code kind})
+   * @param kind the kind's type table, for a server addressed by id (its first push creates it, and
+   *     its items' type indexes are of the kind's table); null for a started server
+   */
   ServerQueue(
       ServerKeys keys,
       TenantWatcher doorbell,
       Serde serde,
       TypeRegistry types,
+      @Nullable KindTypes kind,
       Lifecycle lifecycle,
       String context) {
     this.keys = keys;
     this.doorbell = doorbell;
     this.serde = serde;
     this.types = types;
+    this.kind = kind;
     this.context = context;
-    this.entry = new ServerEntry(doorbell.keys(), keys.tuid(), lifecycle, context);
+    this.entry = new ServerEntry(doorbell.keys(), keys, kind != null, lifecycle, context);
   }
 
   /** The server's entry in the tenant's server index, which every publish requires. */
@@ -77,11 +86,12 @@ final class ServerQueue<M> {
    */
   byte[] encode(int kind, M message, @Nullable From from) {
     Objects.requireNonNull(message, "message must not be null");
+    String tag = types.messageTag(message);
     byte[] bytes =
         Envelope.encode(
             serde,
-            kind,
-            types.messageIndex(types.messageTag(message)),
+            this.kind == null ? kind : kind | Envelope.KIND_TABLE,
+            this.kind == null || tag == null ? types.messageIndex(tag) : this.kind.index(tag),
             from == null ? 0 : from.slotSeconds(),
             from == null ? null : from.slotId(),
             message);
@@ -109,27 +119,70 @@ final class ServerQueue<M> {
   }
 
   /**
-   * The message an envelope carries, decoded as one of the declared message types.
+   * The message an envelope carries, decoded as one of the declared message types, first reading
+   * the type table entry the item names if this process has not learned it (another process added
+   * it since this one started): the kind's table for an item pushed through a ref, else the
+   * server's own.
    *
    * @throws io.dgen.UndecodableDataException if it is not one of them
    */
   @SuppressWarnings("unchecked")
-  M message(Envelope env) {
-    return (M) types.decodeMessage(env);
+  M message(Transaction tx, Envelope env) {
+    if (env.kindTable()) {
+      if (kind == null) {
+        throw new io.dgen.UndecodableDataException(
+            "the item was pushed through a ref (its type is of its kind's type table), but this"
+                + " server was started, not hosted: host its kind to consume it; it is kept: "
+                + context,
+            null);
+      }
+      kind.learn(tx, env.typeIndex());
+      return (M) types.decodeMessage(env);
+    }
+    TypeRegistry own = kind == null ? types : ownTable();
+    if (!own.knows(env.typeIndex())) {
+      byte[] name = tx.snapshot().get(keys.typeKey(env.typeIndex()));
+      if (name != null) {
+        own.learn(Map.of(env.typeIndex(), new String(name, StandardCharsets.UTF_8)));
+      }
+    }
+    return (M) own.decodeMessage(env);
   }
 
   /**
-   * Like {@link #message(Envelope)}, first reading the type table entry the item names if this
-   * process has not learned it (another process added it since this one started).
+   * The message an envelope carries, decoded with the tables as this process learned them (no read:
+   * for a dead letter, which a batch of this process decoded before).
+   *
+   * @throws io.dgen.UndecodableDataException if it does not decode
    */
-  M message(Transaction tx, Envelope env) {
-    if (!types.knows(env.typeIndex())) {
-      byte[] name = tx.snapshot().get(keys.typeKey(env.typeIndex()));
-      if (name != null) {
-        types.learn(Map.of(env.typeIndex(), new String(name, StandardCharsets.UTF_8)));
-      }
+  @SuppressWarnings("unchecked")
+  M message(Envelope env) {
+    return (M) (env.kindTable() || kind == null ? types : ownTable()).decodeMessage(env);
+  }
+
+  /**
+   * The info object of a priority info a ref sent: of any class the server allows (not only its
+   * message types), from the kind's table.
+   *
+   * @throws io.dgen.UndecodableDataException if it is not allowed or does not decode
+   */
+  Object info(Transaction tx, Envelope env) {
+    if (kind == null || !env.kindTable()) {
+      throw new io.dgen.UndecodableDataException(
+          "an info item outside a hosted server's queue: " + context, null);
     }
-    return message(env);
+    kind.learn(tx, env.typeIndex());
+    return types.decodeInfo(env);
+  }
+
+  /** The server's own table, for items a started process of a hosted server pushed. */
+  private TypeRegistry ownTable() {
+    TypeRegistry t = ownTable;
+    if (t == null) {
+      t = types.forServer();
+      ownTable = t;
+    }
+    return t;
   }
 
   /**
@@ -179,16 +232,28 @@ final class ServerQueue<M> {
   }
 
   /**
-   * Pushes {@code envelope} at the tail of {@code lane} and rings the server's doorbell: blind
-   * writes only.
+   * Pushes {@code envelope} at the tail of {@code lane}: blind writes only. The transaction rings
+   * the server through {@link #publishing} (a publish) or {@link #wakeConsumers} (a consumer's own
+   * re-queue).
    */
   void push(Transaction tx, long lane, byte[] envelope) {
-    keys.push(tx, lane, envelope, doorbell.keys());
+    keys.push(tx, lane, envelope);
   }
 
   /**
-   * Starts the read every publish makes ({@link ServerEntry#require}); the caller issues it with
-   * its other work and waits for it before its transaction commits.
+   * Starts the publish step every transaction that pushes to the server from outside makes ({@link
+   * ServerEntry#publish}): the serializable read of the server's entry, then the ring of its bucket
+   * (an activation if a hosted server becomes ready). The caller issues it with its other work and
+   * waits for it before its transaction commits.
+   */
+  CompletableFuture<@Nullable Void> publishing(Transaction tx) {
+    return entry.publish(tx);
+  }
+
+  /**
+   * Starts the read that makes sure the server exists before something other than a push is written
+   * for it (a timer): a started server's entry must exist; a hosted server's absent entry is
+   * written idle.
    */
   CompletableFuture<@Nullable Void> requireServer(Transaction tx) {
     return entry.require(tx);
@@ -203,25 +268,26 @@ final class ServerQueue<M> {
    *     io.dgen.ServerStoppedException} if it was killed (nothing may then commit)
    */
   CompletableFuture<@Nullable Void> publish(Transaction tx, List<byte[]> envelopes) {
-    CompletableFuture<@Nullable Void> live = entry.require(tx);
+    CompletableFuture<@Nullable Void> live = entry.publish(tx);
     for (byte[] env : envelopes) {
       push(tx, ServerKeys.LANE_NORMAL, env);
     }
     return live;
   }
 
-  /** Pushes an envelope already encoded for server {@code keys} (a timer firing). */
-  static void push(
-      Transaction tx, ServerKeys keys, TenantWatcher doorbell, long lane, byte[] envelope) {
-    keys.push(tx, lane, envelope, doorbell.keys());
-  }
-
   /**
-   * Rings the server's doorbell without a push: consumers waiting for something other than an item
-   * (the release of the lock) look again.
+   * Rings the server's bucket without the publish step: its consumers look again. For a consumer's
+   * own transactions (a re-queue at the head, the release of the lock), which need no activation:
+   * the server is running.
    */
   void wakeConsumers(Transaction tx) {
-    doorbell.ring(tx, keys.wakeId());
+    doorbell.ring(tx, keys.bucket(), keys.wakeId());
+  }
+
+  /** Pushes at the head or tail from a consumer's own transaction, and rings its consumers. */
+  void requeue(Transaction tx, long lane, byte[] envelope) {
+    push(tx, lane, envelope);
+    wakeConsumers(tx);
   }
 
   /**
@@ -287,6 +353,7 @@ final class ServerQueue<M> {
     // marker keyed by the run's id keeps the pushes of a committed attempt from repeating.
     if (!UserVersions.alreadyCommitted(tx, keys, entry)) {
       push(tx, ServerKeys.LANE_NORMAL, env);
+      Futures.join(entry.publish(tx)); // the user's transaction: its body waits anyway
     }
   }
 }

@@ -43,8 +43,17 @@ final class StateStore<S> implements CommitRunner.Observer {
   /** Room kept after a state write for what its transaction writes next. */
   static final long MARGIN = 100_000;
 
-  /** The state as read in a transaction, and what is stored (the base of the next diff). */
-  record Loaded<S>(StoredState stored, S state) {}
+  /**
+   * The state as read in a transaction, and what is stored (the base of the next diff). For a
+   * hosted server with no stored state yet, both are null ({@link #absent}): its first message
+   * creates it.
+   */
+  record Loaded<S>(@Nullable StoredState stored, @Nullable S state) {
+    /** Whether there is no stored state (a hosted server not created yet). */
+    boolean absent() {
+      return stored == null;
+    }
+  }
 
   /** A state write as a commit body's value, so that the commit publishes it. */
   record Written(@Nullable StoredState written) implements CommitRunner.WritesState {}
@@ -55,17 +64,28 @@ final class StateStore<S> implements CommitRunner.Observer {
   private final StateCodec codec;
   private final JavaType stateType;
   private final boolean caching;
+  private final boolean createdByFirstMessage;
   private final String context;
 
   private volatile @Nullable Cached cache;
   private int missStreak;
 
+  /**
+   * @param createdByFirstMessage a hosted server's: no stored state loads as {@link Loaded#absent}
+   *     rather than failing (its first message runs {@code init})
+   */
   StateStore(
-      ServerKeys keys, StateCodec codec, JavaType stateType, boolean caching, String context) {
+      ServerKeys keys,
+      StateCodec codec,
+      JavaType stateType,
+      boolean caching,
+      boolean createdByFirstMessage,
+      String context) {
     this.keys = keys;
     this.codec = codec;
     this.stateType = stateType;
     this.caching = caching;
+    this.createdByFirstMessage = createdByFirstMessage;
     this.context = context;
   }
 
@@ -99,7 +119,8 @@ final class StateStore<S> implements CommitRunner.Observer {
    *
    * @param prefetchedVersion the version key's read, if started already
    * @param consumer whether the consume loop asks (it counts the misses)
-   * @throws ServerStoppedException if there is no state (the server was killed)
+   * @throws ServerStoppedException if there is no state (the server was killed), unless the server
+   *     is created by its first message ({@link Loaded#absent})
    * @throws UndecodableDataException if the stored state does not decode as the state type
    */
   Loaded<S> load(
@@ -148,6 +169,9 @@ final class StateStore<S> implements CommitRunner.Observer {
               List<KeyValue> rows = new ArrayList<>(found);
               rows.removeIf(kv -> Arrays.equals(kv.key(), keys.versionKey()));
               StoredState stored = codec.decode(space, rows);
+              if (stored == null && createdByFirstMessage) {
+                return new Loaded<S>(null, null);
+              }
               if (stored == null) {
                 throw new ServerStoppedException(
                     "server has no durable state (it was killed or never started): " + context);

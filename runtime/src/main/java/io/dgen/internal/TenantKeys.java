@@ -7,25 +7,36 @@ import com.google.common.hash.Hashing;
 import io.dgen.backend.Transaction;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The tenant-level keys, declared once: the doorbell that wakes a tenant's idle consumers and
- * waiting callers without a watch each. They live under the tenant's prefix followed by the byte
+ * The tenant-level keys, declared once. They live under the tenant's prefix followed by the byte
  * {@code 0xFF}, which starts no packed tuple, so they never collide with a server's keys (every
- * server lives under a tuple, its tuid) nor with the tuple keys users keep next to their servers:
+ * server lives under a tuple, its tuid) nor with the tuple keys users keep next to their servers.
+ * Everything a message touches is per server or per bucket (see {@link Buckets}): no key is written
+ * by every message of a tenant.
  *
  * <pre>
- * &lt;tenant&gt; FF (0)          the bell: a counter every ringing transaction ADDs 1 to; watched
- * &lt;tenant&gt; FF (1, VS)      the wake log: value = the 8-byte wake id of a server or reply slot
- *                            (+ a byte 1 once a trim made it the log's first entry)
- * &lt;tenant&gt; FF (2, tuid..)  the server index: value = the behaviour's class name (UTF-8);
- *                            written by a server's start, cleared by its kill
- * &lt;tenant&gt; FF (3, due, id)   durable timers by due time (see {@link Timers})
- * &lt;tenant&gt; FF (4)          the timers' alarm: ADDed by every scheduling transaction; watched
+ * &lt;tenant&gt; FF (2, tuid..)         the server index: the behaviour's class name (UTF-8), or a
+ *                                   hosted server's entry ({@link HostedEntry}); written by a
+ *                                   start or a hosted server's first push, cleared by its kill
+ * &lt;tenant&gt; FF (3, due, id)        legacy tenant-wide timers, moved into their buckets on sight
+ * &lt;tenant&gt; FF (5, b)              bucket b's bell: ADD 1 per ring of the bucket; watched
+ * &lt;tenant&gt; FF (6, b, VS)          bucket b's wake log: flags, the 8-byte wake id rung, and the
+ *                                   packed tuid when the ring activates a hosted server
+ * &lt;tenant&gt; FF (7, b, due, id)     bucket b's durable timers by due time (see {@link Timers})
+ * &lt;tenant&gt; FF (8)                 placement: the bucket count ({@link Buckets})
+ * &lt;tenant&gt; FF (9, memberId)       a hosting runtime's member record ({@link Placement})
+ * &lt;tenant&gt; FF (10, kind, b)       the lease of (kind, bucket): (memberId, epoch)
+ * &lt;tenant&gt; FF (11, b, tuid..)     ready index: hosted servers of bucket b that may have work
+ * &lt;tenant&gt; FF (12, kind, n)       a kind's type table: message class names by index
  * </pre>
  *
- * A wake id is a 64-bit fingerprint of a server's or reply slot's key; two ids that collide only
+ * Keys {@code (0)}, {@code (1, VS)} and {@code (4)} were the tenant-wide bell, wake log and timer
+ * alarm of earlier versions; they are no longer written or read.
+ *
+ * <p>A wake id is a 64-bit fingerprint of a server's or reply slot's key; two ids that collide only
  * wake something that finds nothing to do.
  *
  * <p>Public for the admin tools ({@code io.dgen.admin}), which ring and read these keys without a
@@ -33,11 +44,11 @@ import org.jspecify.annotations.Nullable;
  */
 public final class TenantKeys {
 
-  static final long BELL = 0;
-  static final long WAKE_LOG = 1;
   static final long SERVERS = 2;
-  static final long TIMERS = 3;
-  static final long ALARM = 4;
+  static final long LEGACY_TIMERS = 3;
+  static final long BELLS = 5;
+  static final long WAKE_LOGS = 6;
+  static final long TIMERS = 7;
   static final long PLACEMENT = 8;
   static final long MEMBERS = 9;
   static final long LEASES = 10;
@@ -47,36 +58,56 @@ public final class TenantKeys {
   /** The byte after the tenant's prefix that no packed tuple starts with. */
   private static final byte RESERVED = (byte) 0xFF;
 
+  /** Flags of a wake log entry (its first byte). */
   private static final byte TRIMMED = 1;
 
+  private static final byte ACTIVATES = 2;
+
   private final byte[] prefix;
-  private final byte[] bell;
-  private final Subspace log;
+  private final Buckets buckets;
   private final Subspace servers;
+  private final Subspace legacyTimers;
+  private final Subspace bells;
+  private final Subspace logs;
   private final Subspace timers;
-  private final byte[] alarm;
   private final byte[] placement;
   private final Subspace members;
   private final Subspace leases;
   private final Subspace ready;
   private final Subspace kindTypes;
 
-  /** The tenant-level keys of {@code tenant}. */
-  public TenantKeys(Subspace tenant) {
-    byte[] t = tenant.getKey();
-    this.prefix = Arrays.copyOf(t, t.length + 1);
-    prefix[t.length] = RESERVED;
+  /** The tenant-level keys of {@code tenant}, whose servers hash into {@code buckets}. */
+  public TenantKeys(Subspace tenant, Buckets buckets) {
+    this.prefix = prefix(tenant);
+    this.buckets = buckets;
     Subspace runtime = new Subspace(prefix);
-    this.bell = runtime.pack(Tuple.from(BELL));
-    this.log = runtime.subspace(Tuple.from(WAKE_LOG));
     this.servers = runtime.subspace(Tuple.from(SERVERS));
+    this.legacyTimers = runtime.subspace(Tuple.from(LEGACY_TIMERS));
+    this.bells = runtime.subspace(Tuple.from(BELLS));
+    this.logs = runtime.subspace(Tuple.from(WAKE_LOGS));
     this.timers = runtime.subspace(Tuple.from(TIMERS));
-    this.alarm = runtime.pack(Tuple.from(ALARM));
-    this.placement = runtime.pack(Tuple.from(PLACEMENT));
+    this.placement = placementKey(tenant);
     this.members = runtime.subspace(Tuple.from(MEMBERS));
     this.leases = runtime.subspace(Tuple.from(LEASES));
     this.ready = runtime.subspace(Tuple.from(READY));
     this.kindTypes = runtime.subspace(Tuple.from(KIND_TYPES));
+  }
+
+  private static byte[] prefix(Subspace tenant) {
+    byte[] t = tenant.getKey();
+    byte[] p = Arrays.copyOf(t, t.length + 1);
+    p[t.length] = RESERVED;
+    return p;
+  }
+
+  /** The placement record of {@code tenant}, read before its bucket count is known. */
+  static byte[] placementKey(Subspace tenant) {
+    return new Subspace(prefix(tenant)).pack(Tuple.from(PLACEMENT));
+  }
+
+  /** The tenant's buckets. */
+  public Buckets buckets() {
+    return buckets;
   }
 
   /** The server index: {@code (2, tuid..)} for every server started and not killed. */
@@ -89,25 +120,32 @@ public final class TenantKeys {
     return servers.pack(tuid);
   }
 
+  // ---------------------------------------------------------------- the wake path, per bucket
+
   /**
-   * Rings {@code wakeId} in {@code tx}: a wake log entry and a bell {@code ADD}, both blind writes,
-   * once per id and transaction.
+   * Rings {@code wakeId} in {@code bucket} in {@code tx}: a wake log entry and a bell {@code ADD},
+   * both blind writes, once per id and transaction.
    */
-  public void ring(Transaction tx, long wakeId) {
+  public void ring(Transaction tx, int bucket, long wakeId) {
     if (UserVersions.firstRing(tx, wakeId)) {
-      tx.setVersionstampedKey(prefix, newLogEntry(UserVersions.next(tx)), entry(wakeId));
-      tx.add(bell, 1);
+      write(tx, bucket, entry((byte) 0, wakeId, null));
     }
   }
 
-  /** The timers by due time: {@code (dueMicros, id) -> (tuid, envelope)}. */
-  Subspace timers() {
-    return timers;
+  /**
+   * Rings server {@code wakeId} in {@code bucket} with its packed tuid in the entry: the holder of
+   * the bucket loads the server if it does not run it yet. Must come before any plain ring of the
+   * same id in {@code tx}, which it then stands for.
+   */
+  void ringActivating(Transaction tx, int bucket, long wakeId, byte[] packedTuid) {
+    if (UserVersions.firstRing(tx, wakeId)) {
+      write(tx, bucket, entry(ACTIVATES, wakeId, packedTuid));
+    }
   }
 
-  /** The timers' alarm: ADDed by every transaction that schedules a timer; watched. */
-  byte[] alarm() {
-    return alarm;
+  private void write(Transaction tx, int bucket, byte[] value) {
+    tx.setVersionstampedKey(prefix, newLogEntry(bucket, UserVersions.next(tx)), value);
+    tx.add(bell(bucket), 1);
   }
 
   /** The raw prefix of every tenant-level key (and of a new wake log entry's tuple). */
@@ -115,54 +153,81 @@ public final class TenantKeys {
     return prefix;
   }
 
-  /** The bell: rung (ADD 1) by every transaction that writes wake log entries; watched. */
-  byte[] bell() {
-    return bell;
+  /** Bucket {@code b}'s bell: {@code ADD 1} per ring of the bucket; watched. */
+  byte[] bell(int b) {
+    return bells.pack(Tuple.from(b));
   }
 
-  /** The wake log. */
-  Subspace log() {
-    return log;
+  /** Bucket {@code b}'s wake log. */
+  Subspace log(int b) {
+    return logs.subspace(Tuple.from(b));
   }
 
-  /** The tuple, relative to {@link #prefix()}, of a new wake log entry. */
-  static Tuple newLogEntry(int userVersion) {
-    return Tuple.from(WAKE_LOG, Versionstamp.incomplete(userVersion));
+  /** The tuple, relative to {@link #prefix()}, of a new wake log entry of {@code bucket}. */
+  static Tuple newLogEntry(int bucket, int userVersion) {
+    return Tuple.from(WAKE_LOGS, bucket, Versionstamp.incomplete(userVersion));
   }
 
-  /** The commit version of the transaction that wrote a wake log entry. */
-  long commitVersion(byte[] entryKey) {
-    return ByteBuffer.wrap(log.unpack(entryKey).getVersionstamp(0).getTransactionVersion())
+  /** The commit version of the transaction that wrote a wake log entry of {@code bucket}. */
+  long commitVersion(int bucket, byte[] entryKey) {
+    return ByteBuffer.wrap(log(bucket).unpack(entryKey).getVersionstamp(0).getTransactionVersion())
         .getLong();
   }
 
-  /** The value of a wake log entry for {@code wakeId}. */
-  static byte[] entry(long wakeId) {
-    return ByteBuffer.allocate(Long.BYTES).putLong(wakeId).array();
+  private static byte[] entry(byte flags, long wakeId, byte @Nullable [] packedTuid) {
+    int tail = packedTuid == null ? 0 : packedTuid.length;
+    ByteBuffer b = ByteBuffer.allocate(1 + Long.BYTES + tail).put(flags).putLong(wakeId);
+    if (packedTuid != null) {
+      b.put(packedTuid);
+    }
+    return b.array();
   }
 
   /** The wake id an entry names, or 0 for a malformed one. */
   static long wakeId(byte[] entryValue) {
-    return entryValue.length >= Long.BYTES ? ByteBuffer.wrap(entryValue).getLong() : 0;
+    return entryValue.length >= 1 + Long.BYTES ? ByteBuffer.wrap(entryValue, 1, 8).getLong() : 0;
   }
 
-  /** The entry's value once a trim has made it the first entry of the log. */
+  /** The tuid an activating entry carries, or null. */
+  static @Nullable Tuple activated(byte[] entryValue) {
+    if (entryValue.length <= 1 + Long.BYTES || (entryValue[0] & ACTIVATES) == 0) {
+      return null;
+    }
+    return Tuple.fromBytes(entryValue, 1 + Long.BYTES, entryValue.length - 1 - Long.BYTES);
+  }
+
+  /** The entry's value once a trim has made it the first entry of its log. */
   static byte[] trimmedHere(byte[] entryValue) {
-    byte[] v = Arrays.copyOf(entryValue, Long.BYTES + 1);
-    v[Long.BYTES] = TRIMMED;
+    byte[] v = entryValue.clone();
+    v[0] |= TRIMMED;
     return v;
   }
 
-  /** Whether a trim made this entry the first of the log (entries before it were removed). */
+  /** Whether a trim made this entry the first of its log (entries before it were removed). */
   static boolean isTrimmedHere(byte @Nullable [] entryValue) {
-    return entryValue != null
-        && entryValue.length > Long.BYTES
-        && entryValue[Long.BYTES] == TRIMMED;
+    return entryValue != null && entryValue.length > 0 && (entryValue[0] & TRIMMED) != 0;
   }
 
   /** The wake id of a server or reply slot: a fingerprint of its key, the same in every JVM. */
   static long wakeIdOf(byte[] key) {
     return Hashing.farmHashFingerprint64().hashBytes(key).asLong();
+  }
+
+  // ---------------------------------------------------------------- timers
+
+  /** Bucket {@code b}'s timers by due time: {@code (dueMicros, id) -> (tuid, envelope)}. */
+  Subspace timers(int b) {
+    return timers.subspace(Tuple.from(b));
+  }
+
+  /** The wake id under which scheduling a timer rings bucket {@code b}: its schedulers listen. */
+  long timersWakeId(int b) {
+    return wakeIdOf(timers(b).getKey());
+  }
+
+  /** Timers of earlier versions, tenant-wide: {@code (dueMicros, id) -> (tuid, envelope)}. */
+  Subspace legacyTimers() {
+    return legacyTimers;
   }
 
   // ---------------------------------------------------------------- placement (docs/scale-out.md)
@@ -178,7 +243,7 @@ public final class TenantKeys {
   }
 
   /** The member record of {@code memberId}. */
-  byte[] member(java.util.UUID memberId) {
+  byte[] member(UUID memberId) {
     return members.pack(Tuple.from(memberId));
   }
 

@@ -8,9 +8,10 @@ import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import java.nio.ByteBuffer;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.CancellationException;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -24,26 +25,28 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Fires one tenant's due timers in this runtime: one per tenant and runtime, holding no thread and
- * one watch, whatever the number of timers.
+ * Fires one bucket's due timers in this runtime: one per bucket that this runtime holds a lease in
+ * or runs a started process in, holding no thread and no watch of its own, whatever the number of
+ * timers.
  *
- * <p><b>A cycle</b> is one transaction: it reads the timers due by the runtime's clock (at most
- * {@link #BATCH}, in due order), and for each clears its two keys and pushes its envelope into its
- * server's queue through the normal push (versionstamped item, push counter, doorbell ring). The
- * read is not a snapshot: runtimes firing the same timers conflict, and only one commits; a body
- * re-run after {@code commit_unknown_result} reads the timers its earlier attempt cleared as gone,
- * so a timer fires exactly once. The same transaction reads (as a snapshot) the earliest timer not
- * yet due; when it fired nothing, it also arms a watch on the tenant's alarm.
+ * <p><b>A cycle</b> is one transaction: it reads the bucket's timers due by the runtime's clock (at
+ * most {@link #BATCH}, in due order), and for each clears its two keys and pushes its envelope into
+ * its server's queue through the publish step ({@link ServerEntry#publishFor}: versionstamped item,
+ * push counter, a ring of the bucket, an activation for a hosted server). The read is not a
+ * snapshot: runtimes firing the same timers conflict, and only one commits; a body re-run after
+ * {@code commit_unknown_result} reads the timers its earlier attempt cleared as gone, so a timer
+ * fires exactly once. The same transaction reads (as a snapshot) the earliest timer not yet due.
  *
  * <p><b>Sleeping.</b> After a cycle that fired nothing, the scheduler sleeps on the runtime's
  * scheduled executor until the earliest due time (at most {@link #MAX_SLEEP_MILLIS}, so that a wall
- * clock that jumps is noticed), and on the alarm's watch, which every transaction that schedules a
- * timer changes: a new, earlier timer re-arms it, with no polling. {@link #wake} starts a cycle at
+ * clock that jumps is noticed). It is a listener of its bucket's doorbell under the bucket's timer
+ * wake id, which every transaction that schedules a timer in the bucket rings: a new, earlier timer
+ * wakes it, with no polling and no watch besides the bucket's one. {@link #wake} starts a cycle at
  * once (a timer scheduled in this runtime, or the runtime's clock advanced by a test).
  *
  * <p>Threading: thread-safe; cycles never overlap (a work-in-progress counter).
  */
-final class TimerScheduler {
+final class TimerScheduler implements TenantWatcher.Listener {
 
   private static final Logger log = LoggerFactory.getLogger(TimerScheduler.class);
 
@@ -55,11 +58,12 @@ final class TimerScheduler {
 
   private static final long RETRY_MILLIS = 100;
 
-  /** What a cycle did: how many timers it fired, the next due time, the alarm's watch if armed. */
-  private record Cycle(int fired, long nextDue, @Nullable CompletableFuture<Void> alarm) {}
+  /** What a cycle did: how many timers it fired, and the next due time. */
+  private record Cycle(int fired, long nextDue) {}
 
   private final Subspace tenant;
   private final TenantKeys keys;
+  private final int bucket;
   private final TenantWatcher doorbell;
   private final Backend backend;
   private final Executor executor;
@@ -68,12 +72,12 @@ final class TimerScheduler {
   private final String context;
 
   private final AtomicInteger requests = new AtomicInteger();
-  private final AtomicReference<@Nullable CompletableFuture<Void>> alarm = new AtomicReference<>();
   private final AtomicReference<@Nullable ScheduledFuture<?>> sleep = new AtomicReference<>();
   private volatile boolean closed;
 
   TimerScheduler(
       Subspace tenant,
+      int bucket,
       TenantWatcher doorbell,
       Backend backend,
       Executor executor,
@@ -82,16 +86,19 @@ final class TimerScheduler {
       String context) {
     this.tenant = tenant;
     this.keys = doorbell.keys();
+    this.bucket = bucket;
     this.doorbell = doorbell;
     this.backend = backend;
     this.executor = executor;
     this.scheduler = scheduler;
     this.clock = clock;
-    this.context = context;
+    this.context = context + " bucket=" + bucket;
   }
 
-  TenantKeys keys() {
-    return keys;
+  /** Starts listening to the bucket's timer rings and looks for due timers at once. */
+  void start() {
+    doorbell.register(bucket, keys.timersWakeId(bucket), this);
+    wake();
   }
 
   /** Looks for due timers now (and re-arms the sleep). */
@@ -101,29 +108,32 @@ final class TimerScheduler {
     }
   }
 
-  /** Whether this scheduler holds the alarm's watch now (for the metrics). */
-  boolean holdsWatch() {
-    CompletableFuture<Void> w = alarm.get();
-    return w != null && !w.isDone();
+  @Override
+  public void ring(long version) {
+    wake(); // a timer was scheduled in this bucket: it may be due before the current sleep ends
+  }
+
+  @Override
+  public void ringAll() {
+    wake();
   }
 
   /**
-   * Fires every timer due by the clock's time now, in the caller's thread, {@value #BATCH} per
-   * transaction; a concurrent cycle that fires the same ones conflicts with it, so none fires
-   * twice.
+   * Fires every timer of the bucket due by the clock's time now, in the caller's thread, {@value
+   * #BATCH} per transaction; a concurrent cycle that fires the same ones conflicts with it, so none
+   * fires twice.
    *
    * @return how many it fired
    */
   int fireDue() {
-    Subspace timers = keys.timers();
     int total = 0;
     while (true) {
       int n =
           backend.run(
               tx -> {
-                byte[] dueEnd = dueEnd();
-                List<KeyValue> rows = tx.getRange(timers.range().begin, dueEnd, BATCH, false);
-                fire(tx, rows);
+                List<KeyValue> rows =
+                    tx.getRange(keys.timers(bucket).range().begin, dueEnd(), BATCH, false);
+                Futures.join(fire(tx, rows));
                 return rows.size();
               });
       total += n;
@@ -133,12 +143,10 @@ final class TimerScheduler {
     }
   }
 
+  /** Stops: no more cycles, and the bucket's doorbell no longer rings it. */
   void close() {
     closed = true;
-    CompletableFuture<Void> w = alarm.getAndSet(null);
-    if (w != null) {
-      w.cancel(false);
-    }
+    doorbell.unregister(bucket, keys.timersWakeId(bucket), this);
     ScheduledFuture<?> s = sleep.getAndSet(null);
     if (s != null) {
       s.cancel(false);
@@ -173,63 +181,62 @@ final class TimerScheduler {
     if (closed) {
       return;
     }
-    Subspace timers = keys.timers();
+    Subspace timers = keys.timers(bucket);
     backend
         .runAsync(
             tx -> {
               byte[] dueEnd = dueEnd();
               var due = tx.getRangeAsync(timers.range().begin, dueEnd, BATCH, false);
               var next = tx.snapshot().getRangeAsync(dueEnd, timers.range().end, 1, false);
-              return due.thenCombine(
-                  next,
-                  (rows, later) -> {
-                    fire(tx, rows);
-                    long nextDue =
-                        later.isEmpty()
-                            ? Long.MAX_VALUE
-                            : timers.unpack(later.get(0).key()).getLong(0);
-                    boolean watch = rows.isEmpty() && alarm.get() == null;
-                    return new Cycle(rows.size(), nextDue, watch ? tx.watch(keys.alarm()) : null);
-                  });
+              return due.thenCombine(next, (rows, later) -> Map.entry(rows, later))
+                  .thenCompose(
+                      found ->
+                          fire(tx, found.getKey())
+                              .thenApply(
+                                  v ->
+                                      new Cycle(
+                                          found.getKey().size(),
+                                          found.getValue().isEmpty()
+                                              ? Long.MAX_VALUE
+                                              : timers
+                                                  .unpack(found.getValue().get(0).key())
+                                                  .getLong(0))));
             })
         .whenComplete((c, err) -> execute(() -> afterCycle(answered, c, err)));
   }
 
-  /** The end of the timers due by the clock's time now (exclusive). */
+  /** The end of the bucket's timers due by the clock's time now (exclusive). */
   private byte[] dueEnd() {
-    return keys.timers().pack(Tuple.from(Timers.micros(clock.instant()) + 1));
+    return keys.timers(bucket).pack(Tuple.from(Timers.micros(clock.instant()) + 1));
   }
 
   /** Moves due timers into their servers' queues, in due order. */
-  private void fire(Transaction tx, List<KeyValue> rows) {
+  private CompletableFuture<Void> fire(Transaction tx, List<KeyValue> rows) {
+    List<CompletableFuture<?>> published = new ArrayList<>(rows.size());
     for (KeyValue kv : rows) {
-      Tuple key = keys.timers().unpack(kv.key());
+      Tuple key = keys.timers(bucket).unpack(kv.key());
       ByteBuffer value = ByteBuffer.wrap(kv.value());
       byte[] tuid = new byte[value.getInt()];
       value.get(tuid);
       byte[] envelope = Arrays.copyOfRange(kv.value(), value.position(), kv.value().length);
-      ServerKeys server = new ServerKeys(tenant, Tuple.fromBytes(tuid));
+      ServerKeys server = new ServerKeys(tenant, keys.buckets(), Tuple.fromBytes(tuid));
       tx.clear(kv.key());
       tx.clear(server.timers().pack(Tuple.from(key.getUUID(1))));
-      ServerQueue.push(tx, server, doorbell, ServerKeys.LANE_NORMAL, envelope);
+      server.push(tx, ServerKeys.LANE_NORMAL, envelope);
+      published.add(ServerEntry.publishFor(tx, keys, server));
     }
+    return CompletableFuture.allOf(published.toArray(CompletableFuture[]::new));
   }
 
   private void afterCycle(int answered, @Nullable Cycle c, @Nullable Throwable err) {
     try {
       if (closed) {
-        if (c != null && c.alarm() != null) {
-          c.alarm().cancel(false); // armed by a cycle that ended after close: free its slot
-        }
         return;
       }
       if (err != null || c == null) {
         log.warn("firing timers failed; retrying in {} ms: {}", RETRY_MILLIS, context, err);
         sleepFor(TimeUnit.MILLISECONDS.toMicros(RETRY_MILLIS));
         return;
-      }
-      if (c.alarm() != null) {
-        arm(c.alarm());
       }
       if (c.fired() > 0) {
         requests.incrementAndGet(); // look again at once: more may be due
@@ -244,27 +251,34 @@ final class TimerScheduler {
     }
   }
 
-  private void arm(CompletableFuture<Void> watch) {
-    CompletableFuture<Void> old = alarm.getAndSet(watch);
-    if (old != null) {
-      old.cancel(false);
+  /**
+   * Moves the timers of earlier versions, kept tenant-wide under {@code FF (3, due, id)}, into
+   * their buckets' indexes and rings each bucket's timer wake id, {@value #BATCH} per transaction.
+   * Runs once per tenant and runtime; cheap when there are none (one empty range read).
+   */
+  static void migrateLegacy(Backend backend, Subspace tenant, TenantKeys keys) {
+    Subspace legacy = keys.legacyTimers();
+    while (true) {
+      int n =
+          backend.run(
+              tx -> {
+                List<KeyValue> rows =
+                    tx.getRange(legacy.range().begin, legacy.range().end, BATCH, false);
+                for (KeyValue kv : rows) {
+                  Tuple key = legacy.unpack(kv.key());
+                  ByteBuffer value = ByteBuffer.wrap(kv.value());
+                  byte[] tuid = new byte[value.getInt()];
+                  value.get(tuid);
+                  int b = keys.buckets().of(tuid);
+                  tx.set(keys.timers(b).pack(key), kv.value());
+                  tx.clear(kv.key());
+                  keys.ring(tx, b, keys.timersWakeId(b));
+                }
+                return rows.size();
+              });
+      if (n < BATCH) {
+        return;
+      }
     }
-    if (closed) {
-      watch.cancel(false);
-      return;
-    }
-    watch.whenComplete(
-        (v, err) -> {
-          if (Futures.unwrap(err) instanceof CancellationException) {
-            return; // replaced or closed
-          }
-          alarm.compareAndSet(watch, null);
-          if (err != null && !closed) {
-            log.warn("cannot watch the timers' alarm; looking again in 1 s: {}", context, err);
-            sleepFor(TimeUnit.SECONDS.toMicros(1));
-          } else {
-            wake();
-          }
-        });
   }
 }

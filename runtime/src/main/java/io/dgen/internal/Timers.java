@@ -2,7 +2,6 @@ package io.dgen.internal;
 
 import com.apple.foundationdb.tuple.Tuple;
 import com.google.common.collect.MapMaker;
-import io.dgen.Tenant;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Chunks;
 import io.dgen.internal.codec.Envelope;
@@ -54,25 +53,30 @@ final class Timers<M> {
   private final Executor executor;
   private final byte[] tuid;
 
-  /** The timers of server {@code tuid}, wired to its queue and to the tenant's scheduler. */
+  /**
+   * The timers of server {@code tuid}, wired to its queue.
+   *
+   * @param scheduled tells this runtime's scheduler of the server's bucket, if it runs one, that a
+   *     timer was just committed here
+   */
   static <M> Timers<M> create(
       RuntimeCore core,
-      Tenant tenant,
+      TenantKeys tenant,
       Tuple tuid,
       ServerKeys keys,
       ServerQueue<M> queue,
       CommitRunner commits,
+      Runnable scheduled,
       Lifecycle lifecycle) {
-    TimerScheduler scheduler = core.timers(tenant.subspace(), "tenant=" + tenant.path());
     Timers<M> timers =
         new Timers<>(
             tuid,
             keys,
-            scheduler.keys(),
+            tenant,
             queue,
             commits,
             core.clock(),
-            scheduler::wake,
+            scheduled,
             lifecycle,
             core.blocking());
     queue.timers(timers);
@@ -194,9 +198,10 @@ final class Timers<M> {
   }
 
   private void write(Transaction tx, long due, UUID id, byte[] value) {
-    tx.set(tenantKeys.timers().pack(Tuple.from(due, id)), value);
+    int bucket = keys.bucket();
+    tx.set(tenantKeys.timers(bucket).pack(Tuple.from(due, id)), value);
     tx.set(keys.timers().pack(Tuple.from(id)), Tuple.from(due).pack());
-    tx.add(tenantKeys.alarm(), 1);
+    tenantKeys.ring(tx, bucket, tenantKeys.timersWakeId(bucket)); // the bucket's schedulers look
   }
 
   private static UUID idFor(Transaction tx) {

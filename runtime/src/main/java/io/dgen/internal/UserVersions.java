@@ -57,7 +57,8 @@ final class UserVersions {
    * For an outbox push into {@code tx}: true if an earlier attempt of this run committed the pushes
    * to this server (so this attempt must not push again); otherwise writes the server's commit
    * marker into {@code tx} (once) and returns false. The first time per server and transaction it
-   * also requires the server to exist ({@link ServerEntry#require}, read together with the marker).
+   * also requires the server to exist ({@link ServerEntry#require}, read together with the marker;
+   * a hosted server's absent entry is written idle).
    *
    * @throws io.dgen.ServerStoppedException if the server was killed
    */

@@ -37,7 +37,7 @@ class CommitRunnerTest {
 
   private final MemoryBackend backend = MemoryBackend.create();
   private final ServerKeys keys =
-      new ServerKeys(backend.directory("commit-runner"), Tuple.from("server"));
+      new ServerKeys(backend.directory("commit-runner"), Buckets.of(1), Tuple.from("server"));
   private final byte[] counter = keys.root().pack(Tuple.from("counter"));
   private final RecordingObserver observer = new RecordingObserver();
   private final CommitRunner commits =
@@ -112,7 +112,8 @@ class CommitRunnerTest {
   @CsvSource({"false, true", "true, true", "false, false", "true, false"})
   void commit_unknownResultOnceRetriesRanOut_looksForItsMarker(boolean async, boolean applied) {
     try (MemoryBackend noRetries = MemoryBackend.builder().retryLimit(0).build()) {
-      ServerKeys k = new ServerKeys(noRetries.directory("commit-runner"), Tuple.from("server"));
+      ServerKeys k =
+          new ServerKeys(noRetries.directory("commit-runner"), Buckets.of(1), Tuple.from("server"));
       byte[] n = k.root().pack(Tuple.from("counter"));
       CommitRunner runner =
           new CommitRunner(

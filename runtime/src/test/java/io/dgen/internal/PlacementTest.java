@@ -33,7 +33,7 @@ class PlacementTest {
 
   private final MemoryBackend backend = MemoryBackend.create();
   private final Subspace tenant = backend.directory("placement", "test");
-  private final TenantKeys keys = new TenantKeys(tenant);
+  private final TenantKeys keys = new TenantKeys(tenant, Buckets.of(BUCKETS));
   private final AtomicLong clock = new AtomicLong(1_000_000_000L);
   private final Map<Integer, UUID> holders = new HashMap<>();
   private final List<String> overlaps = new ArrayList<>();

@@ -19,7 +19,7 @@ class QueuePopTest {
 
   private final MemoryBackend backend = MemoryBackend.create();
   private final ServerKeys keys =
-      new ServerKeys(backend.directory("queue-pop"), Tuple.from("server"));
+      new ServerKeys(backend.directory("queue-pop"), Buckets.of(1), Tuple.from("server"));
 
   /** Pushes {@code values} to {@code lane} in one transaction. */
   private void pushed(long lane, String... values) {

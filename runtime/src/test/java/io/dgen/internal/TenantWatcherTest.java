@@ -23,14 +23,18 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The doorbell watcher alone, on the memory backend: a ring reaches the listeners of its wake id
- * with its commit version; a watcher stalled past the trim of the entries it had not read finds out
- * and rings every listener, so that no wake-up is lost.
+ * The doorbell watcher alone, on the memory backend: a ring reaches the listeners of its wake id in
+ * its bucket with its commit version, and nothing in other buckets; a watcher stalled past the trim
+ * of the entries it had not read finds out and rings every listener of the bucket, so that no
+ * wake-up is lost; a bucket nobody uses is dropped with its watch; an activation reaches the
+ * bucket's holder.
  */
 class TenantWatcherTest {
 
   private final MemoryBackend backend = MemoryBackend.create();
   private final Subspace tenant = backend.directory("tenant-watcher");
+  private final TenantKeys keys = new TenantKeys(tenant, Buckets.of(4));
+  private static final int B = 1;
   private final ExecutorService executor = Executors.newSingleThreadExecutor();
   private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
   private final AtomicLong clock = new AtomicLong();
@@ -70,7 +74,7 @@ class TenantWatcherTest {
   }
 
   private TenantWatcher watcher(Executor on) {
-    TenantWatcher w = new TenantWatcher(tenant, backend, on, scheduler, clock::get, "test");
+    TenantWatcher w = new TenantWatcher(keys, backend, on, scheduler, clock::get, "test");
     watchers.add(w);
     return w;
   }
@@ -83,13 +87,17 @@ class TenantWatcherTest {
     backend.close();
   }
 
-  /** Rings {@code wakeId} in a transaction of its own and returns that commit's version. */
+  /** Rings {@code wakeId} in bucket B in a transaction of its own; returns its commit version. */
   private long ring(TenantWatcher through, long wakeId) {
+    return ring(through, B, wakeId);
+  }
+
+  private long ring(TenantWatcher through, int bucket, long wakeId) {
     byte[] stamp =
         backend
             .run(
                 tx -> {
-                  through.ring(tx, wakeId);
+                  through.ring(tx, bucket, wakeId);
                   return tx.getVersionstamp();
                 })
             .join();
@@ -97,7 +105,7 @@ class TenantWatcherTest {
   }
 
   private List<KeyValue> log(TenantWatcher w) {
-    Subspace log = w.keys().log();
+    Subspace log = w.keys().log(B);
     return backend.run(tx -> tx.getRange(log.range().begin, log.range().end));
   }
 
@@ -106,9 +114,9 @@ class TenantWatcherTest {
     TenantWatcher w = watcher(executor);
     Recorder seven = new Recorder();
     Recorder eight = new Recorder();
-    w.register(7, seven);
-    w.register(8, eight);
-    w.parked();
+    w.register(B, 7, seven);
+    w.register(B, 8, eight);
+    w.parked(B);
     // the first read takes the log's end, then rings everyone once: they may have looked earlier
     await().atMost(Duration.ofSeconds(10)).until(() -> seven.ringAlls.get() == 1);
 
@@ -124,14 +132,14 @@ class TenantWatcherTest {
     TenantWatcher behind = watcher(stalled);
     Recorder slow = new Recorder();
     long first = ring(behind, 9); // the stalled watcher positions itself on this entry
-    behind.register(1, slow);
+    behind.register(B, 1, slow);
     stalled.runAll();
     assertThat(slow.ringAlls).hasValue(1);
 
     TenantWatcher ahead = watcher(executor);
     Recorder fast = new Recorder();
-    ahead.register(2, fast);
-    ahead.parked(); // it reads every ring at once
+    ahead.register(B, 2, fast);
+    ahead.parked(B); // it reads every ring at once
     await().atMost(Duration.ofSeconds(10)).until(() -> fast.ringAlls.get() == 1);
     for (int i = 0; i < 3; i++) {
       ring(ahead, 1);
@@ -152,13 +160,86 @@ class TenantWatcherTest {
         .until(() -> TenantKeys.isTrimmedHere(log(ahead).get(0).value()));
     assertThat(log(ahead))
         .as("entries left")
-        .allSatisfy(kv -> assertThat(ahead.keys().commitVersion(kv.key())).isGreaterThan(first));
+        .allSatisfy(kv -> assertThat(ahead.keys().commitVersion(B, kv.key())).isGreaterThan(first));
 
     // The stalled watcher wakes: the entry it had read last is gone, and with it what followed.
-    behind.parked();
+    behind.parked(B);
     stalled.runAll();
 
     assertThat(slow.ringAlls).hasValue(2);
     assertThat(fast.ringAlls).hasValue(1);
+  }
+
+  @Test
+  void ring_staysInItsBucket() {
+    TenantWatcher w = watcher(executor);
+    Recorder here = new Recorder();
+    Recorder there = new Recorder();
+    w.register(B, 7, here);
+    w.register(B + 1, 7, there); // the same wake id, another bucket
+    w.parked(B);
+    w.parked(B + 1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> there.ringAlls.get() == 1);
+
+    long version = ring(w, B, 7);
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> here.rings.contains(version));
+    assertThat(there.rings).isEmpty();
+    assertThat(w.watches()).isEqualTo(2);
+  }
+
+  @Test
+  void aBucketNobodyUses_isDroppedWithItsWatch_andMadeAgainOnUse() {
+    TenantWatcher w = watcher(executor);
+    Recorder r = new Recorder();
+    w.register(B, 7, r);
+    w.parked(B);
+    await().atMost(Duration.ofSeconds(10)).until(() -> w.watches() == 1);
+
+    w.unparked(B);
+    w.unregister(B, 7, r);
+
+    assertThat(w.bucketsInUse()).isZero();
+    assertThat(w.watches()).isZero();
+    Recorder again = new Recorder();
+    w.register(B, 7, again);
+    w.parked(B);
+    await().atMost(Duration.ofSeconds(10)).until(() -> again.ringAlls.get() == 1);
+    long version = ring(w, 7);
+    await().atMost(Duration.ofSeconds(10)).until(() -> again.rings.contains(version));
+  }
+
+  @Test
+  void anActivation_reachesTheBucketsHolder_andAPlainRingDoesNot() {
+    TenantWatcher w = watcher(executor);
+    List<com.apple.foundationdb.tuple.Tuple> activated = new CopyOnWriteArrayList<>();
+    AtomicInteger rescans = new AtomicInteger();
+    TenantWatcher.Activations holder =
+        new TenantWatcher.Activations() {
+          @Override
+          public void activate(com.apple.foundationdb.tuple.Tuple tuid, long version) {
+            activated.add(tuid);
+          }
+
+          @Override
+          public void rescan() {
+            rescans.incrementAndGet();
+          }
+        };
+    w.hold(B, holder);
+    await().atMost(Duration.ofSeconds(10)).until(() -> rescans.get() == 1); // positioned
+
+    ring(w, 5); // a plain ring: nobody listens, nothing to activate
+    com.apple.foundationdb.tuple.Tuple tuid = com.apple.foundationdb.tuple.Tuple.from("acct", 42L);
+    backend.run(
+        tx -> {
+          keys.ringActivating(tx, B, 6, tuid.pack());
+          return null;
+        });
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> activated.contains(tuid));
+    assertThat(activated).containsExactly(tuid);
+    w.unhold(B, holder);
+    assertThat(w.bucketsInUse()).isZero();
   }
 }

@@ -10,18 +10,21 @@ import tools.jackson.databind.JsonNode;
  *
  * <pre>
  * byte     1            format (1; an item of the first format is a Smile document: ':' or 0xFA)
- * byte     kind         1 call, 2 cast
+ * byte     kind         1 call, 2 cast, 3 info; + 16 when the type index is of the kind's type
+ *                       table; + 32 for a priority message a ref sent to its holder
  * varint   type + 1     0: the declared message type; n + 1: entry n of the server's type table
+ *                       (of its kind's, for a server addressed by id)
  * varint   failures     consecutive failures so far
  * string   failure id   the last failure recorded (failures > 0 only)
- * varint   slot second  calls only: the caller's reply slot
- * string   slot id      calls only
+ * varint   slot second  calls and priority messages only: the caller's reply slot
+ * string   slot id      calls and priority messages only
  * bytes    message      the rest: the message, Smile
  * </pre>
  *
  * Strings are a varint of the UTF-8 length plus one (0 for none), then the bytes.
  *
- * @param kind {@link #CALL} or {@link #CAST}
+ * @param kind {@link #CALL} or {@link #CAST}, with {@link #KIND_TABLE} when its type index is an
+ *     entry of the server's kind's type table (a server addressed by id) rather than its own
  * @param typeIndex the message's entry in the server's type table, or {@link #DECLARED}
  * @param typeName the message's class name, in items of the first format (which named it)
  * @param slotSeconds the reply slot's Unix second (calls)
@@ -50,6 +53,29 @@ public record Envelope(
   /** A cast. */
   public static final int CAST = 2;
 
+  /**
+   * An info message ({@code handleInfo}); only ever a {@link #PRIORITY} one, sent by a ref whose
+   * runtime does not host the server's kind.
+   */
+  public static final int INFO = 3;
+
+  /**
+   * A flag of {@link #kind}: a priority message ({@code priorityCall}, {@code priorityCast}, {@code
+   * info}) that a ref whose runtime does not host the server's kind queued at the head for the
+   * holder, with a reply slot for its outcome: run next, never retried (a failure is the caller's
+   * error), never dead-lettered.
+   */
+  public static final int PRIORITY = 32;
+
+  /**
+   * A flag of {@link #kind}: the type index is an entry of the type table of the server's kind
+   * ({@code FF (12, kind, n)}), shared by every server of the kind, not of the server's own.
+   */
+  public static final int KIND_TABLE = 16;
+
+  private static final int KIND_MASK = 15;
+  private static final int FLAGS = KIND_TABLE | PRIORITY;
+
   /** The message is of the declared type: no type index. */
   public static final int DECLARED = -1;
 
@@ -70,7 +96,31 @@ public record Envelope(
 
   /** True for a call. */
   public boolean isCall() {
-    return kind == CALL;
+    return (kind & KIND_MASK) == CALL;
+  }
+
+  /** {@link #CALL}, {@link #CAST} or {@link #INFO}, without the flags. */
+  public int type() {
+    return kind & KIND_MASK;
+  }
+
+  /** True for a priority message sent to the holder ({@link #PRIORITY}). */
+  public boolean priority() {
+    return (kind & PRIORITY) != 0;
+  }
+
+  /** True if the item names a reply slot: a call, or a priority message. */
+  public boolean hasSlot() {
+    return hasSlot(kind);
+  }
+
+  private static boolean hasSlot(int kind) {
+    return (kind & KIND_MASK) == CALL || (kind & PRIORITY) != 0;
+  }
+
+  /** True if the type index is an entry of the kind's type table ({@link #KIND_TABLE}). */
+  public boolean kindTable() {
+    return (kind & KIND_TABLE) != 0;
   }
 
   /**
@@ -125,7 +175,7 @@ public record Envelope(
     if (failures > 0) {
       out.string(failureId);
     }
-    if (kind == CALL) {
+    if (hasSlot(kind)) {
       out.varint(slotSeconds).string(slotId);
     }
     return out;
@@ -148,7 +198,9 @@ public record Envelope(
       throw new UndecodableDataException("queue item ends early", null);
     }
     int kind = item[in.at++];
-    if (kind != CALL && kind != CAST) {
+    int type = kind & KIND_MASK;
+    if ((kind & ~(KIND_MASK | FLAGS)) != 0
+        || (type != CALL && type != CAST && !(type == INFO && (kind & PRIORITY) != 0))) {
       throw new UndecodableDataException("queue item of unknown kind " + kind, null);
     }
     int typeIndex = in.intVarint() - 1;
@@ -156,7 +208,7 @@ public record Envelope(
     String failureId = failures > 0 ? in.string() : null;
     long slotSeconds = 0;
     String slotId = null;
-    if (kind == CALL) {
+    if (hasSlot(kind)) {
       slotSeconds = in.varint();
       slotId = in.string();
       if (slotId == null) {

@@ -60,6 +60,7 @@ public final class TypeRegistry {
 
   private final Serde serde;
   private final JavaType messageType;
+  private final boolean open;
   private final boolean messageTagged;
   private final Map<String, JavaType> byTag;
   private final Set<String> messageTags;
@@ -79,7 +80,28 @@ public final class TypeRegistry {
    */
   public TypeRegistry(
       Serde serde, JavaType messageType, JavaType stateType, Collection<Class<?>> allowed) {
+    this(serde, messageType, stateType, allowed, false);
+  }
+
+  /**
+   * The registry of a runtime that addresses servers of a kind it does not host, so does not know
+   * their declared types: every message is tagged with its class, whatever it is (the server's
+   * holder refuses a class its behaviour does not accept, as it refuses any undecodable message); a
+   * reply decodes only as a JDK value, a map or list, or the type a call names.
+   */
+  public static TypeRegistry open(Serde serde) {
+    JavaType object = serde.type(Object.class);
+    return new TypeRegistry(serde, object, object, List.of(), true);
+  }
+
+  private TypeRegistry(
+      Serde serde,
+      JavaType messageType,
+      JavaType stateType,
+      Collection<Class<?>> allowed,
+      boolean open) {
     this.serde = serde;
+    this.open = open;
     this.messageType = messageType;
     this.byTag = new HashMap<>();
     this.messageTags = new LinkedHashSet<>();
@@ -106,6 +128,7 @@ public final class TypeRegistry {
   /** A registry of another server of the same declared types: the same types, its own table. */
   private TypeRegistry(TypeRegistry shared) {
     this.serde = shared.serde;
+    this.open = shared.open;
     this.messageType = shared.messageType;
     this.messageTagged = shared.messageTagged;
     this.byTag = shared.byTag;
@@ -164,6 +187,9 @@ public final class TypeRegistry {
       return null;
     }
     String tag = message.getClass().getName();
+    if (open) {
+      return tag;
+    }
     if (!messageTags.contains(tag) || !byTag.containsKey(tag)) {
       throw new IllegalArgumentException(
           "message class "
@@ -198,6 +224,11 @@ public final class TypeRegistry {
     return messageTags.stream().sorted().toList();
   }
 
+  /** Whether this registry knows no declared types ({@link #open}). */
+  public boolean isOpen() {
+    return open;
+  }
+
   /** Whether stored messages name their type: the declared message type does not determine it. */
   public boolean messagesTagged() {
     return messageTagged;
@@ -219,6 +250,17 @@ public final class TypeRegistry {
           });
       table = new Table(Map.copyOf(byName), Map.copyOf(byIndex));
     }
+  }
+
+  /** The index of {@code tag} in the type table as learned, or -1. */
+  public int indexOf(String tag) {
+    Integer i = table.byName.get(tag);
+    return i == null ? -1 : i;
+  }
+
+  /** The type table as learned: class names by index. */
+  public Map<Integer, String> table() {
+    return table.byIndex;
   }
 
   /** Whether the type table entry {@code index} is known. */
@@ -270,6 +312,28 @@ public final class TypeRegistry {
     } catch (RuntimeException e) {
       throw new UndecodableDataException(
           "stored message does not decode as " + reader.getValueType() + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Decodes the info object of an item a ref sent as a priority info: of any class this registry
+   * allows (the declared types, their permitted subtypes, the allowed types, JDK values).
+   *
+   * @throws UndecodableDataException if its type is not allowed or the bytes do not fit
+   */
+  public Object decodeInfo(Envelope env) {
+    String tag = table.byIndex.get(env.typeIndex());
+    JavaType type = tag == null ? null : byTag.get(tag);
+    if (type == null) {
+      throw new UndecodableDataException(
+          "stored info names type '" + tag + "', which is not allowed for this server", null);
+    }
+    ObjectReader reader = reader(type);
+    try {
+      return reader.readValue(env.bytes(), env.messageOffset(), env.messageLength());
+    } catch (RuntimeException e) {
+      throw new UndecodableDataException(
+          "stored info does not decode as " + type + ": " + e.getMessage(), e);
     }
   }
 

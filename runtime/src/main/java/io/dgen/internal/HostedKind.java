@@ -1,0 +1,323 @@
+package io.dgen.internal;
+
+import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.DGenServer;
+import io.dgen.StartOptions;
+import io.dgen.backend.KeyValue;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import tools.jackson.databind.JavaType;
+
+/**
+ * One kind this runtime hosts in one tenant ({@code DGen.host}): its behaviour, its options, its
+ * type table, and the servers of it this runtime runs now — loaded when they have work in a bucket
+ * whose lease this runtime holds, dropped when the lease goes or they stay idle for {@link
+ * StartOptions#idleTimeout()}.
+ *
+ * <ul>
+ *   <li><b>Loading</b> ({@link #activate}): an activation rang in a held bucket, a rescan of a held
+ *       bucket's ready index found the server, or a ref of this runtime calls it. Loading builds
+ *       the server's process without a transaction; its first batch reads its state, and with none
+ *       runs {@code init} in the batch's transaction.
+ *   <li><b>Eviction</b> ({@link #sweep}): a loaded server parked on an empty queue for the idle
+ *       timeout is marked idle and dropped in one transaction that reads its queue (serializably)
+ *       and its lock: a push landing meanwhile conflicts with it, or sees the idle mark and
+ *       activates the server again. An activation that arrives while an eviction is under way is
+ *       kept, and loads the server again once it is dropped.
+ *   <li><b>Losing a bucket</b> ({@link #release}, {@link #drop}): its servers stop starting
+ *       batches; a hand-off waits for the batches in flight to end first.
+ * </ul>
+ *
+ * <p>Never decides placement ({@link Placement} does) and never reads the wake logs ({@link
+ * TenantWatcher} does). Threading: thread-safe; the loaded servers are a concurrent map changed
+ * only through {@code compute}.
+ *
+ * @param <S> the state type
+ * @param <M> the message type
+ */
+final class HostedKind<S, M> {
+
+  private static final Logger log = LoggerFactory.getLogger(HostedKind.class);
+
+  /** Ready index entries read per transaction by a rescan. */
+  private static final int RESCAN_CHUNK = 1_000;
+
+  /** A loaded server, and what its eviction learned meanwhile. */
+  private static final class Loaded<S, M> {
+    final ServerProcess<S, M> process;
+    volatile boolean evicting;
+    volatile boolean activatedWhileEvicting;
+
+    Loaded(ServerProcess<S, M> process) {
+      this.process = process;
+    }
+  }
+
+  private final RuntimeCore core;
+  private final Hosting hosting;
+  private final String kind;
+  private final Supplier<? extends DGenServer<S, M>> behaviour;
+  private final StartOptions options;
+  private final JavaType stateType;
+  private final JavaType messageType;
+  private final KindTypes types;
+  private final String context;
+  private final Map<Tuple, Loaded<S, M>> loaded = new ConcurrentHashMap<>();
+
+  HostedKind(
+      RuntimeCore core,
+      Hosting hosting,
+      String kind,
+      Supplier<? extends DGenServer<S, M>> behaviour,
+      DGenServer<S, M> sample,
+      StartOptions options) {
+    this.core = core;
+    this.hosting = hosting;
+    this.kind = kind;
+    this.behaviour = behaviour;
+    this.options = options;
+    this.stateType = core.serde().type(Init.typeArgument(sample, 0));
+    this.messageType = core.serde().type(Init.typeArgument(sample, 1));
+    this.types =
+        new KindTypes(
+            core.backend(),
+            hosting.runtime().keys(),
+            kind,
+            core.types(messageType, stateType, options.allowedTypes()));
+    this.context = "tenant=" + options.tenant().path() + " kind=" + kind;
+  }
+
+  /** Completes the kind's stored type table with every class the behaviour accepts. */
+  void completeTypes() {
+    if (types.registry().messagesTagged()) {
+      types.complete(types.registry().messageTagNames());
+    }
+  }
+
+  String kind() {
+    return kind;
+  }
+
+  StartOptions options() {
+    return options;
+  }
+
+  KindTypes types() {
+    return types;
+  }
+
+  JavaType stateType() {
+    return stateType;
+  }
+
+  JavaType messageType() {
+    return messageType;
+  }
+
+  Hosting hosting() {
+    return hosting;
+  }
+
+  /** A fresh behaviour instance, for one server. */
+  DGenServer<S, M> newBehaviour() {
+    DGenServer<S, M> b = behaviour.get();
+    if (b == null) {
+      throw new IllegalStateException("the behaviour supplier of kind " + kind + " returned null");
+    }
+    return b;
+  }
+
+  /** The fence of a batch of a server in {@code bucket}: the lease at the epoch held now. */
+  ConsumerBatch.Fence fence(int bucket) {
+    return tx ->
+        hosting.placement().fence(tx, kind, bucket, hosting.placement().epoch(kind, bucket));
+  }
+
+  /** Whether this runtime holds the lease of the server's bucket for this kind. */
+  boolean holds(int bucket) {
+    return hosting.placement().epoch(kind, bucket) != 0;
+  }
+
+  /** How many servers of the kind are loaded here. */
+  int loadedCount() {
+    return loaded.size();
+  }
+
+  /** The loaded process of {@code tuid}, if any (a ref of this runtime may run a call inline). */
+  @Nullable ServerProcess<S, M> loadedProcess(Tuple tuid) {
+    Loaded<S, M> l = loaded.get(tuid);
+    return l == null || l.evicting || !l.process.isAlive() ? null : l.process;
+  }
+
+  // ---------------------------------------------------------------- loading
+
+  /**
+   * Loads server {@code tuid} (of this kind) if this runtime holds its bucket and it is not loaded
+   * yet; one being evicted loads again once it is dropped.
+   */
+  void activate(Tuple tuid) {
+    int bucket = hosting.buckets().of(tuid);
+    if (!holds(bucket) || !core.hooks().backgroundConsumers()) {
+      return;
+    }
+    Loaded<S, M>[] made = newArray();
+    loaded.compute(
+        tuid,
+        (t, l) -> {
+          if (l != null && l.process.isAlive()) {
+            if (l.evicting) {
+              l.activatedWhileEvicting = true;
+            }
+            return l;
+          }
+          made[0] = new Loaded<>(ServerProcess.hosted(core, this, tuid));
+          return made[0];
+        });
+    if (made[0] != null) {
+      ServerProcess<S, M> p = made[0].process;
+      p.onStop(() -> loaded.remove(tuid, made[0]));
+      p.startConsuming();
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <S, M> Loaded<S, M>[] newArray() {
+    return (Loaded<S, M>[]) new Loaded<?, ?>[1];
+  }
+
+  /**
+   * Loads every server of this kind in the ready index of {@code bucket} (a bucket just taken, or
+   * one whose activations may have been missed): snapshot reads, {@value #RESCAN_CHUNK} entries a
+   * transaction.
+   */
+  void rescan(int bucket) {
+    var space = hosting.runtime().keys().ready(bucket);
+    byte[] from = space.range().begin;
+    while (holds(bucket)) {
+      byte[] begin = from;
+      List<KeyValue> rows;
+      try {
+        rows =
+            core.backend()
+                .run(tx -> tx.snapshot().getRange(begin, space.range().end, RESCAN_CHUNK, false));
+      } catch (RuntimeException e) {
+        log.warn(
+            "reading the ready index of bucket {} failed; its next ring retries: {}",
+            bucket,
+            context,
+            e);
+        return;
+      }
+      for (KeyValue kv : rows) {
+        Tuple tuid = space.unpack(kv.key());
+        if (tuid.size() > 0 && kind.equals(tuid.get(0))) {
+          activate(tuid);
+        }
+      }
+      if (rows.size() < RESCAN_CHUNK) {
+        return;
+      }
+      from = io.dgen.backend.ByteKeys.keyAfter(rows.get(rows.size() - 1).key());
+    }
+  }
+
+  // ---------------------------------------------------------------- losing buckets
+
+  /**
+   * Stops the servers of {@code bucket} (a hand-off): completes once none has a batch in flight.
+   */
+  CompletableFuture<@Nullable Void> release(int bucket) {
+    List<CompletableFuture<?>> quiet = new ArrayList<>();
+    for (Map.Entry<Tuple, Loaded<S, M>> e : loaded.entrySet()) {
+      if (hosting.buckets().of(e.getKey()) == bucket) {
+        ServerProcess<S, M> p = e.getValue().process;
+        p.stop();
+        quiet.add(p.quiet());
+      }
+    }
+    return CompletableFuture.allOf(quiet.toArray(CompletableFuture[]::new));
+  }
+
+  /** Stops the servers of {@code bucket} at once (the lease is gone). */
+  void drop(int bucket) {
+    release(bucket);
+  }
+
+  /** Stops every loaded server (the runtime closes). */
+  void close() {
+    for (Loaded<S, M> l : loaded.values()) {
+      l.process.stop();
+    }
+  }
+
+  // ---------------------------------------------------------------- eviction
+
+  /**
+   * Evicts the loaded servers parked on an empty queue for longer than the idle timeout. Each
+   * eviction is one transaction of its own, asynchronous.
+   */
+  void sweep() {
+    long now = core.nanoTime();
+    long idle = options.idleTimeout().toNanos();
+    for (Map.Entry<Tuple, Loaded<S, M>> e : loaded.entrySet()) {
+      Loaded<S, M> l = e.getValue();
+      long since = l.process.idleSince();
+      if (!l.evicting && since != Long.MIN_VALUE && now - since >= idle) {
+        evict(e.getKey(), l);
+      }
+    }
+  }
+
+  private void evict(Tuple tuid, Loaded<S, M> l) {
+    l.evicting = true;
+    l.activatedWhileEvicting = false;
+    l.process
+        .evict()
+        .whenComplete(
+            (gone, err) -> {
+              if (err != null || !Boolean.TRUE.equals(gone)) {
+                l.evicting = false; // it has work, or the look failed: it stays
+                return;
+              }
+              l.process.stop();
+              boolean again =
+                  loaded.compute(
+                              tuid,
+                              (t, cur) -> {
+                                if (cur != l) {
+                                  return cur;
+                                }
+                                return null;
+                              })
+                          == null
+                      && l.activatedWhileEvicting;
+              if (again) {
+                execute(() -> activate(tuid));
+              }
+            });
+  }
+
+  private void execute(Runnable r) {
+    try {
+      core.executor().execute(r);
+    } catch (RejectedExecutionException closing) {
+      // the runtime is closing
+    }
+  }
+
+  /** How often {@link #sweep} should run: half the idle timeout, between 1 s and 1 min. */
+  static long sweepPeriodNanos(Duration idleTimeout) {
+    long half = idleTimeout.toNanos() / 2;
+    return Math.max(TimeUnit.SECONDS.toNanos(1), Math.min(TimeUnit.MINUTES.toNanos(1), half));
+  }
+}

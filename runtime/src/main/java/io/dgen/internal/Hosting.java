@@ -1,0 +1,203 @@
+package io.dgen.internal;
+
+import com.apple.foundationdb.tuple.Tuple;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What this runtime hosts in one tenant ({@code DGen.host}): its {@link Placement} (membership and
+ * leases), the {@link HostedKind}s, and for every bucket it holds a lease in, the bucket's doorbell
+ * held with an {@link TenantWatcher.Activations} that loads the servers becoming ready there, and
+ * the bucket's timer scheduler.
+ *
+ * <p>A bucket may be held for several kinds: it is held on the doorbell, and its timers fired,
+ * while any of them holds it.
+ *
+ * <p>Threading: thread-safe. The placement calls the {@link Placement.Holder} methods on its own
+ * thread; activations come from the doorbell's cycles on the executor.
+ */
+final class Hosting implements Placement.Holder {
+
+  /** A held bucket: which kinds hold it, and its activations on the doorbell. */
+  private final class Held implements TenantWatcher.Activations {
+    final int bucket;
+    final Set<String> kinds = new HashSet<>();
+
+    Held(int bucket) {
+      this.bucket = bucket;
+    }
+
+    @Override
+    public void activate(Tuple tuid, long version) {
+      if (tuid.size() > 0 && tuid.get(0) instanceof String kind) {
+        HostedKind<?, ?> k = hosted.get(kind);
+        if (k != null) {
+          k.activate(tuid);
+        }
+      }
+    }
+
+    @Override
+    public void rescan() {
+      List<String> now;
+      synchronized (this) {
+        now = new ArrayList<>(kinds);
+      }
+      for (String kind : now) {
+        HostedKind<?, ?> k = hosted.get(kind);
+        if (k != null) {
+          execute(() -> k.rescan(bucket));
+        }
+      }
+    }
+  }
+
+  private final RuntimeCore core;
+  private final TenantRuntime runtime;
+  private final Placement placement;
+  private final Map<String, HostedKind<?, ?>> hosted = new ConcurrentHashMap<>();
+  private final Map<Integer, Held> held = new ConcurrentHashMap<>();
+  private final List<ScheduledFuture<?>> sweeps = new ArrayList<>();
+
+  Hosting(
+      RuntimeCore core,
+      TenantRuntime runtime,
+      UUID memberId,
+      Duration lease,
+      Executor placementThread,
+      ScheduledExecutorService scheduler) {
+    this.core = core;
+    this.runtime = runtime;
+    this.placement =
+        new Placement(
+            core.backend(),
+            runtime.keys(),
+            runtime.keys().buckets(),
+            memberId,
+            lease,
+            core::nanoTime,
+            core.wallMillis(),
+            this,
+            runtime.context());
+    placement.start(placementThread, scheduler);
+  }
+
+  TenantRuntime runtime() {
+    return runtime;
+  }
+
+  RuntimeCore core() {
+    return core;
+  }
+
+  Placement placement() {
+    return placement;
+  }
+
+  Buckets buckets() {
+    return runtime.keys().buckets();
+  }
+
+  /**
+   * Hosts {@code kind}: completes its type table, joins the placement for it, and sweeps its idle
+   * servers.
+   *
+   * @throws IllegalStateException if this runtime hosts the kind in this tenant already
+   */
+  void host(HostedKind<?, ?> kind) {
+    if (hosted.putIfAbsent(kind.kind(), kind) != null) {
+      throw new IllegalStateException(
+          "this runtime hosts kind " + kind.kind() + " in " + runtime.context() + " already");
+    }
+    kind.completeTypes();
+    placement.host(kind.kind());
+    long period = HostedKind.sweepPeriodNanos(kind.options().idleTimeout());
+    synchronized (sweeps) {
+      sweeps.add(
+          core.scheduler()
+              .scheduleWithFixedDelay(
+                  () -> execute(kind::sweep), period, period, TimeUnit.NANOSECONDS));
+    }
+  }
+
+  /** The hosted kind {@code kind}, if this runtime hosts it in this tenant. */
+  @Nullable HostedKind<?, ?> kind(String kind) {
+    return hosted.get(kind);
+  }
+
+  // ---------------------------------------------------------------- the placement's holder
+
+  @Override
+  public void acquired(String kind, int bucket, long epoch) {
+    HostedKind<?, ?> k = hosted.get(kind);
+    Held h = held.computeIfAbsent(bucket, Held::new);
+    boolean first;
+    synchronized (h) {
+      first = h.kinds.isEmpty();
+      h.kinds.add(kind);
+    }
+    if (first) {
+      runtime.retainTimers(bucket);
+      runtime.doorbell().hold(bucket, h); // its first cycle rescans
+    }
+    if (k != null) {
+      execute(() -> k.rescan(bucket)); // the bucket may have been watched already
+    }
+  }
+
+  @Override
+  public CompletableFuture<@Nullable Void> releasing(String kind, int bucket) {
+    HostedKind<?, ?> k = hosted.get(kind);
+    return k == null ? CompletableFuture.completedFuture(null) : k.release(bucket);
+  }
+
+  @Override
+  public void lost(String kind, int bucket) {
+    HostedKind<?, ?> k = hosted.get(kind);
+    if (k != null) {
+      k.drop(bucket);
+    }
+    Held h = held.get(bucket);
+    if (h == null) {
+      return;
+    }
+    boolean last;
+    synchronized (h) {
+      last = h.kinds.remove(kind) && h.kinds.isEmpty();
+    }
+    if (last) {
+      held.remove(bucket, h);
+      runtime.doorbell().unhold(bucket, h);
+      runtime.releaseTimers(bucket);
+    }
+  }
+
+  private void execute(Runnable r) {
+    try {
+      core.executor().execute(r);
+    } catch (java.util.concurrent.RejectedExecutionException closing) {
+      // the runtime is closing
+    }
+  }
+
+  /** Leaves the placement (leases released, member record deleted) and stops the servers. */
+  void close() {
+    synchronized (sweeps) {
+      sweeps.forEach(s -> s.cancel(false));
+    }
+    placement.close();
+    hosted.values().forEach(HostedKind::close);
+  }
+}

@@ -1,0 +1,404 @@
+package io.dgen;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.Tally.Add;
+import io.dgen.Tally.Get;
+import io.dgen.Tally.Msg;
+import io.dgen.Tally.State;
+import io.dgen.admin.DGenAdmin;
+import io.dgen.admin.TenantAdmin;
+import io.dgen.backend.Backend;
+import io.dgen.backend.BackendException;
+import io.dgen.backend.ForwardingBackend;
+import io.dgen.backend.Transaction;
+import io.dgen.internal.Placement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Servers addressed by id ({@code DGen.host} and {@code DGen.ref}), several runtimes on one
+ * backend: a server is created by its first message, runs in exactly one runtime at a time (the
+ * holder of its bucket's lease), is reached from runtimes that do not host its kind, moves when a
+ * runtime leaves or is cut off, and every message is applied once throughout.
+ */
+class HostingTest extends RuntimeTestBase {
+
+  private static final String KIND = "tally";
+  private static final int BUCKETS = 64;
+  private static final Duration LEASE = Duration.ofMillis(600);
+
+  private final Tally.Seen seen = new Tally.Seen();
+  private final List<DGen> runtimes = new ArrayList<>();
+  private final String[] path = {"hosting", UUID.randomUUID().toString()};
+
+  @AfterEach
+  void closeRuntimes() {
+    runtimes.forEach(DGen::close);
+  }
+
+  /** A runtime over {@code over} (the test's backend unless given), with a short lease. */
+  private DGen runtime(Backend over) {
+    DGen d =
+        DGen.builder(over)
+            .buckets(BUCKETS)
+            .leaseDuration(LEASE)
+            .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(50))
+            .build();
+    runtimes.add(d);
+    return d;
+  }
+
+  /** A runtime that hosts the kind, named {@code name} in what the servers record. */
+  private DGen hosting(
+      String name, Backend over, Function<StartOptions.Builder, StartOptions.Builder> opts) {
+    DGen d = runtime(over);
+    Tenant t = d.tenant(path);
+    d.host(KIND, () -> new Tally(seen, name), opts.apply(StartOptions.builder(t)).build());
+    return d;
+  }
+
+  private DGen hosting(String name) {
+    return hosting(name, backend, b -> b);
+  }
+
+  private ServerRef<Msg> refIn(DGen d, long id) {
+    return d.ref(d.tenant(path), KIND, Tuple.from(id));
+  }
+
+  private TenantAdmin admin() {
+    return new DGenAdmin(backend).tenant(path).orElseThrow();
+  }
+
+  /** Waits until every bucket's lease is held by its desired owner among {@code members}. */
+  private void awaitPlacement(DGen... members) {
+    List<UUID> ids = new ArrayList<>();
+    for (DGen m : members) {
+      ids.add(m.memberId());
+    }
+    ids.sort(null);
+    Map<Integer, UUID> desired = new HashMap<>();
+    for (int b = 0; b < BUCKETS; b++) {
+      desired.put(b, Placement.desiredOwner(KIND, b, ids));
+    }
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () -> {
+              Map<Integer, UUID> held = new HashMap<>();
+              for (TenantAdmin.Lease l : admin().leases()) {
+                held.put(l.bucket(), l.holder());
+              }
+              return held.equals(desired);
+            });
+  }
+
+  private static long tallied(ServerRef<Msg> ref) {
+    State s = ref.call(new Get(), State.class, Duration.ofSeconds(30));
+    return s.total();
+  }
+
+  @Test
+  void theFirstMessage_createsTheServer_andInitGetsTheIdItWasAddressedWith() {
+    DGen d = hosting("a");
+    ServerRef<Msg> account = refIn(d, 42);
+
+    account.cast(new Add(5));
+
+    assertThat((Object) account.tuid()).isEqualTo(Tuple.from(KIND, 42L));
+    await().atMost(BULK_WAIT).until(() -> tallied(account) == 5);
+    assertThat(seen.inits).containsExactly(Tuple.from(42L));
+    assertThat(admin().servers())
+        .extracting(TenantAdmin.ServerEntry::tuid)
+        .contains(Tuple.from(KIND, 42L));
+  }
+
+  @Test
+  void aRuntimeThatDoesNotHostTheKind_castsAndCallsThroughARef() {
+    hosting("holder");
+    DGen client = runtime(backend);
+    ServerRef<Msg> account = client.ref(client.tenant(path), KIND, Tuple.from(7));
+
+    account.cast(new Add(3));
+    long after = account.call(new Add(4), Long.class, Duration.ofSeconds(30));
+    assertThat(after).isEqualTo(7);
+    State state = account.call(new Get(), State.class, Duration.ofSeconds(30));
+
+    assertThat(state).isEqualTo(new State(7, 2));
+    assertThat(seen.runtimes.get(Tuple.from(KIND, 7L))).containsExactly("holder");
+    assertThatThrownBy(() -> account.call(new Get(), Duration.ofSeconds(30)))
+        .as("a reply type this runtime does not know is not decoded without being named")
+        .isInstanceOf(UndecodableDataException.class)
+        .hasMessageContaining(State.class.getName());
+  }
+
+  @Test
+  void threeRuntimes_shareTheBuckets_andEveryCastIsAppliedOnce_eachServerInOneRuntime()
+      throws Exception {
+    DGen a = hosting("a");
+    DGen b = hosting("b");
+    DGen c = hosting("c");
+    awaitPlacement(a, b, c);
+    int servers = 100;
+    int perServer = 20;
+    ExecutorService pool = Executors.newFixedThreadPool(6);
+    try {
+      List<Future<?>> sent = new ArrayList<>();
+      for (DGen from : List.of(a, b, c)) {
+        for (int t = 0; t < 2; t++) {
+          int half = t;
+          sent.add(
+              pool.submit(
+                  () -> {
+                    for (int i = 0; i < perServer; i++) {
+                      for (int s = 0; s < servers; s++) {
+                        if (s % 2 == half) {
+                          refIn(from, s).cast(new Add(1));
+                        }
+                      }
+                    }
+                  }));
+        }
+      }
+      for (Future<?> f : sent) {
+        f.get();
+      }
+    } finally {
+      pool.shutdown();
+    }
+    for (int s = 0; s < servers; s++) {
+      ServerRef<Msg> r = refIn(a, s);
+      await().atMost(BULK_WAIT).until(() -> tallied(r) == 3L * perServer);
+    }
+    assertThat(seen.runtimes).hasSize(servers);
+    assertThat(seen.runtimes.values()).allSatisfy(in -> assertThat(in).hasSize(1));
+    assertThat(seen.runtimes.values().stream().flatMap(Set::stream).collect(Collectors.toSet()))
+        .containsExactlyInAnyOrder("a", "b", "c");
+    assertThat(seen.inits).hasSize(servers);
+  }
+
+  /** The test's backend, which can cut its runtime off: every transaction then fails. */
+  private static final class Partition extends ForwardingBackend {
+    volatile boolean cut;
+
+    Partition(Backend delegate) {
+      super(delegate);
+    }
+
+    private void check() {
+      if (cut) {
+        throw new BackendException(
+            BackendException.TRANSACTION_TIMED_OUT, "this runtime is cut off (a test's partition)");
+      }
+    }
+
+    @Override
+    public <T> T run(Function<? super Transaction, ? extends T> body) {
+      check();
+      return delegate().run(body);
+    }
+
+    @Override
+    public <T> CompletableFuture<T> runAsync(
+        Function<? super Transaction, ? extends CompletableFuture<? extends T>> body) {
+      if (cut) {
+        return CompletableFuture.failedFuture(
+            new BackendException(BackendException.TRANSACTION_TIMED_OUT, "cut off"));
+      }
+      return delegate().runAsync(body);
+    }
+  }
+
+  @Test
+  void aCutOffRuntimesBuckets_areTakenAfterItsLease_andNothingIsLostOrAppliedTwice() {
+    Partition cutOff = new Partition(backend);
+    DGen a = hosting("a", cutOff, b -> b);
+    DGen b = hosting("b");
+    awaitPlacement(a, b);
+    int servers = 40;
+    for (int s = 0; s < servers; s++) {
+      refIn(b, s).cast(new Add(1));
+    }
+    for (int s = 0; s < servers; s++) {
+      ServerRef<Msg> r = refIn(b, s);
+      await().atMost(BULK_WAIT).until(() -> tallied(r) == 1);
+    }
+
+    cutOff.cut = true; // a stops beating and committing, as if stalled or partitioned
+    for (int s = 0; s < servers; s++) {
+      refIn(b, s).cast(new Add(10));
+    }
+    awaitPlacement(b);
+    for (int s = 0; s < servers; s++) {
+      ServerRef<Msg> r = refIn(b, s);
+      await().atMost(BULK_WAIT).until(() -> tallied(r) == 11);
+    }
+
+    cutOff.cut = false; // a comes back: its old leases are gone, its batches fenced
+    for (int s = 0; s < servers; s++) {
+      refIn(a, s).cast(new Add(100));
+    }
+    for (int s = 0; s < servers; s++) {
+      ServerRef<Msg> r = refIn(a, s);
+      await().atMost(BULK_WAIT).until(() -> tallied(r) == 111);
+      assertThat(r.call(new Get(), State.class, Duration.ofSeconds(30)).count())
+          .as("messages applied")
+          .isEqualTo(3);
+    }
+  }
+
+  @Test
+  void aClosedRuntime_handsItsBucketsOver_withoutWaitingForItsLease() {
+    DGen a = hosting("a");
+    DGen b = hosting("b");
+    awaitPlacement(a, b);
+    refIn(a, 1).cast(new Add(1));
+
+    a.close();
+
+    awaitPlacement(b);
+    assertThat(admin().members()).extracting(TenantAdmin.Member::id).containsExactly(b.memberId());
+    ServerRef<Msg> r = refIn(b, 1);
+    r.cast(new Add(1));
+    await().atMost(BULK_WAIT).until(() -> tallied(r) == 2);
+  }
+
+  @Test
+  void anIdleServer_isEvicted_andItsNextMessageLoadsItAgain() {
+    DGen d = hosting("a", backend, o -> o.idleTimeout(Duration.ofMillis(200)));
+    ServerRef<Msg> r = refIn(d, 5);
+    r.cast(new Add(1));
+    await().atMost(BULK_WAIT).until(() -> tallied(r) == 1);
+
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                admin()
+                    .server(Tuple.from(KIND, 5L))
+                    .orElseThrow()
+                    .behaviour()
+                    .orElse("")
+                    .equals("hosted (idle)"));
+
+    r.cast(new Add(2));
+    await().atMost(BULK_WAIT).until(() -> tallied(r) == 3);
+    assertThat(seen.inits).as("init ran once: the state was stored").hasSize(1);
+  }
+
+  @Test
+  void killThroughARef_deletesTheServer_andTheNextMessageCreatesItAnew() {
+    DGen d = hosting("a");
+    ServerRef<Msg> r = refIn(d, 9);
+    r.cast(new Add(4));
+    await().atMost(BULK_WAIT).until(() -> tallied(r) == 4);
+
+    r.kill("test");
+
+    assertThat(r.isAlive()).as("a ref outlives a kill").isTrue();
+    r.cast(new Add(1));
+    await().atMost(BULK_WAIT).until(() -> tallied(r) == 1);
+    assertThat(seen.inits).hasSize(2);
+  }
+
+  @Test
+  void timersThroughARef_fireInTheHoldersRuntime() {
+    hosting("holder");
+    DGen client = runtime(backend);
+    ServerRef<Msg> r = client.ref(client.tenant(path), KIND, Tuple.from(3));
+
+    r.castAfter(new Add(2), Duration.ofMillis(50));
+    r.cast(new Tally.Remind(5, 50));
+
+    await()
+        .atMost(BULK_WAIT)
+        .until(() -> r.call(new Get(), State.class, Duration.ofSeconds(30)).total() == 7);
+    assertThat(seen.runtimes.get(Tuple.from(KIND, 3L))).containsExactly("holder");
+  }
+
+  @Test
+  void keyedCastsAndSubmitThroughARef_areAppliedOnce() {
+    hosting("holder");
+    DGen client = runtime(backend);
+    ServerRef<Msg> r = client.ref(client.tenant(path), KIND, Tuple.from(11));
+
+    assertThat(r.cast(new Add(1), "k1")).isTrue();
+    assertThat(r.cast(new Add(1), "k1")).isFalse();
+    String id = r.submit(new Add(10));
+
+    assertThat(r.<Long>awaitReply(id, Duration.ofSeconds(30))).isEqualTo(11L);
+    assertThat(r.call(new Get(), State.class, Duration.ofSeconds(30))).isEqualTo(new State(11, 2));
+  }
+
+  @Test
+  void priorityMessagesFromARuntimeWithoutTheBehaviour_runAtTheHolder_andFailuresAreNotRetried() {
+    hosting("holder");
+    DGen client = runtime(backend);
+    ServerRef<Msg> r = client.ref(client.tenant(path), KIND, Tuple.from(21));
+    r.cast(new Add(1));
+    await().atMost(BULK_WAIT).until(() -> tallied(r) == 1); // a priority message overtakes it
+
+    long after = r.priorityCall(new Add(2));
+    r.priorityCast(new Add(3));
+    r.info("an info is any allowed value");
+
+    assertThat(after).isEqualTo(3);
+    assertThat(r.call(new Get(), State.class, Duration.ofSeconds(30))).isEqualTo(new State(6, 3));
+    assertThatThrownBy(() -> r.priorityCast(new Tally.Fail("refused")))
+        .isInstanceOf(CallbackException.class)
+        .hasMessageContaining("refused");
+    assertThat(r.queueLength()).isZero();
+    assertThat(r.deadLetters()).as("a priority message is never dead-lettered").isEmpty();
+    assertThat(seen.runtimes.get(Tuple.from(KIND, 21L))).containsExactly("holder");
+  }
+
+  @Test
+  void theStoredBucketCount_isHonoured_byARuntimeConfiguredOtherwise() {
+    DGen first = runtime(backend);
+    assertThat(first.tenant(path).bucketCount()).isEqualTo(BUCKETS);
+    DGen other = DGen.builder(backend).buckets(BUCKETS * 4).build();
+    runtimes.add(other);
+
+    assertThat(other.tenant(path).bucketCount()).isEqualTo(BUCKETS);
+    assertThat(admin().bucketCount()).isEqualTo(BUCKETS);
+  }
+
+  @Test
+  void badHosting_isRefusedClearly() {
+    DGen d = hosting("a");
+    Tenant t = d.tenant(path);
+    assertThatThrownBy(
+            () -> d.host(KIND, () -> new Tally(seen, "b"), StartOptions.builder(t).build()))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("hosts kind " + KIND);
+    assertThatThrownBy(
+            () ->
+                d.host(
+                    "other",
+                    () -> new Tally(seen, "b"),
+                    StartOptions.builder(t).consume(false).build()))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(
+            () -> d.host(" ", () -> new Tally(seen, "b"), StartOptions.builder(t).build()))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> dgen.ref(t, KIND, Tuple.from(1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("another DGen");
+  }
+}
