@@ -89,8 +89,11 @@ public final class DGen implements AutoCloseable {
     return backend;
   }
 
-  /** This runtime's id as a member of the tenants it hosts kinds in (for tests). */
-  java.util.UUID memberId() {
+  /**
+   * This runtime's id as a member of the tenants it hosts kinds in ({@link #host}): what the admin
+   * API and the {@code dgen} CLI show as a lease's holder. Random per runtime.
+   */
+  public java.util.UUID memberId() {
     return core.memberId();
   }
 
