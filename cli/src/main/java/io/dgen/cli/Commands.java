@@ -7,6 +7,8 @@ import io.dgen.admin.Tuids;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
@@ -141,6 +143,60 @@ final class Commands {
         rows.add(List.of(tuid, e.behaviour()));
       }
       return listing(list, List.of("TUID", "BEHAVIOUR"), rows);
+    }
+  }
+
+  @Command(
+      name = "placement",
+      mixinStandardHelpOptions = true,
+      description =
+          "Show which runtimes host kinds in a tenant (their member records, live or stale) and"
+              + " how many buckets of each kind each holds.")
+  static final class PlacementView extends Base {
+    @Parameters(index = "0", paramLabel = "TENANT", description = "the tenant, e.g. bank")
+    String tenant;
+
+    @Override
+    public Integer call() {
+      TenantAdmin t = tenant(tenant);
+      Map<String, Map<String, Integer>> held = new TreeMap<>(); // member -> kind -> buckets
+      int released = 0;
+      for (TenantAdmin.Lease l : t.leases()) {
+        if (l.holder() == null) {
+          released++;
+          continue;
+        }
+        held.computeIfAbsent(l.holder().toString(), m -> new TreeMap<>())
+            .merge(l.kind(), 1, Integer::sum);
+      }
+      ArrayNode list = Output.array();
+      List<List<String>> rows = new ArrayList<>();
+      for (TenantAdmin.Member m : t.members()) {
+        Map<String, Integer> kinds = held.getOrDefault(m.id().toString(), Map.of());
+        var node =
+            list.addObject()
+                .put("member", m.id().toString())
+                .put("host", m.host())
+                .put("pid", m.pid())
+                .put("startedAt", m.startedAt().toString())
+                .put("leaseMillis", m.lease().toMillis())
+                .put("heartbeat", m.heartbeat());
+        var kindNames = node.putArray("kinds");
+        m.kinds().forEach(kindNames::add);
+        var buckets = node.putObject("buckets");
+        kinds.forEach(buckets::put);
+        rows.add(
+            List.of(
+                m.id().toString(),
+                m.host() + ":" + m.pid(),
+                String.join(",", m.kinds()),
+                kinds.isEmpty() ? "-" : kinds.toString(),
+                Long.toString(m.heartbeat())));
+      }
+      if (!json) {
+        out().printf("buckets: %d, released leases: %d%n", t.bucketCount(), released);
+      }
+      return listing(list, List.of("MEMBER", "WHERE", "KINDS", "BUCKETS HELD", "HEARTBEAT"), rows);
     }
   }
 

@@ -2,6 +2,7 @@ package io.dgen.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.dgen.DGen;
 import io.dgen.backend.Backend;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.memory.MemoryBackend;
@@ -63,6 +64,36 @@ class DgenTest {
             "TUID                BEHAVIOUR",
             "(\"carts\", \"alice\")  io.dgen.cli.Shop",
             "(\"orders\", 1)       io.dgen.cli.Shop");
+  }
+
+  @Test
+  void placement_showsTheHostingRuntimesAndTheirBuckets() {
+    try (DGen host = DGen.builder(memory).buckets(16).build()) {
+      io.dgen.Tenant t = host.tenant("bank");
+      host.host(
+          "account",
+          () ->
+              new Shop(
+                  new java.util.concurrent.CountDownLatch(0),
+                  new java.util.concurrent.CountDownLatch(0)),
+          io.dgen.StartOptions.builder(t).build());
+      org.awaitility.Awaitility.await()
+          .atMost(java.time.Duration.ofSeconds(30))
+          .until(() -> dgen("placement", "bank").ok().out().contains("{account=16}"));
+
+      String out = dgen("placement", "bank").ok().out();
+      assertThat(out)
+          .contains("buckets: 16, released leases: 0")
+          .contains(host.memberId().toString())
+          .contains("account");
+      assertThat(dgen("placement", "bank", "--json").ok().out())
+          .contains("\"member\" : \"" + host.memberId() + "\"")
+          .contains("\"account\" : 16");
+    }
+    assertThat(dgen("placement", "bank").ok().out())
+        .as("a closed runtime leaves: its record is deleted and its leases released")
+        .contains("released leases: 16")
+        .doesNotContain("account=");
   }
 
   @Test

@@ -123,6 +123,13 @@ final class Hosting implements Placement.Holder {
     }
     kind.completeTypes();
     placement.host(kind.kind());
+    core.hooks()
+        .metrics()
+        .hosted(
+            runtime.tenantPath(),
+            kind.kind(),
+            () -> placement.held(kind.kind()),
+            kind::loadedCount);
     long period = HostedKind.sweepPeriodNanos(kind.options().idleTimeout());
     synchronized (sweeps) {
       sweeps.add(

@@ -23,10 +23,16 @@ public interface Metrics {
   default void transactionRetried(int code) {}
 
   /**
-   * The runtime's gauges: its live processes, and the watches it holds (a tenant's doorbell and its
-   * timers' alarm).
+   * The runtime's gauges: its live processes, and the watches it holds (one per bucket it uses in
+   * each tenant).
    */
   default void runtime(IntSupplier processes, IntSupplier watches) {}
+
+  /**
+   * The gauges of a kind this runtime hosts in a tenant: the buckets whose lease it holds, and the
+   * servers of the kind it has loaded.
+   */
+  default void hosted(String tenant, String kind, IntSupplier buckets, IntSupplier loaded) {}
 
   /** Meters of one tenant and behaviour. */
   interface Server {

@@ -75,8 +75,20 @@ public final class MicrometerMetrics implements Metrics {
         .description("processes running in this runtime")
         .register(registry);
     Gauge.builder("dgen.watches", watches::getAsInt)
-        .description(
-            "watches this runtime holds (at most two per tenant: the doorbell, the timers' alarm)")
+        .description("watches this runtime holds (at most one per bucket it uses in a tenant)")
+        .register(registry);
+  }
+
+  @Override
+  public void hosted(String tenant, String kind, IntSupplier buckets, IntSupplier loaded) {
+    Tags tags = Tags.of("tenant", tenant, "kind", kind);
+    Gauge.builder("dgen.hosted.buckets", buckets::getAsInt)
+        .tags(tags)
+        .description("buckets of the kind whose lease this runtime holds")
+        .register(registry);
+    Gauge.builder("dgen.hosted.loaded", loaded::getAsInt)
+        .tags(tags)
+        .description("servers of the kind this runtime has loaded")
         .register(registry);
   }
 

@@ -246,7 +246,7 @@ public final class RuntimeCore implements AutoCloseable {
                 scheduler,
                 ticker,
                 clock,
-                "tenant=" + tenant.path()));
+                tenant.path().toString()));
   }
 
   /**

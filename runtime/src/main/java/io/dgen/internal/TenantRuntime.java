@@ -39,6 +39,7 @@ final class TenantRuntime {
   private final ScheduledExecutorService scheduler;
   private final Clock clock;
   private final String context;
+  private final String tenantPath;
   private final Map<Integer, Counted> timers = new ConcurrentHashMap<>();
   private final Map<String, KindTypes> kindTypes = new ConcurrentHashMap<>();
   private volatile @Nullable Hosting hosting;
@@ -52,8 +53,10 @@ final class TenantRuntime {
       ScheduledExecutorService scheduler,
       LongSupplier nanoTime,
       Clock clock,
-      String context) {
+      String tenantPath) {
     this.subspace = subspace;
+    this.tenantPath = tenantPath;
+    String context = "tenant=" + tenantPath;
     this.keys = new TenantKeys(subspace, buckets);
     this.backend = backend;
     this.executor = executor;
@@ -74,6 +77,11 @@ final class TenantRuntime {
   /** The tenant, for messages. */
   String context() {
     return context;
+  }
+
+  /** The tenant's path, as the metrics tag it. */
+  String tenantPath() {
+    return tenantPath;
   }
 
   /** What this runtime hosts in the tenant, if it hosts anything. */
