@@ -126,6 +126,14 @@ abstract class RuntimeBehaviourSuite {
   }
 
   @Nested
+  class Hosting extends HostingTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
+
+  @Nested
   class Idempotency extends IdempotencyTest {
     @Override
     Backend newBackend() {
