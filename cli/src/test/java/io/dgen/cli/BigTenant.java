@@ -4,6 +4,7 @@ import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.dgen.backend.Backend;
+import io.dgen.internal.Buckets;
 import io.dgen.internal.ServerKeys;
 import io.dgen.internal.TenantKeys;
 import java.nio.ByteBuffer;
@@ -21,7 +22,7 @@ final class BigTenant {
 
   static Subspace fill(Backend backend, int servers, int perTransaction, String... tenant) {
     Subspace space = backend.directory(tenant);
-    TenantKeys keys = new TenantKeys(space);
+    TenantKeys keys = new TenantKeys(space, Buckets.of(Buckets.DEFAULT_COUNT));
     byte[] behaviour = "io.dgen.bench.Big".getBytes(StandardCharsets.UTF_8);
     for (int from = 0; from < servers; from += perTransaction) {
       int start = from;
@@ -32,7 +33,7 @@ final class BigTenant {
               Tuple tuid = Tuple.from("srv", (long) i);
               tx.set(keys.serverKey(tuid), behaviour);
               if (i % 10 == 0) {
-                ServerKeys server = new ServerKeys(space, tuid);
+                ServerKeys server = new ServerKeys(space, keys.buckets(), tuid);
                 long queued = 1 + i % 97;
                 tx.set(server.pushCounter(), counter(queued));
                 byte[] stamp =
