@@ -121,7 +121,7 @@ public final class ShardedAccountsExample {
   public static void main(String[] args) throws Exception {
     int accounts = 300;
     String run = UUID.randomUUID().toString().substring(0, 8);
-    try (Backend backend = Backends.open(args)) {
+    try (Backend backend = Backends.open(args, null)) {
       List<DGen> runtimes = new ArrayList<>();
       List<Tenant> tenants = new ArrayList<>();
       for (int i = 0; i < 3; i++) {

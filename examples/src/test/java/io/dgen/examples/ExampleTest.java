@@ -210,4 +210,22 @@ class ExampleTest {
             "closing the runtime; the reminders are stored in the database",
             "restarted; went off: [stretch, water, water, water]");
   }
+
+  @Test
+  void shardedAccountsExample_spreadsAccountsOverThreeRuntimes_andConservesTheTotalWhenOneLeaves()
+      throws Exception {
+    String out = run(ShardedAccountsExample::main);
+    assertThat(out)
+        .contains(backendBanner())
+        .containsSubsequence(
+            "three runtimes host kind \"account\" over 256 buckets",
+            "buckets held:  {runtime 0=",
+            "opened 300 accounts with 100 each through refs in all three runtimes",
+            "600 concurrent transfers:",
+            "runtime 2 leaves; the others take its buckets at once",
+            "buckets held:  {runtime 0=",
+            "total across 300 accounts: 30000 (conserved: true)");
+    assertThat(out)
+        .containsPattern("buckets held:  \\{runtime 0=\\d+, runtime 1=\\d+, runtime 2=\\d+}");
+  }
 }
