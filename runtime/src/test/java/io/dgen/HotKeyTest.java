@@ -20,7 +20,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * No key, and no range appended to, is touched by every message of a tenant: with 1,000 uniformly
  * loaded servers, the hottest one takes at most 0.01 committed mutations per message, whether the
  * servers are hosted (addressed by id) or started, batched or not. Counts, not timings: the memory
- * backend counts exactly what FoundationDB would be sent.
+ * backend counts exactly what FoundationDB would be sent. (Two of the four combinations here, to
+ * keep the build short; the benchmark's hot-key rows measure all four.)
  */
 class HotKeyTest {
 
@@ -28,7 +29,7 @@ class HotKeyTest {
   private static final int PER_SERVER = 4;
 
   @ParameterizedTest(name = "hosted={0} consumeK={1}")
-  @CsvSource({"true, 1", "true, 16", "false, 1", "false, 16"})
+  @CsvSource({"true, 1", "false, 16"}) // the benchmark's hot-key rows measure all four
   void theHottestKeyOrAppendedRange_takesAtMostOneHundredthOfTheMessages(
       boolean hosted, int consumeK) {
     KeyHeatBackend heat = KeyHeatBackend.wrap(MemoryBackend.create());
