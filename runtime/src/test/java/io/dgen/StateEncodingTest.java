@@ -255,13 +255,28 @@ class StateEncodingTest extends RuntimeTestBase {
     return ref;
   }
 
-  /** Bytes written by one cast: its push and the consumer transaction that applied it. */
+  /**
+   * Bytes written by one cast: its push and the consumer transaction that applied it. The queue is
+   * empty as soon as that transaction commits, a moment before the counting backend's completion
+   * stage counts it (on a loaded machine, a long moment): the count is taken once it stopped
+   * changing over two polls.
+   */
   private <M> long castAndMeasure(ServerRef<M> ref, M message) {
     await().atMost(Duration.ofSeconds(30)).until(() -> ref.queueLength() == 0);
     CountingBackend.Counters before = counters();
     ref.cast(message);
-    await().atMost(Duration.ofSeconds(30)).until(() -> ref.queueLength() == 0);
-    return counters().minus(before).bytesWritten();
+    long[] last = {-1};
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .pollInterval(Duration.ofMillis(200))
+        .until(
+            () -> {
+              long written = counters().minus(before).bytesWritten();
+              boolean settled = written == last[0];
+              last[0] = written;
+              return ref.queueLength() == 0 && settled;
+            });
+    return last[0];
   }
 
   private static Subspace stateSpace(Tenant t, ServerRef<?> ref) {
