@@ -3,8 +3,10 @@ package io.dgen.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.DGen;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
+import io.dgen.Tenant;
 import io.dgen.backend.memory.MemoryBackend;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -235,5 +237,39 @@ class DashboardBrowserTest {
     assertThat(d.findElement(By.id("live-status")).getText()).contains("servers");
     assertNoInjection();
     browser.screenshot("live");
+  }
+
+  @Test
+  @Order(4)
+  void placement_showsTheHostingRuntime_andTheBucketsItHolds() {
+    DGen dgen = ui.shop.dgen;
+    Tenant hosted = dgen.tenant("shop", "hosted");
+    dgen.host(
+        "carts",
+        () -> new Shop(new CountDownLatch(1), new CountDownLatch(0)),
+        StartOptions.builder(hosted).build());
+    String member = dgen.memberId().toString();
+    int buckets = hosted.bucketCount();
+    var d = browser.driver;
+    d.get(ui.url("/tenant?t=shop/hosted"));
+    d.findElement(By.linkText("placement")).click();
+    browser.awaitText(By.cssSelector("tr[data-member='" + member + "'] td.kinds"), "carts");
+    assertThat(d.findElement(By.id("buckets")).getText()).contains(Integer.toString(buckets));
+    // the only member takes every bucket within a few rounds; the page shows it on a reload
+    browser
+        .waiting()
+        .withMessage(() -> "every bucket held by " + member + ": " + d.getPageSource())
+        .until(
+            x -> {
+              x.navigate().refresh();
+              return x.findElement(By.cssSelector("tr[data-member='" + member + "'] td.held"))
+                  .getText()
+                  .equals("{carts=" + buckets + "}");
+            });
+    assertThat(
+            d.findElement(By.cssSelector("tr[data-member='" + member + "'] td.changed")).getText())
+        .isNotEmpty();
+    assertNoInjection();
+    browser.screenshot("placement");
   }
 }

@@ -183,6 +183,7 @@ public final class Dashboard implements AutoCloseable {
         new ServersPage(ui),
         new ServerPage(ui),
         new LivePage(ui),
+        new PlacementPage(ui),
         new LivePage.Data(ui),
         new Actions.Confirm(ui),
         new Actions.Act(ui));

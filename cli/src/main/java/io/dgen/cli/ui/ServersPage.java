@@ -58,6 +58,8 @@ final class ServersPage implements Page {
         .link("/", "Tenants")
         .text(" / " + name + " · ")
         .link(Urls.of("/live", "t", name), "live view")
+        .text(" · ")
+        .link(Urls.of("/placement", "t", name), "placement")
         .close("p");
     String done = Actions.doneMessage(r);
     if (done != null) {
