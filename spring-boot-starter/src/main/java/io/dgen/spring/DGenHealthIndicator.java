@@ -68,7 +68,9 @@ public class DGenHealthIndicator implements HealthIndicator {
    * @param timeout how long a check waits for each read; positive
    * @param leaseDuration the runtime's lease duration: how long after the start a missing member
    *     record is taken for one not written yet
-   * @throws IllegalArgumentException if {@code timeout} is not positive
+   * @throws
+   *     org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException
+   *     naming {@code dgen.health.timeout} if {@code timeout} is not positive
    */
   public DGenHealthIndicator(
       DGen dgen, DGenLifecycle lifecycle, Duration timeout, Duration leaseDuration) {

@@ -85,7 +85,9 @@ public class DGenLifecycle implements SmartLifecycle, DisposableBean {
    * @param beans where it finds the {@link DGenHosted} beans
    * @param resolver resolves placeholders in their attributes
    * @param shutdownTimeout how long closing may wait for the batches in flight; zero or positive
-   * @throws IllegalArgumentException if the timeout is negative
+   * @throws
+   *     org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException
+   *     naming {@code dgen.shutdown-timeout} if the timeout is negative
    */
   public DGenLifecycle(
       DGen dgen, ListableBeanFactory beans, PropertyResolver resolver, Duration shutdownTimeout) {
