@@ -5,6 +5,9 @@ import io.dgen.backend.Backend;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
+import org.springframework.beans.factory.support.AbstractBeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -104,6 +107,32 @@ public class DGenAutoConfiguration {
   public DGenLifecycle dgenLifecycle(
       DGen dgen, ListableBeanFactory beans, Environment environment, DGenProperties properties) {
     return new DGenLifecycle(dgen, beans, environment, properties.getShutdownTimeout());
+  }
+
+  /**
+   * Leaves the closing of the runtime to the {@link DGenLifecycle}: removes the destroy method
+   * ({@code close}) that Spring infers for the {@code DGen} bean the lifecycle closes (the only
+   * one, or the primary of several). Otherwise, when the shutdown timeout expires with batches in
+   * flight, Spring's destroy phase would close that bean again and wait for those batches beyond
+   * {@code dgen.shutdown-timeout}. The auto-configured bean has no destroy method to begin with.
+   *
+   * @return the post-processor; static, so that it does not create this configuration early
+   */
+  @Bean
+  public static BeanFactoryPostProcessor dgenClosedByTheLifecycle() {
+    return factory -> {
+      String[] names = factory.getBeanNamesForType(DGen.class, true, false);
+      for (String name : names) {
+        if (!factory.containsBeanDefinition(name)) {
+          continue; // a registered singleton: Spring does not destroy it
+        }
+        BeanDefinition definition = factory.getBeanDefinition(name);
+        if ((names.length == 1 || definition.isPrimary())
+            && definition instanceof AbstractBeanDefinition d) {
+          d.setDestroyMethodName(""); // none, as @Bean(destroyMethod = "") says
+        }
+      }
+    };
   }
 
   /** Micrometer from the context, when Micrometer is on the class path. */
