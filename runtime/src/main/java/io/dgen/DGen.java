@@ -10,19 +10,25 @@ import io.dgen.internal.OperationTimeouts;
 import io.dgen.internal.RuntimeCore;
 import io.dgen.internal.RuntimeHooks;
 import io.dgen.internal.ServerProcess;
+import io.dgen.internal.codec.Migrations;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StructuredStateCodec;
 import io.dgen.internal.codec.TermStateCodec;
+import io.dgen.internal.codec.TypeNames;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 
 /**
@@ -53,7 +59,8 @@ public final class DGen implements AutoCloseable {
   private DGen(Builder b) {
     this.backend = b.backend;
     this.bucketCount = b.buckets;
-    Serde serde = new Serde(b.mapper != null ? b.mapper : Serde.defaultMapper());
+    Serde serde =
+        new Serde(b.mapper != null ? b.mapper : Serde.defaultMapper(), Migrations.of(b.migrations));
     this.core =
         new RuntimeCore(
             backend,
@@ -301,6 +308,8 @@ public final class DGen implements AutoCloseable {
     private Duration operationTimeout = OperationTimeouts.DEFAULT;
     private int buckets = Buckets.DEFAULT_COUNT;
     private Duration leaseDuration = Duration.ofSeconds(5);
+    private final Map<String, Map<Integer, UnaryOperator<JsonNode>>> migrations =
+        new LinkedHashMap<>();
 
     private Builder(Backend backend) {
       this.backend = Objects.requireNonNull(backend, "backend must not be null");
@@ -542,11 +551,70 @@ public final class DGen implements AutoCloseable {
     }
 
     /**
+     * Registers the step that migrates data of type {@code typeName} stored at {@code fromVersion}
+     * to {@code fromVersion + 1}. Data stored at a version below its class's {@link
+     * TypeName#version()} runs through every step from its version up to the class's before it is
+     * decoded: state (in every encoding, migrated as a whole tree; the next write stores it at the
+     * current version), queued messages, timers, dead letters, the message of a lock and kept
+     * replies. A step gets the stored tree (its own copy, which it may change) and returns the tree
+     * of the next version:
+     *
+     * <pre>{@code
+     * DGen.builder(backend)
+     *     .migration("account", 1, tree -> {
+     *       ObjectNode o = (ObjectNode) tree;
+     *       o.put("cents", o.get("balance").asLong() * 100); // balance in units became cents
+     *       o.remove("balance");
+     *       return o;
+     *     })
+     *     .build();
+     * }</pre>
+     *
+     * <p>Steps may run many times for the same data (on every read until the data is rewritten, and
+     * on retried transactions): they must be pure functions of the tree. A type at version {@code
+     * n} needs the steps from 1 to {@code n - 1}: a missing one is refused by {@link #build()} (a
+     * gap among a name's steps) or by {@code start}/{@code host} (a server allowing the type),
+     * never when data is read.
+     *
+     * @param typeName the type's logical name ({@link TypeName#value()})
+     * @param fromVersion the version the step reads, at least 1
+     * @param step the migration, a pure function
+     * @return this builder
+     * @throws IllegalArgumentException if the name is invalid, the version is below 1, or a step
+     *     for that name and version is registered already
+     */
+    public Builder migration(String typeName, int fromVersion, UnaryOperator<JsonNode> step) {
+      TypeNames.checkName(typeName, "migration type name");
+      Objects.requireNonNull(step, "step must not be null");
+      if (fromVersion < 1) {
+        throw new IllegalArgumentException(
+            "migration of '"
+                + typeName
+                + "' from version "
+                + fromVersion
+                + ": versions start at 1");
+      }
+      if (migrations
+              .computeIfAbsent(typeName, k -> new LinkedHashMap<>())
+              .putIfAbsent(fromVersion, step)
+          != null) {
+        throw new IllegalArgumentException(
+            "a migration of '"
+                + typeName
+                + "' from version "
+                + fromVersion
+                + " is registered already");
+      }
+      return this;
+    }
+
+    /**
      * Builds the runtime.
      *
      * @return the runtime
      * @throws IllegalArgumentException if both {@link #executor} and {@link #workerThreads} were
-     *     set (the threads would never be made)
+     *     set (the threads would never be made), or a type's migrations have a gap (see {@link
+     *     #migration})
      */
     public DGen build() {
       if (executor != null && workerThreadsSet) {

@@ -181,8 +181,12 @@ final class DeadLetters<M> {
   }
 
   /** Moves a queue item that cannot be decoded to the dead letters, in the batch's transaction. */
-  void moveUndecodable(Transaction tx, KeyValue item, RuntimeException e) {
+  void moveUndecodable(Transaction tx, KeyValue item, RuntimeException cause) {
     // Undecodable data can never succeed: keep it, out of the queue, for inspection.
+    RuntimeException e =
+        cause instanceof io.dgen.UndecodableDataException u
+            ? u.at(context, com.apple.foundationdb.tuple.ByteArrayUtil.printable(item.key()))
+            : cause;
     try (LogContext.Scope mdc = invoker.logs().open(null)) {
       log.error(
           "queue item cannot be decoded; moved to the dead letters: {} deadLetterId={}",

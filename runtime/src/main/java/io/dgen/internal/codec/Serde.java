@@ -13,14 +13,31 @@ import tools.jackson.dataformat.smile.SmileMapper;
 public final class Serde {
 
   private final ObjectMapper mapper;
+  private final Migrations migrations;
 
   /**
-   * Wraps {@code mapper}.
+   * Wraps {@code mapper}, with no migrations.
    *
    * @param mapper a mapper writing Smile (or any binary-safe format)
    */
   public Serde(ObjectMapper mapper) {
+    this(mapper, Migrations.NONE);
+  }
+
+  /**
+   * Wraps {@code mapper}; stored trees of older versions go through {@code migrations}.
+   *
+   * @param mapper a mapper writing Smile (or any binary-safe format)
+   * @param migrations the runtime's migration steps
+   */
+  public Serde(ObjectMapper mapper, Migrations migrations) {
     this.mapper = Objects.requireNonNull(mapper, "mapper must not be null");
+    this.migrations = Objects.requireNonNull(migrations, "migrations must not be null");
+  }
+
+  /** The runtime's migration steps. */
+  public Migrations migrations() {
+    return migrations;
   }
 
   /**

@@ -23,10 +23,13 @@ import tools.jackson.databind.ObjectReader;
  * The types stored data may name, for one server, and the tags that name them.
  *
  * <p>A stored message or reply carries a tag naming its concrete class only when the declared type
- * does not determine it. A tag is looked up in a map built from the declared types (the message
- * type and, if it is sealed, its permitted subtypes, recursively; the state type; the types the
- * start options allow; common JDK value types). A tag outside the map is refused: the class it
- * names is never loaded, let alone instantiated.
+ * does not determine it: the class's logical name and version if it is annotated with {@link
+ * io.dgen.TypeName} ({@link TypeNames}), else its class name. A tag's name is looked up in a map
+ * built from the declared types (the message type and, if it is sealed, its permitted subtypes,
+ * recursively; the state type; the types the start options allow; common JDK value types), under
+ * each class's logical name, aliases and class name. A name outside the map is refused: the class
+ * it names is never loaded, let alone instantiated. A tag of an older version than the class's is
+ * read as a tree and passed through the runtime's {@link Migrations} first; a newer one is refused.
  *
  * <p>A queued message stores its tag as an index into the server's durable type table (class names
  * in the order they were first allowed, never renumbered), which the runtime loads — and extends
@@ -62,8 +65,10 @@ public final class TypeRegistry {
   private final JavaType messageType;
   private final boolean open;
   private final boolean messageTagged;
+  // Every name a class may be stored under (logical name, aliases, class name) -> its type.
   private final Map<String, JavaType> byTag;
   private final Set<String> messageTags;
+  private final Migrations migrations;
   private final Map<JavaType, ObjectReader> readers;
   // The server's durable type table as learned: index <-> class name. Replaced, never changed.
   private volatile Table table = new Table(Map.of(), Map.of());
@@ -106,8 +111,10 @@ public final class TypeRegistry {
     this.byTag = new HashMap<>();
     this.messageTags = new LinkedHashSet<>();
     this.readers = new ConcurrentHashMap<>();
+    this.migrations = serde.migrations();
     Class<?> raw = messageType.getRawClass();
-    this.messageTagged = !isExact(raw);
+    // An annotated message type is always tagged, so that its items name their version.
+    this.messageTagged = !isExact(raw) || TypeNames.annotation(raw) != null;
     for (Class<?> c : closure(raw)) {
       add(c);
     }
@@ -134,6 +141,7 @@ public final class TypeRegistry {
     this.byTag = shared.byTag;
     this.messageTags = shared.messageTags;
     this.readers = shared.readers;
+    this.migrations = shared.migrations;
   }
 
   /**
@@ -147,9 +155,24 @@ public final class TypeRegistry {
   }
 
   private void add(Class<?> c) {
-    if (isExact(c)) {
-      byTag.putIfAbsent(c.getName(), serde.type(c));
+    if (!isExact(c) || byTag.containsKey(c.getName())) {
+      return;
     }
+    JavaType type = serde.type(c);
+    for (String name : TypeNames.names(c)) {
+      JavaType other = byTag.putIfAbsent(name, type);
+      if (other != null && other.getRawClass() != c) {
+        throw new IllegalArgumentException(
+            "type name '"
+                + name
+                + "' is claimed by both "
+                + other.getRawClass().getName()
+                + " and "
+                + c.getName()
+                + ": logical names and aliases must be unique among a server's types");
+      }
+    }
+    migrations.require(TypeNames.name(c), TypeNames.version(c), c.getName());
   }
 
   /** A class whose instances are exactly that class: concrete and final (records, enums too). */
@@ -186,14 +209,15 @@ public final class TypeRegistry {
     if (!messageTagged && message.getClass() == messageType.getRawClass()) {
       return null;
     }
-    String tag = message.getClass().getName();
+    String tag = TypeNames.tag(message.getClass());
     if (open) {
       return tag;
     }
-    if (!messageTags.contains(tag) || !byTag.containsKey(tag)) {
+    String name = TypeNames.name(message.getClass());
+    if (!messageTags.contains(name) || byTag.get(name).getRawClass() != message.getClass()) {
       throw new IllegalArgumentException(
           "message class "
-              + tag
+              + message.getClass().getName()
               + " is not allowed for this server: declared message type="
               + messageType
               + "; make it a permitted subtype of a sealed message type, or allow it with"
@@ -219,9 +243,18 @@ public final class TypeRegistry {
     return index;
   }
 
-  /** The names of the classes a message may be of, sorted: what the type table must hold. */
+  /**
+   * The tags of the classes a message may be of, as they are stored now, sorted: what the type
+   * table must hold.
+   */
   public List<String> messageTagNames() {
-    return messageTags.stream().sorted().toList();
+    return messageTags.stream()
+        .map(byTag::get)
+        .map(t -> t.getRawClass())
+        .distinct()
+        .map(TypeNames::tag)
+        .sorted()
+        .toList();
   }
 
   /** Whether this registry knows no declared types ({@link #open}). */
@@ -286,33 +319,95 @@ public final class TypeRegistry {
             null);
       }
     }
-    ObjectReader reader;
+    JavaType type;
+    TypeNames.Tag stored;
     if (tag == null) {
-      if (messageTagged) {
+      if (!isExact(messageType.getRawClass())) {
         throw new UndecodableDataException(
             "stored message has no type tag but the declared type " + messageType + " needs one",
             null);
       }
-      reader = reader(messageType);
+      // Written before the declared type was annotated: version 1.
+      type = messageType;
+      stored = new TypeNames.Tag(TypeNames.name(type.getRawClass()), 1);
     } else {
-      JavaType type = messageTags.contains(tag) ? byTag.get(tag) : null;
-      if (type == null) {
+      stored = TypeNames.parse(tag);
+      JavaType known = messageTags.contains(stored.name()) ? byTag.get(stored.name()) : null;
+      if (known == null) {
         throw new UndecodableDataException(
             "stored message names type '"
-                + tag
+                + stored.name()
                 + "', which is not allowed for message type "
                 + messageType
                 + "; the class was not loaded",
+            stored.name(),
+            stored.version(),
             null);
       }
-      reader = reader(type);
+      type = known;
     }
+    return read(env, type, stored, "message");
+  }
+
+  /**
+   * Reads the message of {@code env} as {@code type}: straight from its bytes when stored at the
+   * type's version, else as a tree migrated to it.
+   */
+  private Object read(Envelope env, JavaType type, TypeNames.Tag stored, String what) {
+    Class<?> raw = type.getRawClass();
+    int current = TypeNames.version(raw);
     try {
-      return reader.readValue(env.bytes(), env.messageOffset(), env.messageLength());
+      if (stored.version() == current) {
+        return reader(type).readValue(env.bytes(), env.messageOffset(), env.messageLength());
+      }
+      JsonNode tree =
+          serde.mapper().readTree(env.bytes(), env.messageOffset(), env.messageLength());
+      return serde.fromTree(upcast(stored, raw, tree), type);
+    } catch (UndecodableDataException e) {
+      throw e;
     } catch (RuntimeException e) {
       throw new UndecodableDataException(
-          "stored message does not decode as " + reader.getValueType() + ": " + e.getMessage(), e);
+          "stored " + what + " does not decode as " + type + ": " + e.getMessage(),
+          stored.name(),
+          stored.version(),
+          e);
     }
+  }
+
+  /**
+   * Migrates a tree stored under {@code stored} to the current version of {@code target}.
+   *
+   * @throws UndecodableDataException if it was stored at a newer version than the class's, or a
+   *     step fails
+   */
+  public JsonNode upcast(TypeNames.Tag stored, Class<?> target, JsonNode tree) {
+    return upcast(migrations, stored, target, tree);
+  }
+
+  /** {@link #upcast(TypeNames.Tag, Class, JsonNode)} with the given steps. */
+  static JsonNode upcast(
+      Migrations migrations, TypeNames.Tag stored, Class<?> target, JsonNode tree) {
+    int current = TypeNames.version(target);
+    if (stored.version() > current) {
+      throw new UndecodableDataException(
+          "stored at version "
+              + stored.version()
+              + " of '"
+              + stored.name()
+              + "', newer than this code's "
+              + target.getName()
+              + " (version "
+              + current
+              + "): a newer release wrote it; decode it where that release runs (re-queue a dead"
+              + " letter once it does)",
+          stored.name(),
+          stored.version(),
+          null);
+    }
+    if (stored.version() == current) {
+      return tree;
+    }
+    return migrations.migrate(TypeNames.name(target), stored.version(), current, tree);
   }
 
   /**
@@ -323,18 +418,13 @@ public final class TypeRegistry {
    */
   public Object decodeInfo(Envelope env) {
     String tag = table.byIndex.get(env.typeIndex());
-    JavaType type = tag == null ? null : byTag.get(tag);
-    if (type == null) {
+    TypeNames.Tag stored = tag == null ? null : TypeNames.parse(tag);
+    JavaType type = stored == null ? null : byTag.get(stored.name());
+    if (stored == null || type == null) {
       throw new UndecodableDataException(
           "stored info names type '" + tag + "', which is not allowed for this server", null);
     }
-    ObjectReader reader = reader(type);
-    try {
-      return reader.readValue(env.bytes(), env.messageOffset(), env.messageLength());
-    } catch (RuntimeException e) {
-      throw new UndecodableDataException(
-          "stored info does not decode as " + type + ": " + e.getMessage(), e);
-    }
+    return read(env, type, stored, "info");
   }
 
   private ObjectReader reader(JavaType type) {
@@ -351,8 +441,8 @@ public final class TypeRegistry {
       return NULL_TAG;
     }
     String name = reply.getClass().getName();
-    if (byTag.containsKey(name)) {
-      return name;
+    if (byTag.containsKey(name) || TypeNames.annotation(reply.getClass()) != null) {
+      return TypeNames.tag(reply.getClass());
     }
     if (reply instanceof Map<?, ?>) {
       return MAP_TAG;
@@ -372,7 +462,7 @@ public final class TypeRegistry {
   public void checkReply(@Nullable Object reply) {
     String tag = replyTag(reply);
     if (!NULL_TAG.equals(tag) && !MAP_TAG.equals(tag) && !LIST_TAG.equals(tag)) {
-      if (!byTag.containsKey(tag)) {
+      if (!byTag.containsKey(TypeNames.parse(tag).name())) {
         throw replyNotAllowed(tag);
       }
     }
@@ -397,27 +487,33 @@ public final class TypeRegistry {
     if (NULL_TAG.equals(tag)) {
       return null;
     }
+    TypeNames.Tag stored = TypeNames.parse(tag);
     if (expected != null) {
-      return convert(tree, serde.type(expected), "reply");
+      // The tag names the expected class (under any of its names): migrate it first.
+      boolean same = TypeNames.names(expected).contains(stored.name());
+      return convert(same ? upcast(stored, expected, tree) : tree, serde.type(expected), stored);
     }
     JavaType type =
         switch (tag) {
           case MAP_TAG -> serde.type(Map.class);
           case LIST_TAG -> serde.type(List.class);
-          default -> byTag.get(tag);
+          default -> byTag.get(stored.name());
         };
     if (type == null) {
       throw replyNotAllowed(tag);
     }
-    return convert(tree, type, "reply");
+    return convert(upcast(stored, type.getRawClass(), tree), type, stored);
   }
 
-  private Object convert(JsonNode tree, JavaType type, String what) {
+  private Object convert(JsonNode tree, JavaType type, TypeNames.Tag stored) {
     try {
       return serde.fromTree(tree, type);
     } catch (RuntimeException e) {
       throw new UndecodableDataException(
-          "stored " + what + " does not decode as " + type + ": " + e.getMessage(), e);
+          "stored reply does not decode as " + type + ": " + e.getMessage(),
+          stored.name(),
+          stored.version(),
+          e);
     }
   }
 }
