@@ -4,6 +4,7 @@ import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGenServer;
 import io.dgen.StartOptions;
 import io.dgen.backend.KeyValue;
+import io.dgen.internal.codec.StateTag;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -95,6 +96,8 @@ final class HostedKind<S, M> {
             kind,
             core.types(messageType, stateType, options.allowedTypes()));
     this.context = "tenant=" + options.tenant().path() + " kind=" + kind;
+    // A missing migration of the state type is refused here, not when a server first loads.
+    new StateTag(stateType.getRawClass(), core.serde().migrations());
   }
 
   /** Completes the kind's stored type table with every class the behaviour accepts. */

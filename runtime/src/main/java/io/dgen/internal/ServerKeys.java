@@ -25,6 +25,7 @@ import org.jspecify.annotations.Nullable;
  * <pre>
  * (tuid.., "s", 0, ...)                 state, encoded by a StateCodec
  * (tuid.., "s", 0, "v")                 versionstamp of the last state write (cache validator)
+ * (tuid.., "s", "n")                    the state's type tag (name#version) if its type is annotated
  * (tuid.., "q", 0, "i", lane, VS)       queue items, FIFO by versionstamp; lane 0 = head, 1 = normal
  * (tuid.., "q", 0, "n") / ("q", 0, "p") push / pop counters (little-endian, atomic add)
  * (tuid.., "q", 0, "t", n)              type table: entry n, a message class name (UTF-8)
@@ -65,7 +66,9 @@ public final class ServerKeys {
   private final byte[] headLanePrefix;
   private final Subspace root;
   private final Subspace state;
+  private final Subspace stateAndTag;
   private final byte[] versionKey;
+  private final byte[] stateTagKey;
   private final Subspace items;
   private final byte[] pushCounter;
   private final byte[] popCounter;
@@ -94,6 +97,8 @@ public final class ServerKeys {
     this.root = tenant.subspace(tuid);
     this.state = root.subspace(Tuple.from(STATE, LAYOUT_VERSION));
     this.versionKey = state.pack(Tuple.from("v"));
+    this.stateAndTag = root.subspace(Tuple.from(STATE));
+    this.stateTagKey = stateAndTag.pack(Tuple.from("n"));
     Subspace queue = root.subspace(Tuple.from(QUEUE, LAYOUT_VERSION));
     this.items = queue.subspace(Tuple.from("i"));
     this.normalLanePrefix = items.pack(Tuple.from(LANE_NORMAL));
@@ -135,6 +140,22 @@ public final class ServerKeys {
   /** The state subspace, including the version key. */
   public Subspace state() {
     return state;
+  }
+
+  /**
+   * The state subspace and the state's type tag: what a load reads, with one range read (the tag
+   * sorts before the state: a string before an integer).
+   */
+  public Subspace stateAndTag() {
+    return stateAndTag;
+  }
+
+  /**
+   * The state's type tag ({@code io.dgen.internal.codec.TypeNames}): written with the state when
+   * its type is annotated and the stored tag is not the current one; absent means version 1.
+   */
+  public byte[] stateTagKey() {
+    return stateTagKey;
   }
 
   /** The version key: a versionstamped value rewritten with every state write. */

@@ -14,6 +14,7 @@ import io.dgen.Tenant;
 import io.dgen.backend.Futures;
 import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.StoredState;
+import io.dgen.internal.codec.TypeNames;
 import io.dgen.internal.codec.TypeRegistry;
 import java.time.Duration;
 import java.time.Instant;
@@ -113,7 +114,13 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     // Wired bottom-up: each component gets only the ones below it.
     this.states =
         new StateStore<>(
-            keys, core.codec(), stateType, options.cache(), role != Role.STARTED, context);
+            keys,
+            core.codec(),
+            core.serde(),
+            stateType,
+            options.cache(),
+            role != Role.STARTED,
+            context);
     this.commits =
         new CommitRunner(core.backend(), keys, states, core::nanoTime, core.operations(), context);
     this.queue =
@@ -231,6 +238,50 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   }
 
   /**
+   * The default tuid {@code ("dgen_server", name)}: the behaviour's logical name if it is annotated
+   * with {@link io.dgen.TypeName} (else its class name); if no server has state under it but one
+   * has under an alias, that one (a renamed behaviour keeps its server). One read-only transaction,
+   * only for an annotated behaviour with aliases.
+   */
+  private static Tuple defaultTuid(
+      RuntimeCore core, DGenServer<?, ?> server, StartOptions options) {
+    Tuple named = Tuple.from(DEFAULT_TUID_PREFIX, TypeNames.name(server.getClass()));
+    io.dgen.TypeName annotation = server.getClass().getAnnotation(io.dgen.TypeName.class);
+    if (annotation == null || annotation.aliases().length == 0) {
+      return named;
+    }
+    Tenant tenant = options.tenant();
+    Buckets buckets = Buckets.of(tenant.bucketCount());
+    Tuple found =
+        core.backend()
+            .run(
+                tx -> {
+                  if (tx.get(new ServerKeys(tenant.subspace(), buckets, named).versionKey())
+                      != null) {
+                    return named;
+                  }
+                  for (String alias : annotation.aliases()) {
+                    Tuple old = Tuple.from(DEFAULT_TUID_PREFIX, alias);
+                    if (tx.get(new ServerKeys(tenant.subspace(), buckets, old).versionKey())
+                        != null) {
+                      return old;
+                    }
+                  }
+                  return named;
+                });
+    if (!found.equals(named)) {
+      log.info(
+          "behaviour {} starts the server stored under its alias: tuid={}",
+          server.getClass().getName(),
+          found);
+    }
+    return found;
+  }
+
+  /** The first element of a default tuid. */
+  static final String DEFAULT_TUID_PREFIX = "dgen_server";
+
+  /**
    * Runs {@code init}, writes the initial state unless durable state exists (or {@code reset}),
    * registers the process and starts consuming.
    *
@@ -243,8 +294,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     JavaType stateType = core.serde().type(Init.typeArgument(server, 0));
     JavaType messageType = core.serde().type(Init.typeArgument(server, 1));
     InitResult<S> init = Init.run(server, arg, options);
-    Tuple tuid =
-        init.tuid() != null ? init.tuid() : Tuple.from("dgen_server", server.getClass().getName());
+    Tuple tuid = init.tuid() != null ? init.tuid() : defaultTuid(core, server, options);
     ServerProcess<S, M> p =
         new ServerProcess<>(
             core, server, tuid, options, stateType, messageType, Role.STARTED, null, null);

@@ -1,6 +1,7 @@
 package io.dgen.internal;
 
 import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.ByteArrayUtil;
 import io.dgen.ServerStoppedException;
 import io.dgen.StateTooLargeException;
 import io.dgen.UndecodableDataException;
@@ -9,8 +10,12 @@ import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
+import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StateCodec;
+import io.dgen.internal.codec.StateTag;
 import io.dgen.internal.codec.StoredState;
+import io.dgen.internal.codec.TypeNames;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -48,7 +53,7 @@ final class StateStore<S> implements CommitRunner.Observer {
    * hosted server with no stored state yet, both are null ({@link #absent}): its first message
    * creates it.
    */
-  record Loaded<S>(@Nullable StoredState stored, @Nullable S state) {
+  record Loaded<S>(@Nullable StoredState stored, @Nullable S state, @Nullable String tag) {
     /** Whether there is no stored state (a hosted server not created yet). */
     boolean absent() {
       return stored == null;
@@ -58,11 +63,13 @@ final class StateStore<S> implements CommitRunner.Observer {
   /** A state write as a commit body's value, so that the commit publishes it. */
   record Written(@Nullable StoredState written) implements CommitRunner.WritesState {}
 
-  private record Cached(byte[] stamp, StoredState stored) {}
+  private record Cached(byte[] stamp, StoredState stored, @Nullable String tag) {}
 
   private final ServerKeys keys;
   private final StateCodec codec;
   private final JavaType stateType;
+  private final StateTag stateTag;
+  private final Serde serde;
   private final boolean caching;
   private final boolean createdByFirstMessage;
   private final String context;
@@ -77,13 +84,16 @@ final class StateStore<S> implements CommitRunner.Observer {
   StateStore(
       ServerKeys keys,
       StateCodec codec,
+      Serde serde,
       JavaType stateType,
       boolean caching,
       boolean createdByFirstMessage,
       String context) {
     this.keys = keys;
     this.codec = codec;
+    this.serde = serde;
     this.stateType = stateType;
+    this.stateTag = new StateTag(stateType.getRawClass(), serde.migrations());
     this.caching = caching;
     this.createdByFirstMessage = createdByFirstMessage;
     this.context = context;
@@ -101,6 +111,7 @@ final class StateStore<S> implements CommitRunner.Observer {
     }
     StoredState stored =
         codec.write(tx, keys.state(), null, initial, stateType, () -> budgetLeft(tx));
+    writeTag(tx, null, true);
     tx.setVersionstampedValue(keys.versionKey(), EMPTY);
     return new Written(stored);
   }
@@ -151,7 +162,8 @@ final class StateStore<S> implements CommitRunner.Observer {
             if (consumer) {
               missStreak = 0;
             }
-            return CompletableFuture.completedFuture(new Loaded<>(c.stored(), decode(c.stored())));
+            return CompletableFuture.completedFuture(
+                new Loaded<>(c.stored(), decode(c.stored(), c.tag()), c.tag()));
           }
           if (consumer) {
             missStreak++;
@@ -161,37 +173,79 @@ final class StateStore<S> implements CommitRunner.Observer {
   }
 
   private CompletableFuture<Loaded<S>> readState(Transaction tx) {
-    Subspace space = keys.state();
-    return tx.getRangeAsync(
-            space.range().begin, space.range().end, ReadTransaction.UNLIMITED, false)
+    Subspace all = keys.stateAndTag();
+    return tx.getRangeAsync(all.range().begin, all.range().end, ReadTransaction.UNLIMITED, false)
         .thenApply(
             found -> {
-              List<KeyValue> rows = new ArrayList<>(found);
-              rows.removeIf(kv -> Arrays.equals(kv.key(), keys.versionKey()));
-              StoredState stored = codec.decode(space, rows);
+              List<KeyValue> rows = new ArrayList<>(found.size());
+              String tag = null;
+              for (KeyValue kv : found) {
+                if (Arrays.equals(kv.key(), keys.stateTagKey())) {
+                  tag = new String(kv.value(), StandardCharsets.UTF_8);
+                } else if (!Arrays.equals(kv.key(), keys.versionKey())) {
+                  rows.add(kv);
+                }
+              }
+              StoredState stored;
+              try {
+                stored = codec.decode(keys.state(), rows);
+              } catch (UndecodableDataException e) {
+                throw e.at(context, null);
+              }
               if (stored == null && createdByFirstMessage) {
-                return new Loaded<S>(null, null);
+                return new Loaded<S>(null, null, null);
               }
               if (stored == null) {
                 throw new ServerStoppedException(
                     "server has no durable state (it was killed or never started): " + context);
               }
-              return new Loaded<>(stored, decode(stored));
+              return new Loaded<>(stored, decode(stored, tag), tag);
             });
   }
 
   /**
    * The state for a callback: the codec's shared instance of a deeply immutable state, or a fresh
-   * decode that no other callback sees.
+   * decode that no other callback sees; a state stored under an older tag, migrated first.
    */
   @SuppressWarnings("unchecked") // the codec decodes as stateType
-  private S decode(StoredState stored) {
+  private S decode(StoredState stored, @Nullable String tag) {
+    TypeNames.Tag t = tag == null ? null : TypeNames.parse(tag);
     try {
-      return (S) codec.state(stored, stateType);
+      if ((tag == null || tag.equals(stateTag.current())) && !stateTag.migrates(tag)) {
+        return (S) codec.state(stored, stateType);
+      }
+      return serde.fromTree(stateTag.upcast(tag, stored.tree()), stateType);
+    } catch (UndecodableDataException e) {
+      throw e.at(context, ByteArrayUtil.printable(keys.state().getKey()));
     } catch (RuntimeException e) {
       throw new UndecodableDataException(
-          "stored state does not decode as " + stateType + ": " + context, e);
+              "stored state does not decode as " + stateType + ": " + e.getMessage(),
+              t == null ? TypeNames.name(stateType.getRawClass()) : t.name(),
+              t == null ? 1 : t.version(),
+              e)
+          .at(context, ByteArrayUtil.printable(keys.state().getKey()));
     }
+  }
+
+  /**
+   * Writes the state's type tag if it is not the one stored ({@code stored}), or, with {@code
+   * fresh} (the state was written from scratch), clears one an unannotated state type leaves.
+   *
+   * @return whether it wrote
+   */
+  private boolean writeTag(Transaction tx, @Nullable String stored, boolean fresh) {
+    String current = stateTag.current();
+    if (current == null) {
+      if (fresh) {
+        tx.clear(keys.stateTagKey());
+      }
+      return false;
+    }
+    if (!fresh && !stateTag.stale(stored)) {
+      return false;
+    }
+    tx.set(keys.stateTagKey(), current.getBytes(StandardCharsets.UTF_8));
+    return true;
   }
 
   /**
@@ -224,7 +278,9 @@ final class StateStore<S> implements CommitRunner.Observer {
       full.addSuppressed(e);
       throw full;
     }
-    if (written == loaded.stored()) {
+    // A state read under an older tag stores the current one: the next load reads it as is.
+    boolean tagged = writeTag(tx, loaded.tag(), loaded.stored() == null);
+    if (written == loaded.stored() && !tagged) {
       return null;
     }
     tx.setVersionstampedValue(keys.versionKey(), EMPTY);
@@ -266,7 +322,8 @@ final class StateStore<S> implements CommitRunner.Observer {
   @Override
   public void stateCommitted(StoredState written, byte[] stamp) {
     if (caching) {
-      cache = new Cached(stamp, written);
+      // Whatever this process writes is stored under the current tag (none if not annotated).
+      cache = new Cached(stamp, written, stateTag.current());
     }
   }
 
