@@ -37,4 +37,17 @@ public interface DGenListener {
    * @param error what was refused, with the server and the lock's token
    */
   default void lockFenced(ServerRef<?> server, LockFencedException error) {}
+
+  /**
+   * A server's stored state cannot be decoded into its declared state type (an incompatible change
+   * without a migration, a type stored at a newer version, a missing alias): its consuming process
+   * stopped, and only it; other servers go on. The state is kept as it is: {@code dgen inspect}
+   * shows its tree, and {@code DGenAdmin}'s {@code ServerAdmin.replaceState} (or {@code dgen
+   * state-replace}) repairs it. Start the process again once the code or the data is fixed. See
+   * {@code docs/evolving-data.md}.
+   *
+   * @param server the process that stopped
+   * @param error what could not be decoded: the server, the stored type and version, the key
+   */
+  default void stateUndecodable(ServerRef<?> server, UndecodableDataException error) {}
 }

@@ -232,6 +232,7 @@ final class Commands {
         ObjectNode e = t.addObject().put("id", timer.id()).put("due", timer.due().toString());
         Output.item(timer.item(), e.putObject("item"));
       }
+      o.put("stateType", s.stateType().orElse(null));
       o.set("state", s.state().orElse(null));
       if (json) {
         Output.json(out(), o);
@@ -267,9 +268,49 @@ final class Commands {
                       + timers.get(0).id()
                       + " due "
                       + timers.get(0).due()));
+      rows.add(List.of("state type", s.stateType().orElse("- (version 1)")));
       Output.table(out, List.of("FIELD", "VALUE"), rows);
       out.println("state:");
       out.println(o.get("state").isNull() ? "-" : Output.JSON.writeValueAsString(o.get("state")));
+      return Dgen.OK;
+    }
+  }
+
+  @Command(
+      name = "state-replace",
+      mixinStandardHelpOptions = true,
+      description =
+          "Replace a server's stored state with the JSON tree in FILE, e.g. one that no longer"
+              + " decodes (needs --yes). Refused if the state changes while the command runs.")
+  static final class StateReplace extends Destructive {
+    @Parameters(index = "2", paramLabel = "FILE", description = "the new state, as JSON")
+    java.nio.file.Path file;
+
+    @Option(
+        names = "--type",
+        paramLabel = "TAG",
+        description = "the type tag to store it under, e.g. account#2 (default: none, version 1)")
+    @Nullable String type;
+
+    @Override
+    public Integer call() {
+      ServerAdmin s = server();
+      tools.jackson.databind.JsonNode tree;
+      try {
+        tree = Output.JSON.readTree(file.toFile());
+      } catch (RuntimeException e) {
+        throw new CliException(Dgen.USAGE, "cannot read " + file + " as JSON: " + e.getMessage());
+      }
+      confirm("replace the state of " + Tuids.format(s.tuid()));
+      if (!s.replaceState(tree, type, s.state().orElse(null))) {
+        throw new CliException(
+            Dgen.REFUSED, "the state changed while replacing it; nothing was written: run again");
+      }
+      if (json) {
+        Output.json(out(), Output.object().put("replaced", true));
+      } else {
+        out().println("replaced the state of " + Tuids.format(s.tuid()));
+      }
       return Dgen.OK;
     }
   }

@@ -33,6 +33,7 @@ import picocli.CommandLine.Spec;
       Commands.Servers.class,
       Commands.PlacementView.class,
       Commands.Inspect.class,
+      Commands.StateReplace.class,
       Commands.Queue.class,
       Commands.DeadLetters.class,
       Commands.Kill.class,

@@ -181,6 +181,64 @@ public final class ServerAdmin {
   }
 
   /**
+   * The type tag the state is stored under ({@code name} or {@code name#version}, see {@code
+   * docs/evolving-data.md}); empty if the state type is not annotated with {@code @TypeName} (its
+   * data is at version 1) or no state is stored.
+   */
+  public Optional<String> stateType() {
+    byte[] tag = run("stateType", tx -> tx.snapshot().get(keys.stateTagKey()));
+    return tag == null ? Optional.empty() : Optional.of(new String(tag, StandardCharsets.UTF_8));
+  }
+
+  /**
+   * Replaces the stored state with {@code tree}, for a state that no longer decodes (see {@code
+   * DGenListener.stateUndecodable}): the confirmation is {@code expected}, the tree the caller
+   * inspected ({@link #state()}); nothing is written unless the stored state still equals it, so a
+   * state that changed meanwhile is never overwritten blindly. The new state is written in the
+   * structured layout (every runtime reads either layout) under {@code type} (the tag the tree is
+   * at, e.g. {@code account#2}; null to store none: version 1). Processes that cache the state see
+   * the new version key and reload it; a process that stopped on the undecodable state must be
+   * started again.
+   *
+   * @param tree the new state
+   * @param type the type tag to store with it, or null
+   * @param expected the state as inspected before; null if none was stored
+   * @return whether it was replaced; false if the stored state is not {@code expected}
+   */
+  public boolean replaceState(JsonNode tree, @Nullable String type, @Nullable JsonNode expected) {
+    java.util.Objects.requireNonNull(tree, "tree must not be null");
+    if (type != null) {
+      io.dgen.internal.codec.TypeNames.checkName(
+          io.dgen.internal.codec.TypeNames.parse(type).name(), "state type");
+    }
+    StructuredStateCodec codec = new StructuredStateCodec(serde);
+    Subspace space = keys.state();
+    return run(
+        "replaceState",
+        tx -> {
+          List<KeyValue> rows = new ArrayList<>();
+          for (KeyValue kv : tx.getRange(space.range().begin, space.range().end)) {
+            if (!Arrays.equals(kv.key(), keys.versionKey())) {
+              rows.add(kv);
+            }
+          }
+          StoredState stored = codec.decode(space, rows);
+          JsonNode now = stored == null ? null : stored.tree();
+          if (!java.util.Objects.equals(now, expected)) {
+            return false;
+          }
+          codec.write(tx, space, null, tree);
+          if (type == null) {
+            tx.clear(keys.stateTagKey());
+          } else {
+            tx.set(keys.stateTagKey(), type.getBytes(StandardCharsets.UTF_8));
+          }
+          tx.setVersionstampedValue(keys.versionKey(), new byte[0]);
+          return true;
+        });
+  }
+
+  /**
    * What a listing shows of this server (counters, head item, dead-letter presence, lock), read in
    * one snapshot transaction.
    */

@@ -1,6 +1,7 @@
 package io.dgen.internal;
 
 import io.dgen.ServerStoppedException;
+import io.dgen.UndecodableDataException;
 import io.dgen.backend.Futures;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -329,6 +330,8 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
       log.warn("stopping consumer: {}", e.getMessage());
       lifecycle.terminate(null);
       execute(this::drain); // ends the loop: quiet
+    } else if (cause instanceof UndecodableDataException e) {
+      stopUndecodable(e);
     } else if (cause instanceof Placement.Deposed e) {
       log.info("{}; unloading the server", e.getMessage());
       lifecycle.terminate(null);
@@ -339,6 +342,24 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     } else {
       retryLater("consumer transaction failed", cause);
     }
+  }
+
+  /**
+   * The server's state (or lock record) cannot be decoded: no batch of it can succeed until it is
+   * repaired, so its process stops, and only it; the data stays as it is for inspection and repair.
+   */
+  private void stopUndecodable(UndecodableDataException e) {
+    try (LogContext.Scope mdc = invoker.logs().open(null)) {
+      log.error(
+          "the server's stored state cannot be decoded; its process stops and the state is kept"
+              + " (dgen inspect shows its tree, dgen state-replace repairs it): {}",
+          context,
+          e);
+    }
+    invoker.meters().stateUndecodable();
+    parts.undecodableState().accept(e);
+    lifecycle.terminate(e);
+    execute(this::drain); // ends the loop
   }
 
   private void afterLocked(LockCoordinator.Run run) {

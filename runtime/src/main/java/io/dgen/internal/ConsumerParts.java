@@ -6,6 +6,7 @@ package io.dgen.internal;
  *
  * @param consumeK the most items a batch takes
  * @param deadLetterThreshold the failures after which an item is dead-lettered
+ * @param undecodableState tells the runtime's listener that the server's state cannot be decoded
  * @param <S> the state type
  * @param <M> the message type
  */
@@ -18,4 +19,5 @@ record ConsumerParts<S, M>(
     CallbackInvoker<S, M> invoker,
     Lifecycle lifecycle,
     int consumeK,
-    int deadLetterThreshold) {}
+    int deadLetterThreshold,
+    java.util.function.Consumer<io.dgen.UndecodableDataException> undecodableState) {}

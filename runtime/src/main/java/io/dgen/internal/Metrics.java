@@ -56,6 +56,9 @@ public interface Metrics {
     /** A message was moved to the dead letters. */
     default void deadLettered() {}
 
+    /** The server's stored state could not be decoded: its process stopped. */
+    default void stateUndecodable() {}
+
     /** A callback's {@code Result.lock} took the lock (committed). */
     default void lockAcquired() {}
 

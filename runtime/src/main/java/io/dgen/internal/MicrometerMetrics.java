@@ -96,6 +96,7 @@ public final class MicrometerMetrics implements Metrics {
     private final Counter processed;
     private final Counter failed;
     private final Counter dead;
+    private final Counter undecodable;
     private final Counter locks;
     private final Counter busts;
     private final DistributionSummary batchSize;
@@ -109,6 +110,10 @@ public final class MicrometerMetrics implements Metrics {
       this.processed = counter("dgen.messages.processed", "messages applied or dead-lettered");
       this.failed = counter("dgen.messages.failed", "callback failures (each aborts its batch)");
       this.dead = counter("dgen.dead.letters", "messages moved to the dead letters");
+      this.undecodable =
+          counter(
+              "dgen.state.undecodable",
+              "processes stopped because their server's stored state could not be decoded");
       this.locks = counter("dgen.lock.acquisitions", "locks taken by Result.lock");
       this.busts = counter("dgen.lock.busts", "expired locks busted");
       this.batchSize =
@@ -162,6 +167,11 @@ public final class MicrometerMetrics implements Metrics {
     @Override
     public void deadLettered() {
       dead.increment();
+    }
+
+    @Override
+    public void stateUndecodable() {
+      undecodable.increment();
     }
 
     @Override

@@ -225,6 +225,18 @@ public final class RuntimeCore implements AutoCloseable {
     }
   }
 
+  /**
+   * Tells the listener that {@code server}'s stored state cannot be decoded (its process stopped);
+   * a listener's failure is logged.
+   */
+  void stateUndecodable(ServerRef<?> server, io.dgen.UndecodableDataException error) {
+    try {
+      listener.stateUndecodable(server, error);
+    } catch (RuntimeException e) {
+      log.error("DGenListener.stateUndecodable failed", e);
+    }
+  }
+
   /** The backoff before retry number {@code failures} (1-based): doubling, capped. */
   long backoffNanos(int failures) {
     long base = retryInitial.toNanos();

@@ -220,7 +220,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                 invoker,
                 lifecycle,
                 options.consumeK(),
-                options.deadLetterThreshold().orElse(Integer.MAX_VALUE)),
+                options.deadLetterThreshold().orElse(Integer.MAX_VALUE),
+                undecodable -> core.stateUndecodable(this, undecodable)),
             doorbell,
             keys.bucket(),
             context);
