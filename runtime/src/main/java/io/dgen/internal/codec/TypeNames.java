@@ -25,31 +25,56 @@ public final class TypeNames {
     }
   }
 
-  /** The class's annotation, checked, or null. */
+  /** What the annotation of a class says, checked once per class. */
+  private record Named(
+      @Nullable TypeName annotation, String name, String tag, int version, List<String> names) {}
+
+  private static final ClassValue<Named> NAMED =
+      new ClassValue<>() {
+        @Override
+        protected Named computeValue(Class<?> c) {
+          TypeName t = c.getAnnotation(TypeName.class);
+          if (t == null) {
+            return new Named(null, c.getName(), c.getName(), 1, List.of(c.getName()));
+          }
+          check(c, t);
+          List<String> names = new ArrayList<>();
+          names.add(t.value());
+          names.addAll(List.of(t.aliases()));
+          if (!names.contains(c.getName())) {
+            names.add(c.getName());
+          }
+          return new Named(
+              t,
+              t.value(),
+              new Tag(t.value(), t.version()).toString(),
+              t.version(),
+              List.copyOf(names));
+        }
+      };
+
+  /**
+   * The class's annotation, checked, or null.
+   *
+   * @throws IllegalArgumentException if the annotation is invalid
+   */
   static @Nullable TypeName annotation(Class<?> c) {
-    TypeName t = c.getAnnotation(TypeName.class);
-    if (t != null) {
-      check(c, t);
-    }
-    return t;
+    return NAMED.get(c).annotation();
   }
 
   /** The version of {@code c}'s stored form: its annotation's, else 1. */
   public static int version(Class<?> c) {
-    TypeName t = annotation(c);
-    return t == null ? 1 : t.version();
+    return NAMED.get(c).version();
   }
 
   /** The logical name of {@code c}, or its class name if it is not annotated. */
   public static String name(Class<?> c) {
-    TypeName t = annotation(c);
-    return t == null ? c.getName() : t.value();
+    return NAMED.get(c).name();
   }
 
   /** The tag {@code c}'s instances are stored under now. */
   public static String tag(Class<?> c) {
-    TypeName t = annotation(c);
-    return t == null ? c.getName() : new Tag(t.value(), t.version()).toString();
+    return NAMED.get(c).tag();
   }
 
   /**
@@ -57,16 +82,7 @@ public final class TypeNames {
    * its class name.
    */
   static List<String> names(Class<?> c) {
-    List<String> out = new ArrayList<>();
-    TypeName t = annotation(c);
-    if (t != null) {
-      out.add(t.value());
-      out.addAll(List.of(t.aliases()));
-    }
-    if (!out.contains(c.getName())) {
-      out.add(c.getName());
-    }
-    return out;
+    return NAMED.get(c).names();
   }
 
   /** Splits a stored tag into its name and version. */
