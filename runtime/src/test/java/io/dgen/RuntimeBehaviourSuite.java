@@ -188,4 +188,20 @@ abstract class RuntimeBehaviourSuite {
       return backend();
     }
   }
+
+  @Nested
+  class Evolution extends EvolutionTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
+
+  @Nested
+  class FieldEvolution extends FieldEvolutionTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
 }

@@ -166,6 +166,23 @@ class DgenTest {
     dgen("inspect", T, ShopFixture.CARTS).fails(Dgen.NOT_FOUND, "no server");
   }
 
+  @Test
+  void stateReplace_writesTheTreeInTheFile_onlyWithYes() throws Exception {
+    Path file = Files.createTempFile("state", ".json");
+    try {
+      Files.writeString(file, "{\"items\":[\"fig\"],\"total\":1}");
+      dgen("state-replace", T, ShopFixture.ORDERS, file.toString())
+          .fails(Dgen.REFUSED, "refused without --yes");
+      assertThat(dgen("inspect", T, ShopFixture.ORDERS).ok().out()).contains("\"total\" : 8");
+      dgen("state-replace", T, ShopFixture.ORDERS, file.toString(), "--type", "order#2", "--yes")
+          .ok();
+      assertThat(dgen("inspect", T, ShopFixture.ORDERS).ok().out())
+          .contains("\"total\" : 1", "\"fig\"", "state type    order#2");
+    } finally {
+      Files.delete(file);
+    }
+  }
+
   // ------------------------------------------------------------------ help and bad input
 
   @Test
@@ -181,6 +198,7 @@ class DgenTest {
             "dead-letters list",
             "dead-letters requeue",
             "dead-letters purge",
+            "state-replace",
             "kill")) {
       String[] args = (command + " --help").strip().split(" ");
       CliRun help = dgen(args).ok();
