@@ -39,6 +39,23 @@ class TypeNameRulesTest extends RuntimeTestBase {
     }
   }
 
+  /**
+   * The renamed class and the class it renames, both still declared: the old name is claimed twice.
+   */
+  sealed interface Both permits Renamed, Old {}
+
+  @TypeName(value = "rules.renamed", aliases = "io.dgen.TypeNameRulesTest$Old")
+  record Renamed() implements Both {}
+
+  record Old() implements Both {}
+
+  static final class Overlapping implements DGenServer<Long, Both> {
+    @Override
+    public InitResult<Long> init(@Nullable Object arg) {
+      return InitResult.ok(0L);
+    }
+  }
+
   @TypeName("bad#name")
   record BadName() {}
 
@@ -99,6 +116,14 @@ class TypeNameRulesTest extends RuntimeTestBase {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("'rules.same' is claimed by both");
     assertThat(everything()).isEmpty();
+  }
+
+  @Test
+  void start_refusesAnAliasNamingAnotherDeclaredClass() {
+    assertThatThrownBy(
+            () -> dgen.start(new Overlapping(), null, StartOptions.builder(tenant).build()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'io.dgen.TypeNameRulesTest$Old' is claimed by both");
   }
 
   @Test

@@ -31,10 +31,10 @@ import tools.jackson.databind.ObjectReader;
  * it names is never loaded, let alone instantiated. A tag of an older version than the class's is
  * read as a tree and passed through the runtime's {@link Migrations} first; a newer one is refused.
  *
- * <p>A queued message stores its tag as an index into the server's durable type table (class names
- * in the order they were first allowed, never renumbered), which the runtime loads — and extends
- * with the names it allows that are missing — when a process starts; see {@link #learn}. An index
- * resolves to the name, which must still be allowed.
+ * <p>A queued message stores its tag as an index into the server's durable type table (tags in the
+ * order they were first allowed, never renumbered: a new version of a class is a new entry), which
+ * the runtime loads — and extends with the names it allows that are missing — when a process
+ * starts; see {@link #learn}. An index resolves to the name, which must still be allowed.
  *
  * <p>The allowed types and the cached readers depend only on the declared types: the processes of
  * many servers of one behaviour share them ({@link #forServer}); the type table is one server's.
@@ -70,7 +70,7 @@ public final class TypeRegistry {
   private final Set<String> messageTags;
   private final Migrations migrations;
   private final Map<JavaType, ObjectReader> readers;
-  // The server's durable type table as learned: index <-> class name. Replaced, never changed.
+  // The server's durable type table as learned: index <-> tag. Replaced, never changed.
   private volatile Table table = new Table(Map.of(), Map.of());
 
   private record Table(Map<String, Integer> byName, Map<Integer, String> byIndex) {}
@@ -155,8 +155,9 @@ public final class TypeRegistry {
   }
 
   private void add(Class<?> c) {
-    if (!isExact(c) || byTag.containsKey(c.getName())) {
-      return;
+    JavaType known = byTag.get(c.getName());
+    if (!isExact(c) || (known != null && known.getRawClass() == c)) {
+      return; // added already; a class whose name another class claims is refused below
     }
     JavaType type = serde.type(c);
     for (String name : TypeNames.names(c)) {
