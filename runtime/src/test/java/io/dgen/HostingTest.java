@@ -309,6 +309,38 @@ class HostingTest extends RuntimeTestBase {
     assertThat(seen.inits).as("init ran once: the state was stored").hasSize(1);
   }
 
+  /**
+   * The behaviour's supplier is user code, called where the holder loads a server (a doorbell
+   * cycle, a rescan): an Error from it must neither stop the doorbell nor leave the server unloaded
+   * for good. Its messages wait and the load is retried.
+   */
+  @Test
+  void aBehaviourSupplierThatThrowsAnError_delaysTheLoad_andTheMessagesAreAppliedOnceItWorks() {
+    java.util.concurrent.atomic.AtomicInteger supplied =
+        new java.util.concurrent.atomic.AtomicInteger();
+    DGen holder = runtime(backend);
+    holder.host(
+        KIND,
+        () -> {
+          int n = supplied.incrementAndGet();
+          if (n >= 2 && n <= 4) { // the first is host's own sample
+            throw new AssertionError("supplier failure " + n);
+          }
+          return new Tally(seen, "a");
+        },
+        StartOptions.builder(holder.tenant(path)).build());
+    DGen client = runtime(backend);
+    ServerRef<Msg> first = refIn(client, 1);
+
+    first.cast(new Add(3));
+
+    await().atMost(BULK_WAIT).until(() -> tallied(first) == 3);
+    assertThat(supplied.get()).as("the failed loads were retried").isGreaterThanOrEqualTo(5);
+    ServerRef<Msg> second = refIn(client, 2);
+    second.cast(new Add(4));
+    await().atMost(BULK_WAIT).until(() -> tallied(second) == 4);
+  }
+
   @Test
   void killThroughARef_deletesTheServer_andTheNextMessageCreatesItAnew() {
     DGen d = hosting("a");

@@ -204,4 +204,12 @@ abstract class RuntimeBehaviourSuite {
       return backend();
     }
   }
+
+  @Nested
+  class UserErrors extends UserErrorTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
 }

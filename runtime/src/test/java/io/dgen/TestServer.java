@@ -70,6 +70,39 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
   /** Returns null instead of a Result. */
   record ReturnNull() implements Msg {}
 
+  /**
+   * Throws a {@link Throwable} of {@code kind} ({@link #throwable}) for its first {@code times}
+   * executions with this id, then adds 1.
+   */
+  record Throw(String id, String kind, int times) implements Msg {}
+
+  /**
+   * Takes the lock; handleLocked throws a {@link Throwable} of {@code kind} ({@link #throwable})
+   * for its first {@code times} runs with this id, then adds 1000 and replies "done-" + id.
+   */
+  record LockedThrow(String id, String kind, int times) implements Msg {}
+
+  /**
+   * A throwable of a kind: "runtime", "assertion", "stackoverflow", "oom" (an {@link
+   * OutOfMemoryError}, thrown, not caused) or "internal" (an {@link InternalError}).
+   */
+  static Throwable throwable(String kind, String message) {
+    return switch (kind) {
+      case "runtime" -> new IllegalStateException(message);
+      case "assertion" -> new AssertionError(message);
+      case "stackoverflow" -> new StackOverflowError(message);
+      case "oom" -> new OutOfMemoryError(message);
+      case "internal" -> new InternalError(message);
+      default -> throw new IllegalArgumentException("no such kind: " + kind);
+    };
+  }
+
+  /** Throws {@code t}, checked or not. */
+  @SuppressWarnings("unchecked")
+  static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
+    throw (T) t;
+  }
+
   /** Fails while {@link Hooks#poisoned} is set, then adds 1; counts its executions. */
   record Poison(String id) implements Msg {}
 
@@ -119,6 +152,9 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
 
     /** What an action step "hook" runs, if set. */
     volatile @Nullable Runnable actionHook;
+
+    /** If set, handleDeadLetter throws a throwable of this kind after recording the message. */
+    volatile @Nullable String deadLetterThrows;
   }
 
   private final Hooks hooks;
@@ -211,6 +247,9 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
               if (step.equals("halt")) {
                 Action.halt();
               }
+              if (step.startsWith("throw:")) {
+                throw sneaky(throwable(step.substring(6), "action threw"));
+              }
               Runnable hook = hooks.actionHook;
               if (step.equals("hook") && hook != null) {
                 hook.run();
@@ -250,6 +289,16 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
     if (message instanceof ReturnNull) {
       return nullResult();
     }
+    if (message instanceof Throw t) {
+      int n = hooks.attempts.computeIfAbsent(t.id(), k -> new AtomicInteger()).incrementAndGet();
+      if (n <= t.times()) {
+        throw sneaky(throwable(t.kind(), "thrown by " + t.id() + ", attempt " + n));
+      }
+      return Result.noReply(state.add(1));
+    }
+    if (message instanceof LockedThrow) {
+      return Result.lock(state);
+    }
     throw new IllegalArgumentException("unknown message " + message);
   }
 
@@ -266,6 +315,15 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
       hooks.lockEntered.countDown();
       gate.await();
     }
+    if (event.message() instanceof LockedThrow t) {
+      String id = "locked:" + t.id();
+      int attempt = hooks.attempts.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet();
+      if (attempt <= t.times()) {
+        throw sneaky(throwable(t.kind(), "handleLocked of " + t.id() + " threw, run " + attempt));
+      }
+      hooks.lockedReturned.incrementAndGet();
+      return Result.reply("done-" + t.id(), state.add(1000));
+    }
     hooks.lockedReturned.incrementAndGet();
     return Result.reply("done-" + ((Work) event.message()).id(), state.add(1000));
   }
@@ -273,6 +331,10 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
   @Override
   public void handleDeadLetter(Msg message, int attempts) {
     hooks.deadLetters.add(message + "x" + attempts);
+    String kind = hooks.deadLetterThrows;
+    if (kind != null) {
+      throw sneaky(throwable(kind, "handleDeadLetter threw"));
+    }
   }
 
   @Override

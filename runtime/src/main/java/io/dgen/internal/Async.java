@@ -18,8 +18,9 @@ final class Async {
 
   /**
    * Continues {@code input} with {@code step}: in this thread if {@code input} is done, else on
-   * {@code executor} once it completes. A failed input, or a step that throws an unchecked
-   * exception, yields a failed future; the step does not run on a failed input.
+   * {@code executor} once it completes. A failed input, or a step that throws (an {@link Error}
+   * too, as {@link CompletableFuture} would capture it), yields a failed future; the step does not
+   * run on a failed input.
    */
   static <T, U> CompletableFuture<U> then(
       CompletableFuture<T> input,
@@ -30,7 +31,7 @@ final class Async {
     }
     try {
       return step.apply(input.join());
-    } catch (RuntimeException e) {
+    } catch (Throwable e) {
       return CompletableFuture.failedFuture(Futures.unwrap(e));
     }
   }

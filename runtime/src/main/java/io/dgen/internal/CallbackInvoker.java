@@ -30,6 +30,12 @@ import org.slf4j.LoggerFactory;
  * message or in a batch; a retryable {@link BackendException} it met (in a read, or wrapped by user
  * code) is rethrown as is, so that the transaction is retried and no failure is counted.
  *
+ * <p>User code may throw anything: every boundary catches {@link Throwable}. An {@link Error} is the
+ * user code's failure like any exception ({@code AssertionError}, {@code StackOverflowError} among
+ * them), except a {@linkplain Lifecycle#isFatal fatal} one ({@code OutOfMemoryError}, {@code
+ * InternalError}), which is rethrown as it is: the process that met it stops ({@link
+ * Lifecycle#terminate}).
+ *
  * <p>Never commits, reads or writes keys itself, and never decides what a failure leads to (retry,
  * dead letter, error to the caller): its callers do.
  *
@@ -62,6 +68,13 @@ final class CallbackInvoker<S, M> {
     /** What the callback threw (or why its result was refused). */
     Throwable reason() {
       return Objects.requireNonNull(getCause());
+    }
+  }
+
+  /** Rethrows {@code t} if it is {@linkplain Lifecycle#isFatal fatal}; otherwise returns. */
+  private static void rethrowIfFatal(Throwable t) {
+    if (Lifecycle.isFatal(t)) {
+      throw (VirtualMachineError) t;
     }
   }
 
@@ -165,7 +178,8 @@ final class CallbackInvoker<S, M> {
     Result<S> r;
     try {
       r = callback.apply(new Ctx(tx, tenant, tuid, timers), state);
-    } catch (Exception e) {
+    } catch (Throwable e) {
+      rethrowIfFatal(e);
       throw failed(e, startNanos, name);
     }
     try {
@@ -184,7 +198,7 @@ final class CallbackInvoker<S, M> {
    * transient: it is returned unwrapped, so that the transaction's retry loop runs the attempt
    * again and no failure is counted. Anything else is the callback's failure.
    */
-  private RuntimeException failed(Exception e, long startNanos, String name) {
+  private RuntimeException failed(Throwable e, long startNanos, String name) {
     try {
       checkAge(startNanos, name);
     } catch (TransactionTooLongException late) {
@@ -224,7 +238,8 @@ final class CallbackInvoker<S, M> {
             "handleLocked returned Result.lock; the lock is held already");
       }
       return r;
-    } catch (Exception e) {
+    } catch (Throwable e) {
+      rethrowIfFatal(e);
       throw new CallbackFailure(e);
     }
   }
@@ -260,15 +275,23 @@ final class CallbackInvoker<S, M> {
                 + context);
       }
       return Objects.requireNonNull(r.state(), "init's state");
-    } catch (Exception e) {
+    } catch (Throwable e) {
+      rethrowIfFatal(e);
       throw new CallbackFailure(e);
     }
   }
 
-  /** {@code handleDeadLetter}; it may throw, and its caller logs that. */
+  /**
+   * {@code handleDeadLetter}.
+   *
+   * @throws CallbackFailure if it throws; its caller logs that
+   */
   void handleDeadLetter(M message, int attempts) {
     try (LogContext.Scope mdc = logs.open(message)) {
       server.handleDeadLetter(message, attempts);
+    } catch (Throwable e) {
+      rethrowIfFatal(e);
+      throw new CallbackFailure(e);
     }
   }
 
@@ -291,7 +314,8 @@ final class CallbackInvoker<S, M> {
         action.run(state);
       } catch (Action.HaltActions halt) {
         return;
-      } catch (Exception e) {
+      } catch (Throwable e) {
+        rethrowIfFatal(e);
         log.error("post-commit action failed; skipping the remaining ones: {}", context, e);
         return;
       }

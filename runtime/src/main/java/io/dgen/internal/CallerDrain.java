@@ -46,6 +46,15 @@ final class CallerDrain<S, M> {
    *     maxFailures} consecutive failures
    */
   int run(int maxFailures) {
+    try {
+      return drain(maxFailures);
+    } catch (Throwable t) {
+      p.lifecycle().terminateIfFatal(t);
+      throw t;
+    }
+  }
+
+  private int drain(int maxFailures) {
     int processed = 0;
     int failures = 0;
     int limit = p.consumeK();

@@ -33,6 +33,10 @@ import org.slf4j.LoggerFactory;
  * concurrently with itself. The failure count and the batch limit are touched only by the owner;
  * hand-offs between threads go through the executor, which orders them.
  *
+ * <p>No step dies silently: every task the loop hands to a thread is {@linkplain #guarded guarded},
+ * so that whatever it throws either retries the loop with backoff or, for a {@linkplain
+ * Lifecycle#isFatal fatal} error, stops the process, whose termination then fails with it.
+ *
  * @param <S> the state type
  * @param <M> the message type
  */
@@ -176,9 +180,35 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
 
   private void execute(Runnable step) {
     try {
-      core.executor().execute(step);
+      core.executor().execute(guarded(step));
     } catch (RejectedExecutionException e) {
       // the runtime is closing
+    }
+  }
+
+  /**
+   * {@code step} as a task that cannot end the loop silently: a throwable it lets escape (a bug,
+   * or an error met outside user code) retries the loop with backoff, and a fatal one stops the
+   * process.
+   */
+  private Runnable guarded(Runnable step) {
+    return () -> {
+      try {
+        step.run();
+      } catch (Throwable t) {
+        if (Lifecycle.isFatal(t)) {
+          stopFatally(t);
+        } else {
+          retryLater("a step of the consume loop failed unexpectedly", t);
+        }
+      }
+    };
+  }
+
+  /** A fatal error stopped this process: its termination fails with it. */
+  private void stopFatally(Throwable error) {
+    try (LogContext.Scope mdc = invoker.logs().open(null)) {
+      lifecycle.terminateIfFatal(error);
     }
   }
 
@@ -202,7 +232,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
   private void run(long sliceEnd, boolean holdsPermit) {
     while (lifecycle.isAlive()) {
       if (!holdsPermit && !core.permits().tryAcquire()) {
-        core.permits().enqueue(() -> run(core.nanoTime() + BATCH_SLICE_NANOS, true));
+        core.permits().enqueue(guarded(() -> run(core.nanoTime() + BATCH_SLICE_NANOS, true)));
         return;
       }
       holdsPermit = false;
@@ -253,7 +283,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
               (tx, prior) -> prior,
               core.executor())
           .whenComplete((b, err) -> Meters.batch(invoker.meters(), b, core.nanoTime() - start));
-    } catch (RuntimeException e) {
+    } catch (Throwable e) {
       return CompletableFuture.failedFuture(e);
     }
   }
@@ -287,10 +317,8 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
       return false; // the batch stopped the process
     }
     if (batch.lock() != null) {
-      LockCoordinator.Held<M> lock = batch.lock();
-      S locked = Objects.requireNonNull(batch.state());
       // the loop stays owned (not parked) until handleLocked's run has ended
-      core.blocking().execute(() -> afterLocked(locks.runLocked(lock, locked)));
+      runLocked(batch.lock(), Objects.requireNonNull(batch.state()));
       return false;
     }
     int misses = states.missStreak();
@@ -310,7 +338,29 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     return true;
   }
 
+  /**
+   * Hands the lock this loop's batch took to a thread for {@code handleLocked}; with no thread to
+   * be had now, tries again after a backoff (the lock is this process's until its run has ended).
+   */
+  private void runLocked(LockCoordinator.Held<M> lock, S state) {
+    try {
+      core.blocking().execute(guarded(() -> afterLocked(locks.runLocked(lock, state))));
+    } catch (RejectedExecutionException e) {
+      if (!lifecycle.isAlive()) {
+        return;
+      }
+      consecutiveFailures++;
+      log.warn(
+          "no thread for handleLocked; trying again in a moment: {}", context, e);
+      scheduleAfter(core.backoffNanos(consecutiveFailures), () -> runLocked(lock, state));
+    }
+  }
+
   private void onFailure(Throwable error) {
+    if (Lifecycle.isFatal(error)) {
+      stopFatally(error);
+      return;
+    }
     Throwable cause = ConsumerBatch.blame(error, attempt);
     if (cause instanceof ConsumerBatch.ItemFailure failure) {
       onItemFailure(failure);
@@ -407,9 +457,9 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     invoker.meters().failed();
     Throwable cause = failure.reason();
     try {
-      core.blocking().execute(() -> recordFailure(failure, cause));
+      core.blocking().execute(guarded(() -> recordFailure(failure, cause)));
     } catch (RejectedExecutionException e) {
-      // the runtime is closing
+      retryLater("no thread to record a callback's failure", cause);
     }
   }
 

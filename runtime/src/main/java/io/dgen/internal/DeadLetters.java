@@ -176,7 +176,10 @@ final class DeadLetters<M> {
         invoker.handleDeadLetter(message, attempts);
       }
     } catch (RuntimeException e) {
-      log.error("handleDeadLetter failed: {}", context, e);
+      log.error(
+          "handleDeadLetter failed: {}",
+          context,
+          e instanceof CallbackInvoker.CallbackFailure f ? f.reason() : e);
     }
   }
 

@@ -174,6 +174,7 @@ final class HostedKind<S, M> {
       return;
     }
     Loaded<S, M>[] made = newArray();
+    Throwable[] failed = new Throwable[1];
     loaded.compute(
         tuid,
         (t, l) -> {
@@ -183,9 +184,38 @@ final class HostedKind<S, M> {
             }
             return l;
           }
-          made[0] = new Loaded<>(ServerProcess.hosted(core, this, tuid));
+          try {
+            made[0] = new Loaded<>(ServerProcess.hosted(core, this, tuid));
+          } catch (Throwable e) { // the behaviour's supplier is user code
+            if (Lifecycle.isFatal(e)) {
+              throw e;
+            }
+            failed[0] = e;
+            return l;
+          }
           return made[0];
         });
+    if (failed[0] != null) {
+      // Not on the caller's thread (a doorbell cycle, a rescan): the server's messages wait, and
+      // the load is tried again after the longest backoff.
+      log.error(
+          "the behaviour supplier of kind {} failed; server {} is not loaded, its messages wait,"
+              + " and the load is retried: {}",
+          kind,
+          tuid,
+          context,
+          failed[0]);
+      try {
+        core.scheduler()
+            .schedule(
+                () -> execute(() -> activate(tuid)),
+                core.backoffNanos(Integer.MAX_VALUE),
+                TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException closing) {
+        // the runtime is closing
+      }
+      return;
+    }
     if (made[0] != null) {
       ServerProcess<S, M> p = made[0].process;
       p.onStop(() -> loaded.remove(tuid, made[0]));

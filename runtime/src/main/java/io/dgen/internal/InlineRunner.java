@@ -170,6 +170,9 @@ final class InlineRunner<S, M> {
         executor,
         (outcome, err) -> {
           Throwable failure = err == null ? null : Futures.unwrap(err);
+          if (failure != null && lifecycle.terminateIfFatal(failure)) {
+            return CompletableFuture.failedFuture(failure);
+          }
           if (failure instanceof TakesLock) {
             // The lock is taken by the consume loop only, so that handleLocked runs where the lock
             // is fenced and recoverable: queue the call like any other. The attempt committed
@@ -288,13 +291,22 @@ final class InlineRunner<S, M> {
     } catch (CallbackInvoker.CallbackFailure failure) {
       throw new CallbackException(
           "priority " + name + " failed; nothing was committed: " + context, failure.reason());
+    } catch (Throwable t) {
+      lifecycle.terminateIfFatal(t);
+      throw t;
     }
     afterCommit(Objects.requireNonNull(outcome));
     return outcome;
   }
 
+  /** Runs the actions and honours a stop; a fatal error of an action stops the process. */
   private void afterCommit(Outcome<S> outcome) {
-    invoker.runActions(outcome.actions(), outcome.state());
+    try {
+      invoker.runActions(outcome.actions(), outcome.state());
+    } catch (Throwable t) {
+      lifecycle.terminateIfFatal(t);
+      throw t;
+    }
     lifecycle.stopIfAsked(outcome.stopReason());
   }
 

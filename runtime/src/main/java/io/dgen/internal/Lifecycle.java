@@ -28,6 +28,32 @@ final class Lifecycle {
     this.context = context;
   }
 
+  /**
+   * Whether {@code t} leaves the JVM in a state where nothing more should run in the process that
+   * met it: a {@link VirtualMachineError} other than {@link StackOverflowError} (whose stack has
+   * unwound by the time it is caught), such as {@link OutOfMemoryError} or {@link InternalError}.
+   * Any other throwable from user code, {@link Error}s included, is that code's failure.
+   */
+  static boolean isFatal(Throwable t) {
+    return t instanceof VirtualMachineError && !(t instanceof StackOverflowError);
+  }
+
+  /**
+   * Stops the process if {@code t} is {@linkplain #isFatal fatal}, logging it; its termination
+   * future then fails with {@code t}. Returns whether it was.
+   */
+  boolean terminateIfFatal(Throwable t) {
+    if (!isFatal(t)) {
+      return false;
+    }
+    log.error(
+        "stopping the process: a fatal error, after which nothing more may run in it: {}",
+        context,
+        t);
+    terminate(t);
+    return true;
+  }
+
   /** Runs {@code hook} when the process stops, after the hooks registered before it. */
   void onStop(Runnable hook) {
     onStop.add(hook);
