@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.dgen.TestServer.Add;
+import io.dgen.TestServer.LockedThrow;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Work;
 import java.time.Duration;
@@ -12,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -158,6 +160,47 @@ class LockModeTest extends RuntimeTestBase {
     await().atMost(Duration.ofSeconds(10)).until(() -> hooks.lockedReturned.get() == 2);
     second.cast(new Add(1));
     awaitTotal(second, 1001); // the late holder changed nothing and the lock is free
+  }
+
+  @Test
+  void handleLockedThatKeepsFailing_isCounted_andDeadLetteredAtTheThreshold_andTheQueueMovesOn() {
+    ServerRef<Msg> ref = start(b -> b.deadLetterThreshold(3));
+    LockedThrow poison = new LockedThrow("x", "runtime", Integer.MAX_VALUE);
+    CompletableFuture<String> call = ref.callAsync(poison, Duration.ofMinutes(2));
+    ref.cast(new Add(1));
+
+    assertThat(call)
+        .failsWithin(Duration.ofSeconds(60))
+        .withThrowableOfType(ExecutionException.class)
+        .havingCause()
+        .isInstanceOfSatisfying(
+            DeadLetterException.class, e -> assertThat(e.attempts()).isEqualTo(3));
+    awaitTotal(ref, 1);
+    assertThat(hooks.attempts.get("locked:x")).hasValue(3);
+    List<DeadLetter<Msg>> dead = ref.deadLetters();
+    assertThat(dead).hasSize(1);
+    assertThat(dead.get(0).message()).isEqualTo(poison);
+    assertThat(dead.get(0).attempts()).isEqualTo(3);
+    assertThat(dead.get(0).lastError()).contains("handleLocked of x threw");
+    await().atMost(Duration.ofSeconds(10)).until(() -> hooks.deadLetters.size() == 1);
+    assertThat(hooks.deadLetters).containsExactly(poison + "x3");
+
+    // the count lived in the message: re-queued, it gets the whole threshold again
+    assertThat(ref.requeueDeadLetter(dead.get(0).id(), true)).isTrue();
+    await().atMost(Duration.ofSeconds(60)).until(() -> hooks.deadLetters.size() == 2);
+    assertThat(hooks.attempts.get("locked:x")).hasValue(6);
+    assertThat(ref.queueLength()).isZero();
+  }
+
+  @Test
+  void handleLockedThatFailsBelowTheThreshold_isRetried_andItsCountEndsWithItsSuccess() {
+    ServerRef<Msg> ref = start(b -> b.deadLetterThreshold(3));
+    ref.cast(new LockedThrow("y", "runtime", 2));
+    awaitTotal(ref, 1000);
+    ref.cast(new LockedThrow("z", "runtime", 2)); // a fresh count: two failures again are fine
+    awaitTotal(ref, 2000);
+    assertThat(ref.deadLetters()).isEmpty();
+    assertThat(hooks.attempts.get("locked:z")).hasValue(3);
   }
 
   @Test

@@ -128,7 +128,9 @@ final class CallerDrain<S, M> {
       LockCoordinator.Held<M> lock = batch.lock();
       if (lock != null) {
         LockCoordinator.Run run = p.locks().runLocked(lock, Objects.requireNonNull(batch.state()));
-        if (run.ending() == LockCoordinator.Ending.FAILED && ++failures >= maxFailures) {
+        if (run.ending() == LockCoordinator.Ending.FAILED
+            && !run.deadLettered()
+            && ++failures >= maxFailures) {
           throw new IllegalStateException(
               "drain gave up: handleLocked failed " + failures + " times in a row", run.cause());
         }

@@ -420,10 +420,17 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
         consecutiveFailures = 0;
         execute(this::drain);
       }
-      case FAILED ->
+      case FAILED -> {
+        if (run.deadLettered()) {
+          consecutiveFailures = 0;
+          execute(this::drain);
+        } else {
           retryLater(
-              "handleLocked failed; the lock is released and its message re-queued",
+              "handleLocked failed; the lock is released and its message re-queued, its failure"
+                  + " counted",
               Objects.requireNonNull(run.cause()));
+        }
+      }
       case STOPPED -> {
         // the process stopped itself; the loop stays owned, as nothing is to run any more
       }

@@ -90,7 +90,7 @@ final class DeadLetters<M> {
   int recordFailure(KeyValue item, Throwable cause, int threshold) {
     String failureId = UUID.randomUUID().toString();
     Versionstamp stamp = queue.stampOf(item);
-    String error = cause.getClass().getName() + ": " + cause.getMessage();
+    String error = errorOf(cause);
     Reply tooLarge = cause instanceof ReplyTooLargeException e ? ReplySlots.tooLarge(e) : null;
     int attempts =
         backend.run(
@@ -131,13 +131,7 @@ final class DeadLetters<M> {
                   deadKey(stamp),
                   new DeadRecord(current, count, error, wallMillis.getAsLong(), failureId)
                       .encode());
-              if (env.isCall()) {
-                slots.write(
-                    tx,
-                    callerOf(env),
-                    tooLarge != null ? tooLarge : ReplySlots.deadLettered(count, error),
-                    null);
-              }
+              replyDeadLettered(tx, env, count, error, tooLarge);
               return count;
             });
     if (attempts == REJECTED) {
@@ -156,11 +150,67 @@ final class DeadLetters<M> {
     return new From(env.slotSeconds(), Objects.requireNonNull(env.slotId()));
   }
 
+  private static String errorOf(Throwable cause) {
+    return cause.getClass().getName() + ": " + cause.getMessage();
+  }
+
+  /**
+   * A run of {@code handleLocked} failed: in {@code tx}, which releases the lock, counts the
+   * failure against the message that took it, {@code envelope} (the count travels in the envelope,
+   * as a queue item's does), and re-queues it at the head of the queue, or, at {@code threshold},
+   * moves it to the dead letters with a dead-letter reply for a call. A call whose reply was too
+   * large gets that error at once, as in {@link #recordFailure}. Exactly once when {@code tx}'s run
+   * is (the commit runner's marker). Returns the count including this failure; at the threshold,
+   * {@link #afterDeadLetter} is due once the transaction has committed.
+   */
+  int countLockFailure(Transaction tx, byte[] envelope, Throwable cause, int threshold) {
+    Envelope env = queue.envelope(envelope);
+    int count = env.failures() + 1;
+    String error = errorOf(cause);
+    Reply tooLarge = cause instanceof ReplyTooLargeException e ? ReplySlots.tooLarge(e) : null;
+    String failureId = UUID.randomUUID().toString();
+    if (count < threshold) {
+      queue.push(tx, ServerKeys.LANE_HEAD, queue.withFailure(env, count, failureId));
+      if (tooLarge != null && env.isCall()) {
+        slots.write(tx, callerOf(env), tooLarge, null);
+      }
+      return count;
+    }
+    tx.setVersionstampedKey(
+        keys.dead().getKey(),
+        Tuple.from(Versionstamp.incomplete(UserVersions.next(tx))),
+        new DeadRecord(envelope, count, error, wallMillis.getAsLong(), failureId).encode());
+    replyDeadLettered(tx, env, count, error, tooLarge);
+    return count;
+  }
+
+  /** Tells a call's caller, if it still waits, that its call was dead-lettered (or too large). */
+  private void replyDeadLettered(
+      Transaction tx, Envelope env, int count, String error, @Nullable Reply tooLarge) {
+    if (env.isCall()) {
+      slots.write(
+          tx,
+          callerOf(env),
+          tooLarge != null ? tooLarge : ReplySlots.deadLettered(count, error),
+          null);
+    }
+  }
+
   /** Logs a dead letter and lets the server's {@code handleDeadLetter} know. */
   private void afterDeadLetter(KeyValue item, int attempts) {
+    afterDeadLetter(item.value(), attempts, deadLetterId(queue.stampOf(item)));
+  }
+
+  /**
+   * Logs a dead letter moved out of the queue, whose envelope is {@code envelope}, and lets the
+   * server's {@code handleDeadLetter} know.
+   *
+   * @param id the dead letter's id, or null if it is not known here
+   */
+  void afterDeadLetter(byte[] envelope, int attempts, @Nullable String id) {
     @Nullable M message;
     try {
-      message = queue.message(queue.envelope(item.value()));
+      message = queue.message(queue.envelope(envelope));
     } catch (RuntimeException e) {
       log.error("handleDeadLetter skipped: the message cannot be decoded: {}", context, e);
       message = null;
@@ -171,7 +221,7 @@ final class DeadLetters<M> {
           "message dead-lettered after {} attempts: {} deadLetterId={}",
           attempts,
           context,
-          deadLetterId(queue.stampOf(item)));
+          id != null ? id : "(see deadLetters())");
       if (message != null) {
         invoker.handleDeadLetter(message, attempts);
       }

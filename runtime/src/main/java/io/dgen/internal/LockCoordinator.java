@@ -22,7 +22,9 @@ import org.slf4j.LoggerFactory;
  * One server's lock mode: taking the lock in a batch, meeting it (waiting for its release or
  * expiry, or busting it after {@code lockTimeout} and re-queueing the message that took it at the
  * head), running {@code handleLocked} outside any transaction, and committing or releasing its
- * outcome only while the lock still carries the holder's token (fencing).
+ * outcome only while the lock still carries the holder's token (fencing). A failed run of {@code
+ * handleLocked} counts as a failure of its message ({@link DeadLetters#countLockFailure}), so a
+ * message that always fails there is dead-lettered at the threshold like any other.
  *
  * <p>Never schedules the consume loop and never decides what a fence or a failure means for the
  * process: {@link #runLocked} reports how it ended (a fence also to the runtime's listener), and
@@ -57,8 +59,15 @@ final class LockCoordinator<S, M> {
     STOPPED
   }
 
-  /** An {@link Ending} and, for {@code FAILED} and {@code FENCED}, why. */
-  record Run(Ending ending, @Nullable Throwable cause) {}
+  /**
+   * An {@link Ending} and, for {@code FAILED} and {@code FENCED}, why; a {@code FAILED} run whose
+   * failure reached the dead-letter threshold moved its message to the dead letters.
+   */
+  record Run(Ending ending, @Nullable Throwable cause, boolean deadLettered) {
+    Run(Ending ending, @Nullable Throwable cause) {
+      this(ending, cause, false);
+    }
+  }
 
   private final ServerKeys keys;
   private final Serde serde;
@@ -67,6 +76,8 @@ final class LockCoordinator<S, M> {
   private final ServerQueue<M> queue;
   private final ReplySlots slots;
   private final CallbackInvoker<S, M> invoker;
+  private final DeadLetters<M> deadLetters;
+  private final int deadLetterThreshold;
   private final Lifecycle lifecycle;
   private final Optional<Duration> lockTimeout;
   private final LongSupplier wallMillis;
@@ -81,6 +92,8 @@ final class LockCoordinator<S, M> {
       ServerQueue<M> queue,
       ReplySlots slots,
       CallbackInvoker<S, M> invoker,
+      DeadLetters<M> deadLetters,
+      int deadLetterThreshold,
       Lifecycle lifecycle,
       Optional<Duration> lockTimeout,
       LongSupplier wallMillis,
@@ -93,6 +106,8 @@ final class LockCoordinator<S, M> {
     this.queue = queue;
     this.slots = slots;
     this.invoker = invoker;
+    this.deadLetters = deadLetters;
+    this.deadLetterThreshold = deadLetterThreshold;
     this.lifecycle = lifecycle;
     this.lockTimeout = lockTimeout;
     this.wallMillis = wallMillis;
@@ -190,21 +205,33 @@ final class LockCoordinator<S, M> {
     }
   }
 
-  /** handleLocked failed: release the lock and re-queue its message at the head, if still ours. */
+  /**
+   * handleLocked (or its commit) failed: if the lock is still ours, release it and count the
+   * failure against its message, which is re-queued at the head, or dead-lettered at the threshold.
+   */
   private Run releaseAfterFailure(Held<M> lock, Throwable cause) {
+    Integer attempts;
     try {
-      commits.commit(
-          tx -> {
-            ensureHeld(tx, lock);
-            tx.clear(keys.lockKey());
-            queue.requeue(tx, ServerKeys.LANE_HEAD, lock.envelope());
-            return null;
-          });
+      attempts =
+          commits.commit(
+              tx -> {
+                ensureHeld(tx, lock);
+                tx.clear(keys.lockKey());
+                queue.wakeConsumers(tx);
+                return deadLetters.countLockFailure(
+                    tx, lock.envelope(), cause, deadLetterThreshold);
+              });
     } catch (LockFencedException fenced) {
       fenced.addSuppressed(cause);
       return fenced(fenced);
     } catch (RuntimeException e) {
       cause.addSuppressed(e);
+      return new Run(Ending.FAILED, cause);
+    }
+    int n = attempts == null ? 0 : attempts;
+    if (n >= deadLetterThreshold) {
+      deadLetters.afterDeadLetter(lock.envelope(), n, null);
+      return new Run(Ending.FAILED, cause, true);
     }
     return new Run(Ending.FAILED, cause);
   }

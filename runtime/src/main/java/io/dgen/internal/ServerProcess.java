@@ -192,6 +192,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             queue,
             slots,
             invoker,
+            deadLetters,
+            options.deadLetterThreshold().orElse(Integer.MAX_VALUE),
             lifecycle,
             options.lockTimeout(),
             core::wallMillis,
