@@ -151,6 +151,18 @@ public class BackendException extends RuntimeException {
     return MAYBE_COMMITTED.contains(code);
   }
 
+  /**
+   * True if FoundationDB's retry loop retries {@code code} knowing that the attempt it ended did
+   * not commit ({@code not_committed}, {@code transaction_too_old}, ...), as opposed to {@link
+   * #isMaybeCommitted} codes, after which it may have.
+   *
+   * @param code an error code
+   * @return whether a retry after it follows an attempt that certainly did not commit
+   */
+  public static boolean isRetryableNotCommitted(int code) {
+    return RETRYABLE_NOT_COMMITTED.contains(code);
+  }
+
   /** True if FoundationDB's retry loop retries {@code code}. */
   public static boolean isRetryable(int code) {
     return MAYBE_COMMITTED.contains(code) || RETRYABLE_NOT_COMMITTED.contains(code);

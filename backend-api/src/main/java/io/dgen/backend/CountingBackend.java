@@ -253,6 +253,11 @@ public final class CountingBackend extends ForwardingBackend {
     }
 
     @Override
+    public CompletableFuture<Long> getReadVersionAsync() {
+      return delegate.getReadVersionAsync();
+    }
+
+    @Override
     public boolean isSnapshot() {
       return true;
     }

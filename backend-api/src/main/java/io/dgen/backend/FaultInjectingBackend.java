@@ -1,5 +1,6 @@
 package io.dgen.backend;
 
+import com.apple.foundationdb.tuple.Tuple;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,6 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
@@ -52,7 +54,11 @@ import org.jspecify.annotations.Nullable;
  * {@link #runAsync} waits without holding one. {@link #advanceClock} ages attempts that are open
  * now without waiting: one that becomes older than five seconds fails its writing commit with 1007
  * (its reads are not affected; a read-only attempt commits). {@link #readVersionLatency} delays
- * every attempt, reads included, before its body runs: a cluster that does not answer.
+ * every attempt's read version, which, as on FoundationDB, it gets at its first read (or at its
+ * commit if it reads nothing): the body runs at once and its reads wait, as on a cluster that is
+ * slow to answer or does not answer at all. {@link #failReads} fails reads of a key range, and
+ * {@link #commitUnknownResultLate} lets a commit reported as {@code commit_unknown_result} land
+ * later, after the run's next attempt has read.
  *
  * <h2>Threading</h2>
  *
@@ -68,6 +74,9 @@ public final class FaultInjectingBackend extends ForwardingBackend {
   private static final int INTERRUPT = -1;
 
   private final AtomicReference<Plan> plan = new AtomicReference<>(Plan.NONE);
+  private final AtomicReference<ReadFault> readFault = new AtomicReference<>(ReadFault.NONE);
+  private final AtomicReference<@Nullable Runnable> afterAppliedUnknownResult =
+      new AtomicReference<>();
   private final AtomicLong clockOffsetNanos = new AtomicLong();
   private volatile long readVersionLatencyNanos;
 
@@ -125,10 +134,12 @@ public final class FaultInjectingBackend extends ForwardingBackend {
   }
 
   /**
-   * Makes every attempt wait {@code latency} before its body runs, as getting a read version from a
-   * cluster that is slow or unreachable does; directory operations wait it too. {@link #run} waits
-   * on its own thread (an interrupt ends the wait with {@code transaction_cancelled (1025)}),
-   * {@link #runAsync} waits without holding one (the body then runs on another thread).
+   * Makes every attempt wait {@code latency} for its read version, as a cluster that is slow or
+   * unreachable does: the attempt gets it at its first read, {@link Transaction#getReadVersion} or
+   * {@link Transaction#getReadVersionAsync}, or, if it reads nothing, before its commit; every read
+   * of the attempt waits for it. Directory operations wait it too. A blocking read waits on its
+   * thread (an interrupt ends the wait with {@code transaction_cancelled (1025)}); an asynchronous
+   * one holds no thread.
    *
    * @param latency the added latency; zero removes it
    * @return this backend
@@ -178,6 +189,60 @@ public final class FaultInjectingBackend extends ForwardingBackend {
   }
 
   /**
+   * Makes the next {@code n} writing commits raise {@code commit_unknown_result (1021)} without
+   * applying, then apply their writes <em>later</em>, in a transaction of their own, right before
+   * the next attempt of the same run commits (after that attempt's body has read): a commit that
+   * FoundationDB had in flight and that lands after the retry began. The retry then usually fails
+   * with {@code not_committed (1020)}, as it would on FoundationDB if it read anything the late
+   * commit wrote, and the attempt after it sees the late commit. Versionstamped writes get the late
+   * transaction's stamp.
+   *
+   * @param n how many commits land late; 0 cancels the fault
+   * @return this backend
+   * @throws IllegalArgumentException if {@code n} is negative
+   */
+  public FaultInjectingBackend commitUnknownResultLate(int n) {
+    requireCount(n);
+    plan.updateAndGet(p -> p.withLate(n));
+    return this;
+  }
+
+  /**
+   * Makes the next {@code n} reads (serializable or snapshot, single keys or ranges) that touch
+   * {@code [begin, end)} fail with {@code code}, as reads of a cluster in trouble do; other reads
+   * are not affected. A retryable {@code code} is retried by the run like any other error.
+   *
+   * @param begin the first key of the range (inclusive)
+   * @param end the end of the range (exclusive)
+   * @param n how many reads fail; 0 cancels the fault
+   * @param code the error code, e.g. {@link BackendException#TRANSACTION_TIMED_OUT}
+   * @return this backend
+   * @throws IllegalArgumentException if {@code n} is negative or {@code code} is not positive
+   */
+  public FaultInjectingBackend failReads(byte[] begin, byte[] end, int n, int code) {
+    requireCount(n);
+    if (code <= 0) {
+      throw new IllegalArgumentException("code must be a positive error code: " + code);
+    }
+    readFault.set(new ReadFault(begin.clone(), end.clone(), n, code));
+    return this;
+  }
+
+  /**
+   * Runs {@code hook} once, after the next commit that an injected {@code commit_unknown_result}
+   * let apply and before the run's body runs again ({@link #commitUnknownResult} with {@code
+   * applied}), on the run's thread and outside any transaction: a test can change the data between
+   * the two attempts, as a concurrent client would.
+   *
+   * @param hook what to run
+   * @return this backend
+   */
+  public FaultInjectingBackend afterAppliedUnknownResult(Runnable hook) {
+    afterAppliedUnknownResult.set(Objects.requireNonNull(hook, "hook"));
+    return this;
+  }
+
+  /**
    * Makes every writing commit wait {@code latency} first, as a slower cluster would; the attempt's
    * read version is not renewed, so its window for conflicts grows too.
    *
@@ -222,6 +287,8 @@ public final class FaultInjectingBackend extends ForwardingBackend {
    */
   public FaultInjectingBackend reset() {
     plan.set(Plan.NONE);
+    readFault.set(ReadFault.NONE);
+    afterAppliedUnknownResult.set(null);
     readVersionLatencyNanos = 0;
     return this;
   }
@@ -241,9 +308,9 @@ public final class FaultInjectingBackend extends ForwardingBackend {
           delegate.run(
               tx -> {
                 Attempt attempt = run.begin(tx);
-                waitReadVersion();
                 T value = body.apply(attempt);
                 attempt.waitLatency();
+                Futures.join(attempt.landLate());
                 attempt.injectFaults();
                 return value;
               });
@@ -254,6 +321,7 @@ public final class FaultInjectingBackend extends ForwardingBackend {
       if (!run.reRunAfterAppliedUnknownResult()) {
         return result;
       }
+      runHookBetweenAttempts();
     }
   }
 
@@ -280,21 +348,13 @@ public final class FaultInjectingBackend extends ForwardingBackend {
         .<T>runAsync(
             tx -> {
               Attempt attempt = run.begin(tx);
-              long wait = readVersionLatencyNanos;
               CompletableFuture<? extends T> work =
-                  wait <= 0
-                      ? Objects.requireNonNull(body.apply(attempt), "runAsync body returned null")
-                      : CompletableFuture.runAsync(
-                              () -> {},
-                              CompletableFuture.delayedExecutor(wait, TimeUnit.NANOSECONDS))
-                          .thenCompose(
-                              ignored ->
-                                  Objects.requireNonNull(
-                                      body.apply(attempt), "runAsync body returned null"));
+                  Objects.requireNonNull(body.apply(attempt), "runAsync body returned null");
               return work.thenCompose(
                   value ->
                       attempt
                           .latency()
+                          .thenCompose(ignored -> attempt.landLate())
                           .thenApply(
                               ignored -> {
                                 attempt.injectFaults();
@@ -309,6 +369,12 @@ public final class FaultInjectingBackend extends ForwardingBackend {
               } else if (afterCommit != null) {
                 result.completeExceptionally(afterCommit);
               } else if (run.reRunAfterAppliedUnknownResult()) {
+                try {
+                  runHookBetweenAttempts();
+                } catch (RuntimeException e) {
+                  result.completeExceptionally(e);
+                  return;
+                }
                 runAsync(run, body, result);
               } else {
                 result.complete(value);
@@ -342,7 +408,22 @@ public final class FaultInjectingBackend extends ForwardingBackend {
     return super.listDirectories(parent);
   }
 
-  /** Waits out the read-version latency on this thread. */
+  private void runHookBetweenAttempts() {
+    Runnable hook = afterAppliedUnknownResult.getAndSet(null);
+    if (hook != null) {
+      hook.run();
+    }
+  }
+
+  /** The fault a read of {@code [begin, end)} is to fail with, taken from the plan; or null. */
+  private @Nullable BackendException readFault(byte[] begin, byte[] end) {
+    ReadFault taken = readFault.getAndUpdate(f -> f.touches(begin, end) ? f.used() : f);
+    return taken.touches(begin, end)
+        ? new BackendException(taken.code(), "injected by FaultInjectingBackend.failReads")
+        : null;
+  }
+
+  /** Waits out the read-version latency on this thread (directory operations). */
   private void waitReadVersion() {
     long nanos = readVersionLatencyNanos;
     if (nanos > 0) {
@@ -384,8 +465,9 @@ public final class FaultInjectingBackend extends ForwardingBackend {
       long latencyNanos,
       int afterCommit,
       int afterCommitCode,
-      boolean afterCommitApplied) {
-    static final Plan NONE = new Plan(0, 0, false, 0, 0, 0, false);
+      boolean afterCommitApplied,
+      int late) {
+    static final Plan NONE = new Plan(0, 0, false, 0, 0, 0, false, 0);
 
     Plan withCommon(int conflicts, int unknownResults, boolean unknownApplied, long latencyNanos) {
       return new Plan(
@@ -395,11 +477,25 @@ public final class FaultInjectingBackend extends ForwardingBackend {
           latencyNanos,
           afterCommit,
           afterCommitCode,
-          afterCommitApplied);
+          afterCommitApplied,
+          late);
     }
 
     Plan withAfterCommit(int n, int code, boolean applied) {
-      return new Plan(conflicts, unknownResults, unknownApplied, latencyNanos, n, code, applied);
+      return new Plan(
+          conflicts, unknownResults, unknownApplied, latencyNanos, n, code, applied, late);
+    }
+
+    Plan withLate(int n) {
+      return new Plan(
+          conflicts,
+          unknownResults,
+          unknownApplied,
+          latencyNanos,
+          afterCommit,
+          afterCommitCode,
+          afterCommitApplied,
+          n);
     }
 
     /** This plan with the fault the next writing commit takes (a conflict first) used up. */
@@ -410,10 +506,26 @@ public final class FaultInjectingBackend extends ForwardingBackend {
       if (unknownResults > 0) {
         return withCommon(conflicts, unknownResults - 1, unknownApplied, latencyNanos);
       }
+      if (late > 0) {
+        return withLate(late - 1);
+      }
       if (afterCommit > 0) {
         return withAfterCommit(afterCommit - 1, afterCommitCode, afterCommitApplied);
       }
       return this;
+    }
+  }
+
+  /** Reads of {@code [begin, end)} still to fail with {@code code}. */
+  private record ReadFault(byte[] begin, byte[] end, int remaining, int code) {
+    static final ReadFault NONE = new ReadFault(new byte[0], new byte[0], 0, 0);
+
+    boolean touches(byte[] from, byte[] to) {
+      return remaining > 0 && ByteKeys.compare(from, end) < 0 && ByteKeys.compare(begin, to) < 0;
+    }
+
+    ReadFault used() {
+      return new ReadFault(begin, end, remaining - 1, code);
     }
   }
 
@@ -423,6 +535,9 @@ public final class FaultInjectingBackend extends ForwardingBackend {
     private int attempts;
     private @Nullable Attempt last;
     private boolean reRun;
+
+    /** The writes of an attempt that raised 1021 and lands late, before the next one commits. */
+    private volatile @Nullable List<Consumer<Transaction>> landing;
 
     /** Starts the next attempt over {@code tx}, an attempt of the wrapped backend. */
     synchronized Attempt begin(Transaction tx) {
@@ -438,7 +553,7 @@ public final class FaultInjectingBackend extends ForwardingBackend {
         previous.failAfterCommit = 0;
         plan.updateAndGet(p -> p.withAfterCommit(p.afterCommit + 1, code, true));
       }
-      Attempt attempt = new Attempt(tx, id, ++attempts, reRun);
+      Attempt attempt = new Attempt(tx, this, ++attempts, reRun);
       reRun = false;
       last = attempt;
       return attempt;
@@ -487,6 +602,7 @@ public final class FaultInjectingBackend extends ForwardingBackend {
 
   /** One attempt: the wrapped backend's transaction, with this backend's run id and number. */
   private final class Attempt extends ForwardingTransaction {
+    private final Run run;
     private final UUID runId;
     private final int number;
     private final long beganNanos = System.nanoTime();
@@ -498,11 +614,173 @@ public final class FaultInjectingBackend extends ForwardingBackend {
 
     private final boolean reRun;
 
-    Attempt(Transaction delegate, UUID runId, int number, boolean reRun) {
+    /** This attempt's writes, for a late landing (a fault may be planned while the body runs). */
+    private final List<Consumer<Transaction>> writes = new ArrayList<>();
+
+    /** The wait for this attempt's read version, made by its first read. */
+    private @Nullable CompletableFuture<Void> readVersion;
+
+    Attempt(Transaction delegate, Run run, int number, boolean reRun) {
       super(delegate);
-      this.runId = runId;
+      this.run = run;
+      this.runId = run.id;
       this.number = number;
       this.reRun = reRun;
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    /** The read version's wait: done at once without latency, else after it (made once). */
+    synchronized CompletableFuture<Void> readVersion() {
+      if (readVersion == null) {
+        long nanos = readVersionLatencyNanos;
+        readVersion =
+            nanos <= 0
+                ? CompletableFuture.completedFuture(null)
+                : CompletableFuture.runAsync(
+                    () -> {}, CompletableFuture.delayedExecutor(nanos, TimeUnit.NANOSECONDS));
+      }
+      return readVersion;
+    }
+
+    /** Waits for the read version on this thread. */
+    void awaitReadVersion() {
+      CompletableFuture<Void> v = readVersion();
+      if (v.isDone()) {
+        return;
+      }
+      try {
+        v.get();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw fail(BackendException.TRANSACTION_CANCELLED);
+      } catch (java.util.concurrent.ExecutionException e) {
+        throw new IllegalStateException(e.getCause());
+      }
+    }
+
+    <V> CompletableFuture<V> read(
+        byte[] begin, byte[] end, java.util.function.Supplier<CompletableFuture<V>> read) {
+      BackendException fault = readFault(begin, end);
+      if (fault != null) {
+        return CompletableFuture.failedFuture(fault);
+      }
+      CompletableFuture<Void> v = readVersion();
+      return v.isDone() ? read.get() : v.thenCompose(ignored -> read.get());
+    }
+
+    <V> V readNow(byte[] begin, byte[] end, java.util.function.Supplier<V> read) {
+      BackendException fault = readFault(begin, end);
+      if (fault != null) {
+        throw fault;
+      }
+      awaitReadVersion();
+      return read.get();
+    }
+
+    @Override
+    public CompletableFuture<byte @Nullable []> getAsync(byte[] key) {
+      return read(key, ByteKeys.keyAfter(key), () -> delegate.getAsync(key));
+    }
+
+    @Override
+    public byte @Nullable [] get(byte[] key) {
+      return readNow(key, ByteKeys.keyAfter(key), () -> delegate.get(key));
+    }
+
+    @Override
+    public CompletableFuture<List<KeyValue>> getRangeAsync(
+        byte[] begin, byte[] end, int limit, boolean reverse) {
+      return read(begin, end, () -> delegate.getRangeAsync(begin, end, limit, reverse));
+    }
+
+    @Override
+    public List<KeyValue> getRange(byte[] begin, byte[] end, int limit, boolean reverse) {
+      return readNow(begin, end, () -> delegate.getRange(begin, end, limit, reverse));
+    }
+
+    @Override
+    public List<KeyValue> getRange(byte[] begin, byte[] end) {
+      return readNow(begin, end, () -> delegate.getRange(begin, end));
+    }
+
+    @Override
+    public long getReadVersion() {
+      awaitReadVersion();
+      return delegate.getReadVersion();
+    }
+
+    @Override
+    public CompletableFuture<Long> getReadVersionAsync() {
+      return readVersion().thenCompose(ignored -> delegate.getReadVersionAsync());
+    }
+
+    @Override
+    public ReadTransaction snapshot() {
+      return new SnapshotView(this, delegate.snapshot());
+    }
+
+    // ---------------------------------------------------------------- writes
+
+    private void record(Consumer<Transaction> write) {
+      synchronized (writes) {
+        writes.add(write);
+      }
+    }
+
+    @Override
+    public void set(byte[] key, byte[] value) {
+      super.set(key, value);
+      record(t -> t.set(key, value));
+    }
+
+    @Override
+    public void clear(byte[] key) {
+      super.clear(key);
+      record(t -> t.clear(key));
+    }
+
+    @Override
+    public void clearRange(byte[] begin, byte[] end) {
+      super.clearRange(begin, end);
+      record(t -> t.clearRange(begin, end));
+    }
+
+    @Override
+    public void add(byte[] key, long delta) {
+      super.add(key, delta);
+      record(t -> t.add(key, delta));
+    }
+
+    @Override
+    public void setVersionstampedKey(byte[] prefix, Tuple key, byte[] value) {
+      super.setVersionstampedKey(prefix, key, value);
+      record(t -> t.setVersionstampedKey(prefix, key, value));
+    }
+
+    @Override
+    public void setVersionstampedValue(byte[] key, byte[] valuePrefix) {
+      super.setVersionstampedValue(key, valuePrefix);
+      record(t -> t.setVersionstampedValue(key, valuePrefix));
+    }
+
+    /**
+     * Before this attempt commits: applies the writes of the run's earlier attempt that raised 1021
+     * and lands late, in a transaction of their own; completes once they have committed.
+     */
+    CompletableFuture<?> landLate() {
+      List<Consumer<Transaction>> late = run.landing;
+      if (late == null || !wrote) {
+        return CompletableFuture.completedFuture(null);
+      }
+      run.landing = null;
+      return FaultInjectingBackend.this
+          .delegate()
+          .runAsync(
+              t -> {
+                late.forEach(w -> w.accept(t));
+                return CompletableFuture.completedFuture(null);
+              });
     }
 
     @Override
@@ -546,6 +824,9 @@ public final class FaultInjectingBackend extends ForwardingBackend {
 
     /** Waits out the commit latency on this thread (for {@link #run}). */
     void waitLatency() {
+      if (wrote) {
+        awaitReadVersion(); // a commit needs a read version too
+      }
       long nanos = wrote ? plan.get().latencyNanos : 0;
       if (nanos > 0) {
         try {
@@ -560,10 +841,14 @@ public final class FaultInjectingBackend extends ForwardingBackend {
     /** Completes after the commit latency, holding no thread (for {@link #runAsync}). */
     CompletableFuture<?> latency() {
       long nanos = wrote ? plan.get().latencyNanos : 0;
+      CompletableFuture<Void> version =
+          wrote ? readVersion() : CompletableFuture.completedFuture(null);
       return nanos > 0
-          ? CompletableFuture.runAsync(
-              () -> {}, CompletableFuture.delayedExecutor(nanos, TimeUnit.NANOSECONDS))
-          : CompletableFuture.completedFuture(null);
+          ? version.thenCompose(
+              ignored ->
+                  CompletableFuture.runAsync(
+                      () -> {}, CompletableFuture.delayedExecutor(nanos, TimeUnit.NANOSECONDS)))
+          : version;
     }
 
     /**
@@ -587,6 +872,11 @@ public final class FaultInjectingBackend extends ForwardingBackend {
           throw fail(BackendException.COMMIT_UNKNOWN_RESULT);
         }
         appliedUnknownResult = true;
+      } else if (taken.late > 0) {
+        synchronized (writes) {
+          run.landing = List.copyOf(writes);
+        }
+        throw fail(BackendException.COMMIT_UNKNOWN_RESULT);
       } else if (taken.afterCommit > 0) {
         if (!taken.afterCommitApplied) {
           throw fail(taken.afterCommitCode);
@@ -610,6 +900,58 @@ public final class FaultInjectingBackend extends ForwardingBackend {
         relay.fail(error);
       }
       return error;
+    }
+  }
+
+  /** The snapshot view of an attempt: its reads wait for the attempt's read version too. */
+  private final class SnapshotView implements ReadTransaction {
+    private final Attempt attempt;
+    private final ReadTransaction delegate;
+
+    SnapshotView(Attempt attempt, ReadTransaction delegate) {
+      this.attempt = attempt;
+      this.delegate = delegate;
+    }
+
+    @Override
+    public CompletableFuture<byte @Nullable []> getAsync(byte[] key) {
+      return attempt.read(key, ByteKeys.keyAfter(key), () -> delegate.getAsync(key));
+    }
+
+    @Override
+    public byte @Nullable [] get(byte[] key) {
+      return attempt.readNow(key, ByteKeys.keyAfter(key), () -> delegate.get(key));
+    }
+
+    @Override
+    public CompletableFuture<List<KeyValue>> getRangeAsync(
+        byte[] begin, byte[] end, int limit, boolean reverse) {
+      return attempt.read(begin, end, () -> delegate.getRangeAsync(begin, end, limit, reverse));
+    }
+
+    @Override
+    public List<KeyValue> getRange(byte[] begin, byte[] end, int limit, boolean reverse) {
+      return attempt.readNow(begin, end, () -> delegate.getRange(begin, end, limit, reverse));
+    }
+
+    @Override
+    public List<KeyValue> getRange(byte[] begin, byte[] end) {
+      return attempt.readNow(begin, end, () -> delegate.getRange(begin, end));
+    }
+
+    @Override
+    public long getReadVersion() {
+      return attempt.getReadVersion();
+    }
+
+    @Override
+    public CompletableFuture<Long> getReadVersionAsync() {
+      return attempt.getReadVersionAsync();
+    }
+
+    @Override
+    public boolean isSnapshot() {
+      return true;
     }
   }
 

@@ -66,6 +66,11 @@ abstract class ForwardingTransaction implements Transaction {
   }
 
   @Override
+  public CompletableFuture<Long> getReadVersionAsync() {
+    return delegate.getReadVersionAsync();
+  }
+
+  @Override
   public boolean isSnapshot() {
     return delegate.isSnapshot();
   }

@@ -96,6 +96,25 @@ public interface ReadTransaction {
    */
   long getReadVersion();
 
+  /**
+   * Returns a future of the attempt's read version, acquiring it if no read has done so yet,
+   * without waiting for it on a thread: it completes when the version is known (on FoundationDB,
+   * when the cluster answered the attempt's request for a read version). FoundationDB's five-second
+   * limit on a transaction counts from then.
+   *
+   * <p>The default completes with {@link #getReadVersion()} at once, for backends that assign a
+   * read version without waiting.
+   *
+   * @return the read version, once known
+   */
+  default CompletableFuture<Long> getReadVersionAsync() {
+    try {
+      return CompletableFuture.completedFuture(getReadVersion());
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
   /** True for the snapshot view, whose reads add no read-conflict ranges. */
   boolean isSnapshot();
 }

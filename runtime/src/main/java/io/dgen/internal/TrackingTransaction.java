@@ -148,6 +148,11 @@ final class TrackingTransaction implements Transaction {
   }
 
   @Override
+  public CompletableFuture<Long> getReadVersionAsync() {
+    return tx.getReadVersionAsync();
+  }
+
+  @Override
   public boolean isSnapshot() {
     return false;
   }

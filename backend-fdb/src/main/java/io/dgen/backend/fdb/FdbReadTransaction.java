@@ -62,6 +62,15 @@ class FdbReadTransaction implements ReadTransaction {
   }
 
   @Override
+  public CompletableFuture<Long> getReadVersionAsync() {
+    try {
+      return FdbErrors.adapt(reads.getReadVersion());
+    } catch (RuntimeException e) {
+      return FdbErrors.failed(e);
+    }
+  }
+
+  @Override
   public boolean isSnapshot() {
     return reads.isSnapshot();
   }

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.dgen.backend.BackendException;
 import io.dgen.backend.CountingBackend;
 import io.dgen.backend.FaultInjectingBackend;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -180,6 +181,84 @@ class BackendDecoratorsTest {
     putAsync(b("k"), b("w"));
     assertThat(System.nanoTime() - t0).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(600));
     faults.reset();
+  }
+
+  @Test
+  void readVersionLatency_isWaitedForByTheFirstRead_notBeforeTheBody() throws Exception {
+    put(backend, b("k"), b("v"));
+    faults.readVersionLatency(Duration.ofMillis(300));
+    long t0 = System.nanoTime();
+    long[] bodyAt = new long[1];
+    long[] versionAt = new long[1];
+    byte[] value =
+        backend
+            .runAsync(
+                tx -> {
+                  bodyAt[0] = System.nanoTime();
+                  CompletableFuture<Long> version =
+                      tx.getReadVersionAsync()
+                          .whenComplete((v, e) -> versionAt[0] = System.nanoTime());
+                  return version.thenCompose(v -> tx.snapshot().getAsync(b("k")));
+                })
+            .get(10, TimeUnit.SECONDS);
+    faults.reset();
+    assertThat(value).isEqualTo(b("v"));
+    assertThat(bodyAt[0] - t0).isLessThan(TimeUnit.MILLISECONDS.toNanos(250));
+    assertThat(versionAt[0] - t0).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(300));
+  }
+
+  @Test
+  void commitUnknownResultLate_landsAfterTheRetryHasRead_whichThenConflicts() throws Exception {
+    for (boolean async : new boolean[] {false, true}) {
+      put(backend, b("k"), b("0"));
+      List<String> seen = new CopyOnWriteArrayList<>();
+      faults.commitUnknownResultLate(1);
+      java.util.function.Function<io.dgen.backend.Transaction, String> body =
+          tx -> {
+            seen.add(tx.attempt() + ":" + new String(tx.get(b("k")), StandardCharsets.UTF_8));
+            tx.set(b("k"), b(String.valueOf(tx.attempt())));
+            return null;
+          };
+      if (async) {
+        backend
+            .runAsync(tx -> CompletableFuture.completedFuture(body.apply(tx)))
+            .get(10, TimeUnit.SECONDS);
+      } else {
+        backend.run(body);
+      }
+      // 1: raised 1021 unapplied; 2: read before attempt 1 landed, then conflicted with it;
+      // 3: sees what attempt 1 wrote
+      assertThat(seen).as("async=" + async).containsExactly("1:0", "2:0", "3:1");
+      assertThat(TestKeys.get(backend, b("k"))).isEqualTo(b("3"));
+    }
+  }
+
+  @Test
+  void failReads_failsReadsOfItsRangeOnly_asManyAsAsked() {
+    put(backend, b("a1"), b("x"));
+    put(backend, b("c"), b("y"));
+    faults.failReads(b("a"), b("b"), 1, BackendException.TRANSACTION_TIMED_OUT);
+    assertThat(TestKeys.get(backend, b("c"))).isEqualTo(b("y")); // outside the range
+    assertThatThrownBy(() -> backend.run(tx -> tx.snapshot().getRange(b("a"), b("z"))))
+        .isInstanceOfSatisfying(
+            BackendException.class,
+            e -> assertThat(e.code()).isEqualTo(BackendException.TRANSACTION_TIMED_OUT));
+    assertThat(TestKeys.get(backend, b("a1"))).isEqualTo(b("x")); // used up
+  }
+
+  @Test
+  void afterAppliedUnknownResult_runsBetweenTheCommitAndTheRerun() {
+    put(backend, b("k"), b("0"));
+    List<String> seen = new CopyOnWriteArrayList<>();
+    faults.commitUnknownResult(1, true);
+    faults.afterAppliedUnknownResult(() -> put(backend, b("k"), b("between")));
+    backend.run(
+        tx -> {
+          seen.add(new String(tx.get(b("k")), StandardCharsets.UTF_8));
+          tx.add(b("n"), 1);
+          return null;
+        });
+    assertThat(seen).containsExactly("0", "between");
   }
 
   /** Sets {@code key} through {@code runAsync} and waits. */
