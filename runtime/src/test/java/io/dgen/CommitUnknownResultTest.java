@@ -5,7 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.dgen.TestServer.Act;
 import io.dgen.TestServer.Add;
+import io.dgen.TestServer.Hook;
 import io.dgen.TestServer.Msg;
+import io.dgen.TestServer.Work;
 import io.dgen.backend.CountingBackend;
 import io.dgen.backend.FaultInjectingBackend;
 import java.time.Duration;
@@ -14,6 +16,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -87,5 +90,24 @@ class CommitUnknownResultTest extends RuntimeTestBase {
     ServerRef<Msg> consumer = start();
     awaitTotal(consumer, 9);
     assertThat(state(consumer).seen()).containsExactly(1L, 2L, 1L, 2L, 1L, 2L);
+  }
+
+  /**
+   * An attempt took the lock and raised 1021 with its commit still in flight; the next attempt ran
+   * before it landed, took the lock again and conflicted with it; the third found the marker. The
+   * lock handed to {@code handleLocked} must be the one that committed, or it is fenced by a lock
+   * that nobody holds, and the server stays locked (no {@code lockTimeout}) for good.
+   */
+  @Test
+  void aLockTakenByAnAttemptThatLandedLate_isTheOneHandleLockedRuns() {
+    ServerRef<Msg> ref = start(b -> b.consumeK(4));
+    hooks.callbackHooks.put("arm", () -> faults().commitUnknownResultLate(1));
+    ref.castAll(List.of(new Hook("arm"), new Work("w")));
+
+    awaitTotal(ref, 1000);
+    ref.cast(new Add(1));
+    awaitTotal(ref, 1001);
+    assertThat(hooks.lockedReturned).hasValue(1);
+    assertThat(ref.queueLength()).isZero();
   }
 }

@@ -67,6 +67,9 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
    */
   record Act(List<String> steps) implements Msg {}
 
+  /** Runs and removes {@link Hooks#callbackHooks}{@code .get(id)}, if any, then changes nothing. */
+  record Hook(String id) implements Msg {}
+
   /** Returns null instead of a Result. */
   record ReturnNull() implements Msg {}
 
@@ -152,6 +155,9 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
 
     /** What an action step "hook" runs, if set. */
     volatile @Nullable Runnable actionHook;
+
+    /** What a {@link Hook} message's callback runs once, by id. */
+    final Map<String, Runnable> callbackHooks = new ConcurrentHashMap<>();
 
     /** If set, handleDeadLetter throws a throwable of this kind after recording the message. */
     volatile @Nullable String deadLetterThrows;
@@ -288,6 +294,13 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
     }
     if (message instanceof ReturnNull) {
       return nullResult();
+    }
+    if (message instanceof Hook h) {
+      Runnable hook = hooks.callbackHooks.remove(h.id());
+      if (hook != null) {
+        hook.run();
+      }
+      return Result.noReply(state);
     }
     if (message instanceof Throw t) {
       int n = hooks.attempts.computeIfAbsent(t.id(), k -> new AtomicInteger()).incrementAndGet();

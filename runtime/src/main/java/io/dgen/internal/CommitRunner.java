@@ -6,10 +6,13 @@ import io.dgen.backend.Futures;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.StoredState;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
@@ -32,8 +35,6 @@ import org.slf4j.LoggerFactory;
 final class CommitRunner {
 
   private static final Logger log = LoggerFactory.getLogger(CommitRunner.class);
-
-  private static final byte[] EMPTY = new byte[0];
 
   /** A transaction body; it may run more than once (one attempt per retry). */
   interface Body<T> {
@@ -209,8 +210,11 @@ final class CommitRunner {
                       "abandoned after the operation timeout: " + context);
                 }
                 byte[] marker = run.begin(raw, keys);
-                if (run.mayHaveCommitted(raw) && raw.get(marker) != null) {
-                  return run.replayed(raw);
+                if (run.mayHaveCommitted(raw)) {
+                  byte[] committed = raw.get(marker);
+                  if (committed != null) {
+                    return run.replayed(raw, committed);
+                  }
                 }
                 // Measured after the marker read: it was answered while the marker was still kept.
                 checkAge(run, raw.attempt());
@@ -303,7 +307,7 @@ final class CommitRunner {
   private <T> CompletableFuture<Attempt<T>> resolve(Run<T> run, Throwable failure) {
     Throwable cause = Futures.unwrap(failure);
     UUID runId = run.runId;
-    if (run.abandoned || run.previous == null || runId == null || !mayHaveApplied(cause)) {
+    if (run.abandoned || !run.mayHaveWritten() || runId == null || !mayHaveApplied(cause)) {
       return CompletableFuture.failedFuture(cause);
     }
     byte[] marker = keys.marker(runId);
@@ -311,7 +315,7 @@ final class CommitRunner {
     try {
       looked =
           backend.runAsync(
-              tx -> tx.getAsync(marker).thenApply(m -> m == null ? null : run.replayed(tx)));
+              tx -> tx.getAsync(marker).thenApply(m -> m == null ? null : run.replayed(tx, m)));
     } catch (RuntimeException e) {
       looked = CompletableFuture.failedFuture(e);
     }
@@ -381,16 +385,16 @@ final class CommitRunner {
           new CancellationException("abandoned after the operation timeout: " + context));
     }
     byte[] marker = run.begin(raw, keys);
-    CompletableFuture<Boolean> committed =
+    CompletableFuture<byte @Nullable []> committed =
         run.mayHaveCommitted(raw)
-            ? raw.getAsync(marker).thenApply(m -> m != null)
-            : CompletableFuture.completedFuture(false);
+            ? raw.getAsync(marker)
+            : CompletableFuture.completedFuture(null);
     return Async.then(
         committed,
         executor,
         earlier -> {
-          if (earlier) {
-            return CompletableFuture.completedFuture(run.replayed(raw));
+          if (earlier != null) {
+            return CompletableFuture.completedFuture(run.replayed(raw, earlier));
           }
           // Measured after the marker read: it was answered while the marker was still kept.
           checkAge(run, raw.attempt());
@@ -400,14 +404,20 @@ final class CommitRunner {
   }
 
   /**
-   * One run's memory across its attempts: the outcome of the last attempt that wrote, which a
-   * replay returns if that attempt turns out to have committed. Attempts of a run never overlap;
-   * the field is volatile because an asynchronous run's attempts may run on different threads.
+   * One run's memory across its attempts: the outcome of each attempt that wrote and may have
+   * committed, by attempt number. At most one attempt of a run commits, and its marker says which
+   * ({@link #markerValue}): a replay returns exactly that attempt's outcome, never a later attempt's
+   * (which may differ: a batch cut short by its time cap, a lock token). An attempt that the next
+   * one's {@link Transaction#retriedAfter} shows did not commit is forgotten. Attempts of a run
+   * never overlap; the fields are safe to read from the thread of the next attempt.
    */
   private static final class Run<T> {
     private final Replay<T> replay;
     private final long began;
-    private volatile @Nullable Attempt<T> previous;
+    private final Map<Integer, Attempt<T>> candidates = new ConcurrentHashMap<>();
+
+    /** The number of the latest attempt that wrote, or 0. */
+    private volatile int lastWritten;
 
     /** The run's id, known from its first attempt on. */
     private volatile @Nullable UUID runId;
@@ -423,30 +433,73 @@ final class CommitRunner {
     /** An attempt starts: returns the run's marker key. */
     byte[] begin(Transaction raw, ServerKeys keys) {
       runId = raw.runId();
+      int before = lastWritten;
+      if (before != 0
+          && before == raw.attempt() - 1
+          && BackendException.isRetryableNotCommitted(raw.retriedAfter())) {
+        candidates.remove(before); // it ended with an error that says it did not commit
+      }
       return keys.marker(raw.runId());
     }
 
-    /** Whether an earlier attempt of this run wrote, so that its commit marker must be checked. */
-    boolean mayHaveCommitted(Transaction raw) {
-      return previous != null && raw.attempt() > 1;
+    /** Whether an attempt of this run wrote and may have committed. */
+    boolean mayHaveWritten() {
+      return !candidates.isEmpty();
     }
 
-    Attempt<T> replayed(Transaction raw) {
-      Attempt<T> prior = Objects.requireNonNull(previous);
+    /** Whether an earlier attempt of this run may have committed: its marker must be checked. */
+    boolean mayHaveCommitted(Transaction raw) {
+      return !candidates.isEmpty() && raw.attempt() > 1;
+    }
+
+    /** An earlier attempt committed; {@code marker} (its marker's value) says which. */
+    Attempt<T> replayed(Transaction raw, byte[] marker) {
+      Attempt<T> prior = candidates.get(attemptOf(marker));
+      if (prior == null) {
+        prior = candidates.get(lastWritten); // a marker without an attempt's number
+      }
+      if (prior == null) {
+        prior = candidates.values().iterator().next();
+      }
       return new Attempt<>(replay.apply(raw, prior.value()), null, null, true);
     }
 
     /** The body ran to its end in this attempt: stamp, mark and remember what it wrote. */
     Attempt<T> ran(Transaction raw, TrackingTransaction tx, byte[] marker, @Nullable T value) {
-      previous = null;
       StoredState written = value instanceof WritesState w ? w.written() : null;
       Attempt<T> attempt =
           new Attempt<>(value, written, written == null ? null : raw.getVersionstamp(), false);
       if (tx.wrote()) {
-        raw.set(marker, EMPTY);
-        previous = attempt;
+        raw.set(marker, markerValue(raw.attempt()));
+        candidates.put(raw.attempt(), attempt);
+        lastWritten = raw.attempt();
       }
       return attempt;
     }
+  }
+
+  /** A marker's value: the number of the attempt that wrote it, unsigned LEB128. */
+  static byte[] markerValue(int attempt) {
+    byte[] out = new byte[5];
+    int n = 0;
+    int v = attempt;
+    while ((v & ~0x7f) != 0) {
+      out[n++] = (byte) ((v & 0x7f) | 0x80);
+      v >>>= 7;
+    }
+    out[n++] = (byte) v;
+    return Arrays.copyOf(out, n);
+  }
+
+  /** The attempt number in a marker's value, or 0 if it names none. */
+  static int attemptOf(byte[] marker) {
+    int v = 0;
+    for (int i = 0, shift = 0; i < marker.length && shift < 32; i++, shift += 7) {
+      v |= (marker[i] & 0x7f) << shift;
+      if ((marker[i] & 0x80) == 0) {
+        return v;
+      }
+    }
+    return 0;
   }
 }

@@ -10,7 +10,6 @@ import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StoredState;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -125,11 +124,19 @@ final class LockCoordinator<S, M> {
 
   /**
    * Takes the lock for the message {@code envelope} whose callback returned {@code Result.lock}.
+   * The token names the batch's run and attempt ({@link #token}): a replay after {@code
+   * commit_unknown_result} hands over exactly the lock the committed attempt wrote, and a lock
+   * found later can be told to be this run's.
    */
   Held<M> take(Transaction tx, byte[] envelope, Event<M> event) {
-    String token = UUID.randomUUID().toString();
+    String token = token(tx);
     tx.set(keys.lockKey(), new LockRecord(token, wallMillis.getAsLong(), envelope).encode());
     return new Held<>(token, envelope, event);
+  }
+
+  /** The token of a lock taken in {@code tx}: its run's id and its attempt's number. */
+  static String token(Transaction tx) {
+    return tx.runId() + "/" + tx.attempt();
   }
 
   /**

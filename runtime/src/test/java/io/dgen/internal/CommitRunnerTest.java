@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.BackendException;
+import io.dgen.backend.FaultInjectingBackend;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.memory.MemoryBackend;
@@ -191,6 +192,41 @@ class CommitRunnerTest {
 
     assertThat(observer.stamps).hasSize(1);
     assertThat(observer.stamps.get(0)).isEqualTo(backend.run(tx -> tx.get(keys.versionKey())));
+  }
+
+  @ParameterizedTest(name = "async={0}")
+  @ValueSource(booleans = {false, true})
+  void commit_anAttemptThatLandedLate_isReplayed_notTheLaterOneThatDidNotCommit(boolean async) {
+    FaultInjectingBackend faults = FaultInjectingBackend.wrap(MemoryBackend.create());
+    ServerKeys k = new ServerKeys(faults.directory("late"), Buckets.of(1), Tuple.from("server"));
+    CommitRunner runner =
+        new CommitRunner(
+            faults,
+            k,
+            observer,
+            System::nanoTime,
+            new OperationTimeouts(OperationTimeouts.DEFAULT),
+            "test");
+    byte[] count = k.root().pack(Tuple.from("count"));
+    CommitRunner.Body<Integer> body =
+        tx -> {
+          tx.add(count, 1);
+          return tx.attempt(); // an outcome that differs from attempt to attempt
+        };
+    faults.commitUnknownResultLate(1);
+    Integer outcome =
+        async
+            ? runner
+                .commitAsync(
+                    tx -> CompletableFuture.completedFuture(body.apply(tx)),
+                    (tx, previous) -> previous,
+                    Runnable::run)
+                .join()
+            : runner.commit(body);
+    // 1 raised 1021 and landed while 2 ran; 2 conflicted with it; 3 found 1's marker
+    assertThat(outcome).isEqualTo(1);
+    assertThat(ServerKeys.decodeCounter(faults.run(tx -> tx.get(count)))).isEqualTo(1);
+    faults.close();
   }
 
   @Test
