@@ -8,6 +8,9 @@ import io.dgen.TestServer.Add;
 import io.dgen.TestServer.LockedThrow;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Work;
+import io.dgen.backend.BackendException;
+import io.dgen.internal.Buckets;
+import io.dgen.internal.ServerKeys;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -201,6 +204,57 @@ class LockModeTest extends RuntimeTestBase {
     awaitTotal(ref, 2000);
     assertThat(ref.deadLetters()).isEmpty();
     assertThat(hooks.attempts.get("locked:z")).hasValue(3);
+  }
+
+  /**
+   * The holder's result commit fails with {@code transaction_timed_out} and does not apply, and so
+   * does the next commit (before, its release): it must not leave its lock stored with nobody
+   * holding it (no {@code lockTimeout}: nothing would ever bust it). It retries until it knows.
+   */
+  @Test
+  void aHolderWhoseCommitsTimeOut_retriesUntilItKnows_andNeverLeavesItsLockBehind()
+      throws Exception {
+    blockFirstHolder();
+    ServerRef<Msg> ref = start();
+    ref.cast(new Work("t"));
+    awaitHolderBlocked();
+    faults().failCommits(2, BackendException.TRANSACTION_TIMED_OUT, false);
+    gate.countDown();
+
+    awaitTotal(ref, 1000);
+    ref.cast(new Add(1));
+    awaitTotal(ref, 1001);
+    assertThat(hooks.lockedStarted).hasValue(1); // handleLocked ran once; its commit was retried
+    assertThat(ref.queueLength()).isZero();
+  }
+
+  /**
+   * A batch takes the lock and commits, but fails with {@code transaction_timed_out}, and the look
+   * for its marker fails too: the batch does not know it holds the lock. The next batch of the
+   * same process meets the lock, recognises its own run in the token, and runs handleLocked.
+   */
+  @Test
+  void aLockTakenByABatchThatDidNotLearnItsOutcome_isRecognised_andItsHandleLockedRuns() {
+    ServerRef<Msg> ref = start(b -> b.consumeK(4));
+    ServerKeys keys =
+        new ServerKeys(tenant.subspace(), Buckets.of(tenant.bucketCount()), ref.tuid());
+    hooks.callbackHooks.put(
+        "arm",
+        () -> {
+          faults().failCommits(1, BackendException.TRANSACTION_TIMED_OUT, true);
+          faults()
+              .failReads(
+                  keys.markers().range().begin,
+                  keys.markers().range().end,
+                  1,
+                  BackendException.TRANSACTION_TIMED_OUT);
+        });
+    ref.castAll(List.of(new TestServer.Hook("arm"), new Work("k")));
+
+    awaitTotal(ref, 1000);
+    ref.cast(new Add(1));
+    awaitTotal(ref, 1001);
+    assertThat(hooks.lockedReturned).hasValue(1);
   }
 
   @Test

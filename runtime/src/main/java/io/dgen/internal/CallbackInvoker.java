@@ -7,6 +7,7 @@ import io.dgen.DbContext;
 import io.dgen.Event;
 import io.dgen.From;
 import io.dgen.Result;
+import io.dgen.StateTooLargeException;
 import io.dgen.Tenant;
 import io.dgen.TransactionTooLongException;
 import io.dgen.TxContext;
@@ -30,9 +31,9 @@ import org.slf4j.LoggerFactory;
  * message or in a batch; a retryable {@link BackendException} it met (in a read, or wrapped by user
  * code) is rethrown as is, so that the transaction is retried and no failure is counted.
  *
- * <p>User code may throw anything: every boundary catches {@link Throwable}. An {@link Error} is the
- * user code's failure like any exception ({@code AssertionError}, {@code StackOverflowError} among
- * them), except a {@linkplain Lifecycle#isFatal fatal} one ({@code OutOfMemoryError}, {@code
+ * <p>User code may throw anything: every boundary catches {@link Throwable}. An {@link Error} is
+ * the user code's failure like any exception ({@code AssertionError}, {@code StackOverflowError}
+ * among them), except a {@linkplain Lifecycle#isFatal fatal} one ({@code OutOfMemoryError}, {@code
  * InternalError}), which is rethrown as it is: the process that met it stops ({@link
  * Lifecycle#terminate}).
  *
@@ -76,6 +77,22 @@ final class CallbackInvoker<S, M> {
     if (Lifecycle.isFatal(t)) {
       throw (VirtualMachineError) t;
     }
+  }
+
+  /**
+   * Whether {@code e} says a transaction exceeded one of FoundationDB's size limits — {@code
+   * transaction_too_large} (2101, at the commit), {@code key_too_large} (2102) or {@code
+   * value_too_large} (2103), or a state write larger than what the transaction has left — rather
+   * than that the cluster is in trouble: retrying the same writes fails the same way.
+   */
+  static boolean isLimitError(Throwable e) {
+    if (e instanceof StateTooLargeException) {
+      return true;
+    }
+    return e instanceof BackendException be
+        && (be.code() == BackendException.TRANSACTION_TOO_LARGE
+            || be.code() == BackendException.KEY_TOO_LARGE
+            || be.code() == BackendException.VALUE_TOO_LARGE);
   }
 
   /** One callback on the state, given its transaction context. */

@@ -127,7 +127,17 @@ final class CallerDrain<S, M> {
       }
       LockCoordinator.Held<M> lock = batch.lock();
       if (lock != null) {
-        LockCoordinator.Run run = p.locks().runLocked(lock, Objects.requireNonNull(batch.state()));
+        LockCoordinator.Run run = p.locks().runLocked(lock, batch.state());
+        while (run.ending() == LockCoordinator.Ending.UNKNOWN) {
+          if (++failures >= maxFailures) {
+            throw new IllegalStateException(
+                "drain gave up: the outcome of handleLocked's commit stayed unknown "
+                    + failures
+                    + " times in a row; the lock is still held",
+                run.cause());
+          }
+          run = p.locks().resume(Objects.requireNonNull(run.pending()));
+        }
         if (run.ending() == LockCoordinator.Ending.FAILED
             && !run.deadLettered()
             && ++failures >= maxFailures) {

@@ -6,7 +6,10 @@ import io.dgen.backend.Futures;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.StoredState;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
@@ -197,6 +200,26 @@ final class CommitRunner {
   <T> T readAsyncWithin(
       Function<? super Transaction, ? extends CompletableFuture<T>> read, String operation) {
     return operations.await(backend.runAsync(read), operation, context);
+  }
+
+  /**
+   * Which of {@code runs} — earlier runs of one operation whose outcome their caller did not learn
+   * — committed: the first whose marker {@code tx} finds, or null. The markers are read
+   * serializably, so a late commit of one of them conflicts with {@code tx}. Markers are kept for
+   * {@link Sweeper#MARKER_TTL}: a run older than that reads as not committed.
+   */
+  @Nullable UUID committedEarlier(Transaction tx, Collection<UUID> runs) {
+    List<UUID> ids = List.copyOf(runs);
+    List<CompletableFuture<byte @Nullable []>> reads = new ArrayList<>(ids.size());
+    for (UUID id : ids) {
+      reads.add(tx.getAsync(keys.marker(id)));
+    }
+    for (int i = 0; i < ids.size(); i++) {
+      if (Futures.join(reads.get(i)) != null) {
+        return ids.get(i);
+      }
+    }
+    return null;
   }
 
   private <T> @Nullable T commit(Run<T> run, Body<T> body) {

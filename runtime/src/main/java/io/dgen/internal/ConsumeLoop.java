@@ -9,6 +9,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -316,9 +317,11 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     if (!batch.deliver(invoker, lifecycle)) {
       return false; // the batch stopped the process
     }
-    if (batch.lock() != null) {
+    LockCoordinator.Held<M> lock = batch.lock();
+    if (lock != null) {
       // the loop stays owned (not parked) until handleLocked's run has ended
-      runLocked(batch.lock(), Objects.requireNonNull(batch.state()));
+      S state = batch.state(); // null for a lock of this process found by a later batch
+      handOver(() -> locks.runLocked(lock, state));
       return false;
     }
     int misses = states.missStreak();
@@ -339,20 +342,21 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
   }
 
   /**
-   * Hands the lock this loop's batch took to a thread for {@code handleLocked}; with no thread to
-   * be had now, tries again after a backoff (the lock is this process's until its run has ended).
+   * Hands a step of a lock this process holds ({@code handleLocked} and its commit, or a try of a
+   * commit whose outcome was not learned) to a thread of its own; with no thread to be had now,
+   * tries again after a backoff. The lock is this process's until the run has ended, so it keeps
+   * trying for as long as the process lives.
    */
-  private void runLocked(LockCoordinator.Held<M> lock, S state) {
+  private void handOver(Supplier<LockCoordinator.Run> step) {
+    if (!lifecycle.isAlive()) {
+      return;
+    }
     try {
-      core.blocking().execute(guarded(() -> afterLocked(locks.runLocked(lock, state))));
+      core.blocking().execute(guarded(() -> afterLocked(step.get())));
     } catch (RejectedExecutionException e) {
-      if (!lifecycle.isAlive()) {
-        return;
-      }
       consecutiveFailures++;
-      log.warn(
-          "no thread for handleLocked; trying again in a moment: {}", context, e);
-      scheduleAfter(core.backoffNanos(consecutiveFailures), () -> runLocked(lock, state));
+      log.warn("no thread for handleLocked; trying again in a moment: {}", context, e);
+      scheduleAfter(core.backoffNanos(consecutiveFailures), () -> handOver(step));
     }
   }
 
@@ -433,6 +437,23 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
       }
       case STOPPED -> {
         // the process stopped itself; the loop stays owned, as nothing is to run any more
+      }
+      case UNKNOWN -> {
+        // The lock may still be held by this process: nothing else of this server can run
+        // before its holder has learned how its commit or release ended.
+        consecutiveFailures++;
+        long delay = core.backoffNanos(consecutiveFailures);
+        try (LogContext.Scope mdc = invoker.logs().open(null)) {
+          log.warn(
+              "handleLocked's commit or release did not learn its outcome; the lock stays with"
+                  + " this process, which tries again in {} ms: {} failures={}",
+              TimeUnit.NANOSECONDS.toMillis(delay),
+              context,
+              consecutiveFailures,
+              run.cause());
+        }
+        LockCoordinator.Pending<?, ?> pending = Objects.requireNonNull(run.pending());
+        scheduleAfter(delay, () -> handOver(() -> locks.resume(pending)));
       }
     }
   }

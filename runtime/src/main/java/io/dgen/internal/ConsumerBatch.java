@@ -6,7 +6,6 @@ import io.dgen.From;
 import io.dgen.ReplyTooLargeException;
 import io.dgen.Result;
 import io.dgen.ServerStoppedException;
-import io.dgen.StateTooLargeException;
 import io.dgen.backend.BackendException;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
@@ -74,10 +73,10 @@ final class ConsumerBatch<S, M> {
           readVersion, false, -1, false, 0, true, null, List.of(), null, null, null, List.of());
     }
 
-    static <S, M> Batch<S, M> locked(LockCoordinator.Meeting meeting, long readVersion) {
+    static <S, M> Batch<S, M> locked(LockCoordinator.Meeting<M> meeting, long readVersion) {
       return new Batch<>(
           readVersion,
-          !meeting.busted(),
+          !meeting.busted() && meeting.ours() == null,
           meeting.expiresAt(),
           meeting.busted(),
           0,
@@ -85,7 +84,7 @@ final class ConsumerBatch<S, M> {
           null,
           List.of(),
           null,
-          null,
+          meeting.ours(),
           null,
           List.of());
     }
@@ -201,13 +200,7 @@ final class ConsumerBatch<S, M> {
    * than that one callback failed.
    */
   static boolean isLimitError(Throwable e) {
-    if (e instanceof StateTooLargeException) {
-      return true;
-    }
-    return e instanceof BackendException be
-        && (be.code() == BackendException.TRANSACTION_TOO_LARGE
-            || be.code() == BackendException.KEY_TOO_LARGE
-            || be.code() == BackendException.VALUE_TOO_LARGE);
+    return CallbackInvoker.isLimitError(e);
   }
 
   /**

@@ -1,15 +1,25 @@
 package io.dgen.internal;
 
 import io.dgen.Event;
+import io.dgen.From;
 import io.dgen.LockFencedException;
 import io.dgen.Result;
 import io.dgen.UndecodableDataException;
+import io.dgen.backend.BackendException;
 import io.dgen.backend.Transaction;
+import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.LockRecord;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StoredState;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -41,10 +51,16 @@ final class LockCoordinator<S, M> {
 
   /**
    * What a batch found on a locked server: the lock was busted (the batch goes on), or it is held
-   * and, with a {@code lockTimeout}, expires at {@code expiresAt} (-1 without one). Every release
-   * rings the server's doorbell, so a waiting consumer needs no watch of its own.
+   * and, with a {@code lockTimeout}, expires at {@code expiresAt} (-1 without one), or it is this
+   * process's own ({@code ours}: a batch of this process took it, and did not learn that it had),
+   * to be handed to {@code handleLocked}. Every release rings the server's doorbell, so a waiting
+   * consumer needs no watch of its own.
    */
-  record Meeting(boolean busted, long expiresAt) {}
+  record Meeting<M>(boolean busted, long expiresAt, @Nullable Held<M> ours) {
+    Meeting(boolean busted, long expiresAt) {
+      this(busted, expiresAt, null);
+    }
+  }
 
   /** How a run of {@code handleLocked} ended. */
   enum Ending {
@@ -55,18 +71,50 @@ final class LockCoordinator<S, M> {
     /** The lock was busted and taken over meanwhile: the outcome was refused and reported. */
     FENCED,
     /** The result asked the process to stop, and it stopped. */
-    STOPPED
+    STOPPED,
+    /**
+     * The cluster did not let the holder learn whether its commit or release applied: the lock may
+     * still be held, by this process. {@link #resume} the pending run after a backoff.
+     */
+    UNKNOWN
   }
 
   /**
-   * An {@link Ending} and, for {@code FAILED} and {@code FENCED}, why; a {@code FAILED} run whose
-   * failure reached the dead-letter threshold moved its message to the dead letters.
+   * An {@link Ending} and, for {@code FAILED}, {@code FENCED} and {@code UNKNOWN}, why; a {@code
+   * FAILED} run whose failure reached the dead-letter threshold moved its message to the dead
+   * letters; an {@code UNKNOWN} one carries what is left to do.
    */
-  record Run(Ending ending, @Nullable Throwable cause, boolean deadLettered) {
+  record Run(
+      Ending ending,
+      @Nullable Throwable cause,
+      boolean deadLettered,
+      @Nullable Pending<?, ?> pending) {
     Run(Ending ending, @Nullable Throwable cause) {
-      this(ending, cause, false);
+      this(ending, cause, false, null);
     }
   }
+
+  /**
+   * A run of {@code handleLocked} that has not ended: the lock, the state it runs on (null until
+   * loaded), its result once it returned or why it is being released instead, and the runs of its
+   * commit or release whose outcome the holder did not learn (a later run first looks for their
+   * markers, so that none applies twice). Touched by one thread at a time.
+   */
+  static final class Pending<S, M> {
+    private final Held<M> lock;
+    private @Nullable S state;
+    private @Nullable Result<S> result;
+    private @Nullable Throwable failure;
+    private final Map<UUID, Boolean> tried = new LinkedHashMap<>(); // run -> it was the release
+
+    Pending(Held<M> lock, @Nullable S state) {
+      this.lock = lock;
+      this.state = state;
+    }
+  }
+
+  /** Tokens' runs remembered by {@link #take}: enough for every batch a backoff can follow. */
+  private static final int REMEMBERED_RUNS = 64;
 
   private final ServerKeys keys;
   private final Serde serde;
@@ -82,6 +130,17 @@ final class LockCoordinator<S, M> {
   private final LongSupplier wallMillis;
   private final Consumer<LockFencedException> onFenced;
   private final String context;
+
+  /** The runs of this process's batches that took the lock, newest last (bounded). */
+  private final Set<UUID> takenBy =
+      Collections.newSetFromMap(
+          Collections.synchronizedMap(
+              new LinkedHashMap<>() {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<UUID, Boolean> eldest) {
+                  return size() > REMEMBERED_RUNS;
+                }
+              }));
 
   LockCoordinator(
       ServerKeys keys,
@@ -130,6 +189,7 @@ final class LockCoordinator<S, M> {
    */
   Held<M> take(Transaction tx, byte[] envelope, Event<M> event) {
     String token = token(tx);
+    takenBy.add(tx.runId());
     tx.set(keys.lockKey(), new LockRecord(token, wallMillis.getAsLong(), envelope).encode());
     return new Held<>(token, envelope, event);
   }
@@ -139,12 +199,29 @@ final class LockCoordinator<S, M> {
     return tx.runId() + "/" + tx.attempt();
   }
 
+  /** The run a token of {@link #token} names, or null for another kind of token. */
+  private static @Nullable UUID runOf(String token) {
+    int slash = token.indexOf('/');
+    try {
+      return slash < 0 ? null : UUID.fromString(token.substring(0, slash));
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
   /**
    * The server is locked: bust the lock if it is older than {@code lockTimeout} (re-queueing the
    * message that took it at the head of the queue), else wait for its release or expiry.
    */
-  Meeting meet(Transaction tx, byte[] record) {
+  Meeting<M> meet(Transaction tx, byte[] record) {
     LockRecord lock = decode(record);
+    UUID run = runOf(lock.token());
+    if (run != null && takenBy.contains(run)) {
+      Held<M> ours = recovered(tx, lock);
+      if (ours != null) {
+        return new Meeting<>(false, -1, ours);
+      }
+    }
     if (lockTimeout.isPresent()) {
       long expiresAt = lock.acquiredAt() + lockTimeout.get().toMillis();
       if (wallMillis.getAsLong() >= expiresAt) {
@@ -157,41 +234,120 @@ final class LockCoordinator<S, M> {
             lockTimeout.get().toMillis(),
             context,
             lock.token());
-        return new Meeting(true, -1);
+        return new Meeting<>(true, -1);
       }
-      return new Meeting(false, expiresAt);
+      return new Meeting<>(false, expiresAt);
     }
-    return new Meeting(false, -1);
+    return new Meeting<>(false, -1);
+  }
+
+  /**
+   * A lock that a batch of this process took although the batch did not learn that its commit had
+   * applied (its outcome stayed unknown, or its commit landed after the batch gave up on it): the
+   * lock is this process's, so its {@code handleLocked} runs now, on the state as stored. Null if
+   * its message no longer decodes (the lock is then met like anyone's).
+   */
+  private @Nullable Held<M> recovered(Transaction tx, LockRecord lock) {
+    try {
+      Envelope env = queue.envelope(lock.envelope());
+      M message = queue.message(tx, env);
+      From from = env.isCall() ? new From(env.slotSeconds(), env.slotId()) : null;
+      log.warn(
+          "found a lock that a batch of this process took without learning its outcome; running"
+              + " its handleLocked now: {} token={}",
+          context,
+          lock.token());
+      return new Held<>(
+          lock.token(),
+          lock.envelope(),
+          new Event<>(from != null ? Event.Type.CALL : Event.Type.CAST, message, from));
+    } catch (RuntimeException e) {
+      return null;
+    }
   }
 
   /**
    * Runs {@code handleLocked} outside any transaction, then commits its result only while the lock
    * still carries this holder's token (fencing), then runs its actions and honours a stop.
+   *
+   * @param state the state the lock was taken with, or null to load it as stored
    */
-  Run runLocked(Held<M> lock, S state) {
-    Result<S> r;
-    try {
-      r = invoker.handleLocked(lock.event(), state);
-    } catch (CallbackInvoker.CallbackFailure failure) {
-      return releaseAfterFailure(lock, failure.reason());
+  Run runLocked(Held<M> lock, @Nullable S state) {
+    return resume(new Pending<>(lock, state));
+  }
+
+  /**
+   * Goes on with a run of {@code handleLocked} that ended {@link Ending#UNKNOWN}: until the holder
+   * knows how its commit (or release) ended, it tries again, each try first looking for the markers
+   * of the ones before. A holder never gives up with its lock still stored: it returns {@code
+   * UNKNOWN} again, for its loop to call this after a backoff, for as long as the process lives.
+   */
+  @SuppressWarnings("unchecked")
+  Run resume(Pending<?, ?> pending) {
+    Pending<S, M> p = (Pending<S, M>) pending;
+    if (p.state == null) {
+      try {
+        p.state = commits.commit(tx -> states.load(tx, null, false).state());
+      } catch (RuntimeException e) {
+        return unknown(p, e);
+      }
     }
+    if (p.result == null && p.failure == null) {
+      try {
+        p.result = invoker.handleLocked(p.lock.event(), Objects.requireNonNull(p.state));
+      } catch (CallbackInvoker.CallbackFailure failure) {
+        p.failure = failure.reason();
+      }
+    }
+    return p.failure == null ? commitResult(p) : release(p);
+  }
+
+  /**
+   * What a try of a commit or release of {@link Pending} found or did: an earlier try that had
+   * committed (whether it was the release), or this one's failure count, or the state it wrote.
+   */
+  private record Tried(
+      @Nullable Boolean earlierWasRelease, int attempts, @Nullable StoredState written)
+      implements CommitRunner.WritesState {}
+
+  /** Commits handleLocked's result while the lock is still ours. */
+  private Run commitResult(Pending<S, M> p) {
+    Result<S> r = Objects.requireNonNull(p.result);
+    Held<M> lock = p.lock;
+    Tried tried;
     try {
-      commits.commit(
-          tx -> {
-            ensureHeld(tx, lock);
-            StateStore.Loaded<S> loaded = states.load(tx, null, false);
-            StoredState written = states.write(tx, loaded, r.state());
-            tx.clear(keys.lockKey());
-            queue.wakeConsumers(tx);
-            if (lock.event().from() != null) {
-              slots.write(tx, lock.event().from(), slots.ok(r.reply()), null);
-            }
-            return new StateStore.Written(written);
-          });
+      tried =
+          commits.commit(
+              tx -> {
+                Tried earlier = earlier(tx, p, false);
+                if (earlier != null) {
+                  return earlier;
+                }
+                ensureHeld(tx, lock);
+                StateStore.Loaded<S> loaded = states.load(tx, null, false);
+                StoredState written = states.write(tx, loaded, r.state());
+                tx.clear(keys.lockKey());
+                queue.wakeConsumers(tx);
+                if (lock.event().from() != null) {
+                  slots.write(tx, lock.event().from(), slots.ok(r.reply()), null);
+                }
+                return new Tried(null, 0, written);
+              });
     } catch (LockFencedException fenced) {
       return fenced(fenced);
     } catch (RuntimeException e) {
-      return releaseAfterFailure(lock, e);
+      if (isClusterTrouble(e)) {
+        return unknown(p, e);
+      }
+      p.failure = e; // the result cannot be committed: the message's failure
+      return release(p);
+    }
+    if (tried != null && Boolean.TRUE.equals(tried.earlierWasRelease())) {
+      return released(p, tried.attempts());
+    }
+    // A state write's stamp is not known when an earlier run committed it: the cache reloads.
+    if (tried != null && tried.earlierWasRelease() != null) {
+      states.invalidate();
     }
     invoker.runActions(r.actions(), r.state());
     if (r.kind() == Result.Kind.STOP) {
@@ -199,6 +355,24 @@ final class LockCoordinator<S, M> {
       return new Run(Ending.STOPPED, null);
     }
     return new Run(Ending.RELEASED, null);
+  }
+
+  /**
+   * The earlier try of {@code p} that committed, if any: its markers are read serializably (a late
+   * commit of one then conflicts with this try); else this try is recorded as one that may commit.
+   */
+  private @Nullable Tried earlier(Transaction tx, Pending<S, M> p, boolean release) {
+    UUID committed = commits.committedEarlier(tx, p.tried.keySet());
+    if (committed != null) {
+      boolean wasRelease = p.tried.get(committed);
+      return new Tried(wasRelease, wasRelease ? failureCount(p) : 0, null);
+    }
+    p.tried.put(tx.runId(), release);
+    return null;
+  }
+
+  private int failureCount(Pending<S, M> p) {
+    return queue.envelope(p.lock.envelope()).failures() + 1;
   }
 
   private void ensureHeld(Transaction tx, Held<M> lock) {
@@ -216,31 +390,70 @@ final class LockCoordinator<S, M> {
    * handleLocked (or its commit) failed: if the lock is still ours, release it and count the
    * failure against its message, which is re-queued at the head, or dead-lettered at the threshold.
    */
-  private Run releaseAfterFailure(Held<M> lock, Throwable cause) {
-    Integer attempts;
+  private Run release(Pending<S, M> p) {
+    Held<M> lock = p.lock;
+    Throwable cause = Objects.requireNonNull(p.failure);
+    Tried tried;
     try {
-      attempts =
+      tried =
           commits.commit(
               tx -> {
+                Tried earlier = earlier(tx, p, true);
+                if (earlier != null) {
+                  return earlier;
+                }
                 ensureHeld(tx, lock);
                 tx.clear(keys.lockKey());
                 queue.wakeConsumers(tx);
-                return deadLetters.countLockFailure(
-                    tx, lock.envelope(), cause, deadLetterThreshold);
+                return new Tried(
+                    null,
+                    deadLetters.countLockFailure(tx, lock.envelope(), cause, deadLetterThreshold),
+                    null);
               });
     } catch (LockFencedException fenced) {
       fenced.addSuppressed(cause);
       return fenced(fenced);
     } catch (RuntimeException e) {
       cause.addSuppressed(e);
-      return new Run(Ending.FAILED, cause);
+      return unknown(p, e);
     }
-    int n = attempts == null ? 0 : attempts;
-    if (n >= deadLetterThreshold) {
-      deadLetters.afterDeadLetter(lock.envelope(), n, null);
-      return new Run(Ending.FAILED, cause, true);
+    if (tried != null && Boolean.FALSE.equals(tried.earlierWasRelease())) {
+      // an earlier try of the result's commit had applied after all
+      p.failure = null;
+      states.invalidate();
+      return commitResult(p);
+    }
+    return released(p, tried == null ? 0 : tried.attempts());
+  }
+
+  /** The lock was released after a failure counted {@code attempts} times. */
+  private Run released(Pending<S, M> p, int attempts) {
+    Throwable cause =
+        p.failure != null
+            ? p.failure
+            : new IllegalStateException("handleLocked failed: " + context);
+    if (attempts >= deadLetterThreshold) {
+      deadLetters.afterDeadLetter(p.lock.envelope(), attempts, null);
+      return new Run(Ending.FAILED, cause, true, null);
     }
     return new Run(Ending.FAILED, cause);
+  }
+
+  /** The holder could not learn how its try ended: the pending run goes on after a backoff. */
+  private Run unknown(Pending<S, M> p, Throwable cause) {
+    return new Run(Ending.UNKNOWN, cause, false, p);
+  }
+
+  /**
+   * Whether {@code e}, which ended a commit of the holder, is the cluster's trouble (the holder
+   * tries again, its lock held meanwhile) rather than its message's (a result that cannot be
+   * committed: the message's failure, and the lock is released).
+   */
+  private static boolean isClusterTrouble(Throwable e) {
+    if (e instanceof BackendException be) {
+      return !CallbackInvoker.isLimitError(be);
+    }
+    return e instanceof CancellationException;
   }
 
   /**
