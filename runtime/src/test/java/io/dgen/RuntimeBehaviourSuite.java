@@ -212,4 +212,12 @@ abstract class RuntimeBehaviourSuite {
       return backend();
     }
   }
+
+  @Nested
+  class CallTimeouts extends CallTimeoutTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
 }

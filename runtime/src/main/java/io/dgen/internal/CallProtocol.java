@@ -23,6 +23,11 @@ import org.jspecify.annotations.Nullable;
  * tenant's doorbell for its slot's wake id, which the consumer rings when it writes the reply, and
  * its deadline races that ring: whichever comes first takes the slot.
  *
+ * <p>The call's own timeout bounds the whole wait, whatever the cluster does: its push (or inline
+ * transaction) is abandoned at the deadline if the operation timeout does not end it first, and the
+ * final take of the slot, which starts a little before the deadline so that a cluster that answers
+ * gets to decide, is waited for only until the deadline.
+ *
  * <p>Never runs callbacks and never decides whether a call is queued or inline (the handle does);
  * never blocks a thread while it waits.
  */
@@ -102,7 +107,8 @@ final class CallProtocol {
               return live;
             },
             (tx, prior) -> prior,
-            core.executor()));
+            core.executor()),
+        call);
   }
 
   /**
@@ -125,18 +131,43 @@ final class CallProtocol {
   }
 
   /**
-   * Bounds a call's transaction (its push, or an inline call) by the operation timeout: past it,
-   * the future fails with {@link io.dgen.OperationTimeoutException} and the run is abandoned.
+   * Bounds a call's transaction (its push, or an inline call) by the operation timeout and by the
+   * call's own deadline, whichever comes first: past it, the future fails with {@link
+   * io.dgen.OperationTimeoutException} or {@link CallTimeoutException}, and the run is abandoned
+   * (an attempt already sent may still commit: the call may then still execute).
    */
-  <T> CompletableFuture<T> bounded(CompletableFuture<T> transaction) {
-    return commits.bounded(transaction, core.scheduler(), "call");
+  <T> CompletableFuture<T> bounded(CompletableFuture<T> transaction, Waiting<?> call) {
+    long left = call.deadline - core.nanoTime();
+    if (left >= core.operations().timeout().toNanos()) {
+      return commits.bounded(transaction, core.scheduler(), "call");
+    }
+    return OperationTimeouts.bound(
+        transaction,
+        core.scheduler(),
+        left,
+        () ->
+            new CallTimeoutException(
+                "no reply within "
+                    + call.timeout.toMillis()
+                    + " ms: the call's transaction did not complete in time (the cluster did not"
+                    + " answer); it may still commit, and the call then still executes: "
+                    + context));
   }
 
   /**
+   * How long before its deadline a call takes its slot for the last time: long enough for a cluster
+   * that answers to read and clear it by the deadline, at most a tenth of the timeout.
+   */
+  static final long FINAL_TAKE_LEAD_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+  /**
    * One queued call waiting for its reply: a doorbell listener under its slot's wake id from the
-   * push until the reply is taken or the deadline passes. A ring, or the deadline, takes the slot
-   * (one take at a time; a ring during a take takes again after it). Until its push is known to
-   * have committed, a ring only counts: the slot may not exist yet.
+   * push until the reply is taken or the deadline passes. A ring takes the slot (one such take at a
+   * time; a ring during a take takes again after it). Until its push is known to have committed, a
+   * ring only counts: the slot may not exist yet. A little before the deadline, the final take
+   * reads and clears the slot, whatever takes are under way; at the deadline the call fails with
+   * {@link CallTimeoutException} unless a take found the reply, even if the final take has not
+   * answered (it goes on, best effort; a slot it does not clear is swept as abandoned).
    */
   final class Waiting<R> implements TenantWatcher.Listener, ReplySlots.LocalCaller {
     private final From from;
@@ -148,10 +179,15 @@ final class CallProtocol {
     private final CompletableFuture<R> result = new CompletableFuture<>();
     private final AtomicBoolean listening = new AtomicBoolean();
 
-    /** Takes asked for, the one in flight included; the push counts as one until it commits. */
+    /** Takes asked for by rings, the one in flight included; the push counts until it commits. */
     private final AtomicInteger takes = new AtomicInteger(1);
 
-    private volatile boolean timedOut;
+    /**
+     * The final take has started and clears the slot (a kept reply's is never cleared): takes after
+     * it, and an empty slot one of them read, decide nothing.
+     */
+    private volatile boolean finalTake;
+
     private volatile @Nullable ScheduledFuture<?> timer;
 
     private Waiting(From from, @Nullable Class<R> replyType, long deadline, Duration timeout) {
@@ -184,17 +220,8 @@ final class CallProtocol {
       if (result.isDone()) {
         return result; // a consumer of this runtime handed the reply over already
       }
-      try {
-        timer =
-            core.scheduler()
-                .schedule(
-                    () -> core.executor().execute(this::deadlinePassed),
-                    Math.max(0, deadline - core.nanoTime()),
-                    TimeUnit.NANOSECONDS);
-      } catch (RejectedExecutionException e) {
-        fail(
-            new ServerStoppedException("the runtime was closed while the call waited: " + context));
-      }
+      long lead = Math.min(FINAL_TAKE_LEAD_NANOS, timeout.toNanos() / 10);
+      schedule(deadline - lead, this::takeFinally);
       return result;
     }
 
@@ -252,43 +279,127 @@ final class CallProtocol {
       take();
     }
 
+    /** Runs {@code step} on the executor at {@code at} (nanos); fails the call if it cannot. */
+    private void schedule(long at, Runnable step) {
+      try {
+        timer =
+            core.scheduler()
+                .schedule(
+                    () -> core.executor().execute(step),
+                    Math.max(0, at - core.nanoTime()),
+                    TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException e) {
+        fail(
+            new ServerStoppedException("the runtime was closed while the call waited: " + context));
+      }
+    }
+
+    /**
+     * The final take, independent of any take under way (one may hang on a cluster that stopped
+     * answering): reads and clears the slot; the call fails at the deadline if nothing decided it.
+     */
+    private void takeFinally() {
+      if (result.isDone()) {
+        return;
+      }
+      finalTake = !KeptReplies.isKept(from);
+      CompletableFuture<ReplySlots.Taken> taken;
+      try {
+        taken = slots.take(from, true);
+      } catch (RuntimeException e) {
+        taken = CompletableFuture.failedFuture(e);
+      }
+      taken.whenComplete(
+          (t, err) -> {
+            try {
+              core.executor().execute(() -> afterFinalTake(t, err));
+            } catch (RejectedExecutionException e) {
+              fail(new ServerStoppedException("the runtime was closed: " + context));
+            }
+          });
+      if (!result.isDone()) {
+        schedule(deadline, this::deadlinePassed);
+      }
+    }
+
+    private void afterFinalTake(ReplySlots.@Nullable Taken taken, @Nullable Throwable err) {
+      if (result.isDone()) {
+        return; // the deadline passed first: this take was best effort
+      }
+      if (err != null || taken == null) {
+        fail(Futures.unwrap(err));
+        return;
+      }
+      List<KeyValue> rows = taken.rows();
+      if (!rows.isEmpty() && rows.get(0).value().length == 0 && core.nanoTime() < deadline) {
+        return; // no reply, and none can come now: the call times out at its deadline
+      }
+      finish(rows);
+    }
+
+    /** The deadline passed and no take decided the call: it timed out. */
     private void deadlinePassed() {
-      timedOut = true;
-      take();
+      if (!result.isDone()) {
+        fail(timedOut());
+      }
+    }
+
+    private CallTimeoutException timedOut() {
+      return new CallTimeoutException(
+          "no reply within "
+              + timeout.toMillis()
+              + " ms; the call stays queued and will still execute: "
+              + context
+              + " from="
+              + from);
     }
 
     private void take() {
-      if (!result.isDone() && takes.getAndIncrement() == 0) {
+      if (!result.isDone() && !finalTake && takes.getAndIncrement() == 0) {
         takeOnce(takes.get());
       }
     }
 
     private void takeOnce(int requests) {
-      slots
-          .take(from, timedOut)
-          .whenComplete(
-              (taken, err) -> {
-                try {
-                  core.executor().execute(() -> afterTake(requests, taken, err));
-                } catch (RejectedExecutionException e) {
-                  fail(new ServerStoppedException("the runtime was closed: " + context));
-                }
-              });
+      CompletableFuture<ReplySlots.Taken> taken;
+      try {
+        taken = slots.take(from, false);
+      } catch (RuntimeException e) {
+        taken = CompletableFuture.failedFuture(e);
+      }
+      taken.whenComplete(
+          (t, err) -> {
+            try {
+              core.executor().execute(() -> afterTake(requests, t, err));
+            } catch (RejectedExecutionException e) {
+              fail(new ServerStoppedException("the runtime was closed: " + context));
+            }
+          });
     }
 
     private void afterTake(
         int requests, ReplySlots.@Nullable Taken taken, @Nullable Throwable err) {
+      if (result.isDone()) {
+        return;
+      }
       if (err != null || taken == null) {
         fail(Futures.unwrap(err));
         return;
       }
       if (!taken.waiting()) {
+        if (finalTake && !replied(taken.rows())) {
+          return; // the final take cleared the slot after this read; it decides the call
+        }
         finish(taken.rows());
         return;
       }
-      if (takes.addAndGet(-requests) != 0) {
-        takeOnce(takes.get()); // rung (or timed out) while this take was on its way
+      if (takes.addAndGet(-requests) != 0 && !finalTake) {
+        takeOnce(takes.get()); // rung while this take was on its way
       }
+    }
+
+    private boolean replied(List<KeyValue> rows) {
+      return !rows.isEmpty() && rows.get(0).value().length > 0;
     }
 
     private void finish(List<KeyValue> rows) {
@@ -306,14 +417,7 @@ final class CallProtocol {
                   "the reply slot was removed before a reply arrived (the server was killed): "
                       + context));
         } else if (rows.get(0).value().length == 0) {
-          fail(
-              new CallTimeoutException(
-                  "no reply within "
-                      + timeout.toMillis()
-                      + " ms; the call stays queued and will still execute: "
-                      + context
-                      + " from="
-                      + from));
+          fail(timedOut());
         } else {
           R reply = slots.decode(rows, replyType);
           stopListening();

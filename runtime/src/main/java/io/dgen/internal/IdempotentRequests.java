@@ -148,7 +148,8 @@ final class IdempotentRequests<M> {
                           return claim;
                         }),
                 (tx, prior) -> prior,
-                core.executor()))
+                core.executor()),
+            waiting)
         .handle(
             (claim, err) -> {
               if (err != null || claim == null) {

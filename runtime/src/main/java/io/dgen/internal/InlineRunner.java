@@ -164,7 +164,8 @@ final class InlineRunner<S, M> {
                       });
                 },
                 (tx, prior) -> prior,
-                executor));
+                executor),
+            waiting);
     return Async.whenDone(
         committed,
         executor,
@@ -182,7 +183,7 @@ final class InlineRunner<S, M> {
                 .thenApply(v -> Outcome.<S>queuedInstead());
           }
           if (failure instanceof CallbackInvoker.CallbackFailure callback) {
-            return queueForRetry(envelope.get(), callback);
+            return queueForRetry(envelope.get(), callback, waiting);
           }
           if (failure != null) {
             return CompletableFuture.failedFuture(failure);
@@ -201,21 +202,32 @@ final class InlineRunner<S, M> {
    * error now) so that consumers retry it, as the seed does.
    */
   private CompletableFuture<Outcome<S>> queueForRetry(
-      byte[] envelope, CallbackInvoker.CallbackFailure failure) {
-    return commits
-        .commitAsync(
-            tx -> {
-              CompletableFuture<@Nullable Void> live = queue.publishing(tx);
-              queue.push(tx, ServerKeys.LANE_NORMAL, envelope);
-              return live;
-            },
-            (tx, prior) -> prior,
-            executor)
-        .thenApply(
-            v -> {
-              throw new CallbackException(
-                  "inline handleCall failed; the call was queued for retry: " + context,
-                  failure.reason());
+      byte[] envelope, CallbackInvoker.CallbackFailure failure, CallProtocol.Waiting<?> waiting) {
+    return calls
+        .bounded(
+            commits.commitAsync(
+                tx -> {
+                  CompletableFuture<@Nullable Void> live = queue.publishing(tx);
+                  queue.push(tx, ServerKeys.LANE_NORMAL, envelope);
+                  return live;
+                },
+                (tx, prior) -> prior,
+                executor),
+            waiting)
+        .handle(
+            (v, err) -> {
+              CallbackException e =
+                  new CallbackException(
+                      err == null
+                          ? "inline handleCall failed; the call was queued for retry: " + context
+                          : "inline handleCall failed; queuing the call for retry failed or did"
+                              + " not complete in time, so it may not be queued: "
+                              + context,
+                      failure.reason());
+              if (err != null) {
+                e.addSuppressed(Futures.unwrap(err));
+              }
+              throw e;
             });
   }
 

@@ -130,14 +130,26 @@ public final class OperationTimeouts {
       ScheduledExecutorService scheduler,
       String operation,
       String context) {
+    return bound(op, scheduler, timeout.toNanos(), () -> timedOut(operation, context));
+  }
+
+  /**
+   * Fails {@code op} with {@code failure} once {@code nanos} have passed, unless it completed
+   * first; returns {@code op}. A bound tighter than the operation timeout (a call's own timeout).
+   */
+  static <T> CompletableFuture<T> bound(
+      CompletableFuture<T> op,
+      ScheduledExecutorService scheduler,
+      long nanos,
+      Supplier<? extends RuntimeException> failure) {
     if (op.isDone()) {
       return op;
     }
     try {
       var timer =
           scheduler.schedule(
-              () -> op.completeExceptionally(timedOut(operation, context)),
-              timeout.toNanos(),
+              () -> op.completeExceptionally(failure.get()),
+              Math.max(0, nanos),
               TimeUnit.NANOSECONDS);
       op.whenComplete((v, e) -> timer.cancel(false));
     } catch (RejectedExecutionException closed) {
