@@ -220,4 +220,12 @@ abstract class RuntimeBehaviourSuite {
       return backend();
     }
   }
+
+  @Nested
+  class ReadLatency extends ReadLatencyTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
 }

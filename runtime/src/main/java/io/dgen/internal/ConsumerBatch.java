@@ -6,7 +6,6 @@ import io.dgen.From;
 import io.dgen.ReplyTooLargeException;
 import io.dgen.Result;
 import io.dgen.ServerStoppedException;
-import io.dgen.backend.BackendException;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Envelope;
@@ -271,7 +270,9 @@ final class ConsumerBatch<S, M> {
   CompletableFuture<Batch<S, M>> run(
       Transaction tx, int limit, Executor executor, Attempt attempt) {
     attempt.reset();
-    long start = nanoTime.getAsLong();
+    // The callbacks' time counts from the read version, as FoundationDB's five seconds do: time
+    // the cluster took to hand it out (throttling, a recovery) is not the callbacks'.
+    CompletableFuture<Long> start = startOf(tx, nanoTime);
     // Snapshot read of the queue: concurrent pushes must not abort this batch (DESIGN §8). Read
     // conflicts are added below for exactly the items popped. The lock key is read serializably,
     // so a lock taken concurrently aborts this batch.
@@ -280,6 +281,7 @@ final class ConsumerBatch<S, M> {
     CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, true);
     CompletableFuture<Void> reads =
         CompletableFuture.allOf(
+            start,
             peek,
             lockRead,
             version != null ? version : CompletableFuture.completedFuture(null),
@@ -288,7 +290,17 @@ final class ConsumerBatch<S, M> {
         reads,
         executor,
         ignored ->
-            afterReads(tx, limit, start, peek.join(), lockRead.join(), version, executor, attempt));
+            afterReads(
+                tx, limit, start.join(), peek.join(), lockRead.join(), version, executor, attempt));
+  }
+
+  /**
+   * When {@code tx} got its read version, by {@code nanoTime}: the start of its callbacks' time, as
+   * of FoundationDB's five-second limit. Asks for the read version (the reads issued with it share
+   * it) and completes when it is known, without a thread waiting.
+   */
+  static CompletableFuture<Long> startOf(Transaction tx, LongSupplier nanoTime) {
+    return tx.getReadVersionAsync().thenApply(v -> nanoTime.getAsLong());
   }
 
   private CompletableFuture<Batch<S, M>> afterReads(

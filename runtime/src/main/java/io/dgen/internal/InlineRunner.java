@@ -122,7 +122,7 @@ final class InlineRunner<S, M> {
         calls.bounded(
             commits.commitAsync(
                 tx -> {
-                  long start = nanoTime.getAsLong();
+                  CompletableFuture<Long> began = ConsumerBatch.startOf(tx, nanoTime);
                   // A snapshot read: a concurrent push must not abort the inline call; the call
                   // then serializes before that push, a legal order for concurrent operations.
                   CompletableFuture<List<KeyValue>> head = queue.peek(tx, 1);
@@ -130,6 +130,7 @@ final class InlineRunner<S, M> {
                   CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, false);
                   CompletableFuture<Void> reads =
                       CompletableFuture.allOf(
+                          began,
                           head,
                           lock,
                           version != null ? version : CompletableFuture.completedFuture(null),
@@ -148,6 +149,7 @@ final class InlineRunner<S, M> {
                           queue.wakeConsumers(tx); // it has work already: no activation needed
                           return CompletableFuture.completedFuture(Outcome.queuedInstead());
                         }
+                        long start = began.join();
                         return Async.thenApply(
                             states.loadAsync(tx, version, false),
                             executor,
@@ -272,6 +274,7 @@ final class InlineRunner<S, M> {
       outcome =
           commits.commit(
               tx -> {
+                tx.getReadVersion(); // the callback's time counts from the read version
                 long start = nanoTime.getAsLong();
                 // Read serializably, so that a lock taken concurrently aborts a state change.
                 CompletableFuture<byte @Nullable []> lock = tx.getAsync(keys.lockKey());
