@@ -11,17 +11,26 @@ import io.dgen.backend.RunIds;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
-/** Consumer batches sweep commit markers older than ten minutes and abandoned reply slots. */
+/**
+ * Commit markers older than ten minutes are swept by any writing transaction of a process, at most
+ * once a minute; consumer batches also sweep abandoned reply slots.
+ */
 class SweepTest extends RuntimeTestBase {
 
   private final ManualTestClock clock = new ManualTestClock(Instant.now());
+
+  /** The runtime's ticker, which spaces a process's sweeps: moved only by the test. */
+  private final AtomicLong ticks = new AtomicLong(System.nanoTime());
 
   @Override
   DGen newDGen() {
     return DGen.builder(backend)
         .clock(clock)
+        .ticker(ticks::get)
         .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(50))
         .build();
   }
@@ -68,6 +77,23 @@ class SweepTest extends RuntimeTestBase {
     // the old marker and the abandoned slot are swept; live ones stay
     assertThat(keys(markers)).doesNotContain(oldMarker).hasSize(3); // + the sweeping batch's
     assertThat(keys(calls)).containsExactly(live);
+  }
+
+  @Test
+  void markersOfAServerUsedOnlyThroughInlineCallsAndPriorityMessages_areSwept_onceAMinute() {
+    ServerRef<Msg> ref = start(); // consumeK 1: calls run inline, nothing is ever queued
+    Subspace markers = tenant.subspace().subspace(ref.tuid()).subspace(Tuple.from("o"));
+    byte[] oldMarker = markerOfARunStarted(markers, Duration.ofMinutes(11));
+    put(oldMarker);
+    ref.<Long>call(new Add(1));
+    ref.priorityCast(new Add(2));
+    ref.info("tick");
+    assertThat(keys(markers)).contains(oldMarker); // the start swept, a minute has not passed
+
+    ticks.addAndGet(TimeUnit.MINUTES.toNanos(1));
+    ref.priorityCast(new Add(4));
+    assertThat(keys(markers)).doesNotContain(oldMarker).hasSize(5); // start, 3 calls, this one
+    assertThat(total(ref)).isEqualTo(107);
   }
 
   @Test

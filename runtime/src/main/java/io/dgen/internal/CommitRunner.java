@@ -20,6 +20,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -29,8 +30,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs one server's writing transactions exactly once in effect: owns the run's commit marker, the
- * replay of an attempt that turned out to commit after {@code commit_unknown_result (1021)}, and
- * the {@link TrackingTransaction} every runtime body writes through.
+ * replay of an attempt that turned out to commit after {@code commit_unknown_result (1021)}, the
+ * sweep of old markers (from any writing transaction, at most once a minute per process), and the
+ * {@link TrackingTransaction} every runtime body writes through.
  *
  * <p>Never decides what a transaction writes and never runs callbacks (bodies do); never caches
  * state (it tells its {@link Observer} what was committed).
@@ -89,12 +91,16 @@ final class CommitRunner {
    */
   static final Duration RUN_LIMIT = Duration.ofMinutes(1);
 
+  /** How often one process sweeps its server's old commit markers (by its own ticker). */
+  private static final long SWEEP_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
+
   private final Backend backend;
   private final ServerKeys keys;
   private final Observer observer;
   private final LongSupplier nanoTime;
   private final OperationTimeouts operations;
   private final String context;
+  private final AtomicLong lastSweep;
 
   CommitRunner(
       Backend backend,
@@ -109,6 +115,7 @@ final class CommitRunner {
     this.nanoTime = nanoTime;
     this.operations = operations;
     this.context = context;
+    this.lastSweep = new AtomicLong(nanoTime.getAsLong() - SWEEP_INTERVAL_NANOS);
   }
 
   /**
@@ -242,7 +249,7 @@ final class CommitRunner {
                 // Measured after the marker read: it was answered while the marker was still kept.
                 checkAge(run, raw.attempt());
                 TrackingTransaction tx = new TrackingTransaction(raw);
-                return run.ran(raw, tx, marker, body.apply(tx));
+                return ran(run, raw, tx, marker, body.apply(tx));
               });
     } catch (RuntimeException e) {
       done = resolveWaiting(run, e);
@@ -253,6 +260,24 @@ final class CommitRunner {
       observer.stateCommitted(done.written(), Futures.join(done.stamp()));
     }
     return done.value();
+  }
+
+  /**
+   * The body ran to its end: marks the attempt if it wrote, and sweeps the server's old markers
+   * in it, at most once a minute per process. Every path that writes a marker sweeps, so a server
+   * used only through inline calls, priority messages or pushes keeps about ten minutes of them.
+   */
+  private <T> Attempt<T> ran(
+      Run<T> run, Transaction raw, TrackingTransaction tx, byte[] marker, @Nullable T value) {
+    Attempt<T> attempt = run.ran(raw, tx, marker, value);
+    if (tx.wrote()) {
+      long now = nanoTime.getAsLong();
+      long last = lastSweep.get();
+      if (now - last >= SWEEP_INTERVAL_NANOS && lastSweep.compareAndSet(last, now)) {
+        Sweeper.sweepMarkers(raw, keys);
+      }
+    }
+    return attempt;
   }
 
   private void checkAge(Run<?> run, int attempt) {
@@ -422,7 +447,7 @@ final class CommitRunner {
           // Measured after the marker read: it was answered while the marker was still kept.
           checkAge(run, raw.attempt());
           TrackingTransaction tx = new TrackingTransaction(raw);
-          return body.apply(tx).thenApply(value -> run.ran(raw, tx, marker, value));
+          return body.apply(tx).thenApply(value -> ran(run, raw, tx, marker, value));
         });
   }
 

@@ -13,11 +13,12 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Removes what one server's dead runs, dead callers and ended retention windows leave behind:
- * commit markers older than {@link #MARKER_TTL}, reply slots older than {@link
- * ReplySlots#MAX_CALL_TIMEOUT}, and idempotency keys and kept replies whose window ended ({@link
- * IdempotencyKeys}), now and then, inside a consumer batch's transaction. Each is aged by the clock
- * that named it: markers by the backend's run-id clock, slots, keys and kept replies by the
- * runtime's.
+ * commit markers older than {@link #MARKER_TTL} ({@link #sweepMarkers}, which the commit runner
+ * calls from any writing transaction, at most once a minute per process), and, now and then
+ * inside a consumer batch's transaction, reply slots older than {@link
+ * ReplySlots#MAX_CALL_TIMEOUT} and idempotency keys and kept replies whose window ended ({@link
+ * IdempotencyKeys}). Each is aged by the clock that named it: markers by the backend's run-id
+ * clock, slots, keys and kept replies by the runtime's.
  *
  * <p>Markers, slots and kept replies go by blind range clears that cost only their bounds. Expired
  * keys need one snapshot read of their index, {@link #prefetch started} with the batch's other
@@ -65,7 +66,21 @@ final class Sweeper {
     return now - lastSweep >= SWEEP_INTERVAL.toMillis();
   }
 
-  /** Clears old markers, abandoned slots and expired keys in {@code tx}, now and then. */
+  /**
+   * Clears the commit markers of {@code keys}' server older than {@link #MARKER_TTL} in {@code tx}:
+   * one blind range clear.
+   */
+  static void sweepMarkers(Transaction tx, ServerKeys keys) {
+    // Markers are keyed by run ids, which the backend makes with its own clock: the horizon comes
+    // from this transaction's run id, made by that clock too. The runtime's clock (which may be
+    // injected, or skewed) would sweep fresh markers at once when ahead, and none when behind.
+    long runStarted = RunIds.startedAt(tx.runId());
+    tx.clearRange(
+        keys.markers().range().begin,
+        keys.markers().pack(Tuple.from(RunIds.startingAt(runStarted - MARKER_TTL.toMillis()))));
+  }
+
+  /** Clears abandoned slots and expired keys in {@code tx}, now and then. */
   void sweep(Transaction tx) {
     long now = wallMillis.getAsLong();
     CompletableFuture<List<KeyValue>> keysRead = expired;
@@ -79,13 +94,6 @@ final class Sweeper {
       return;
     }
     lastSweep = now;
-    // Markers are keyed by run ids, which the backend makes with its own clock: the horizon comes
-    // from this transaction's run id, made by that clock too. The runtime's clock (which may be
-    // injected, or skewed) would sweep fresh markers at once when ahead, and none when behind.
-    long runStarted = RunIds.startedAt(tx.runId());
-    tx.clearRange(
-        keys.markers().range().begin,
-        keys.markers().pack(Tuple.from(RunIds.startingAt(runStarted - MARKER_TTL.toMillis()))));
     long oldestLiveSlot =
         TimeUnit.MILLISECONDS.toSeconds(now) - ReplySlots.MAX_CALL_TIMEOUT.toSeconds() - 60;
     tx.clearRange(keys.calls().range().begin, keys.calls().pack(Tuple.from(oldestLiveSlot)));
