@@ -96,6 +96,11 @@ public final class DGen implements AutoCloseable {
     return backend;
   }
 
+  /** The runtime's shared parts, for the tests of this package. */
+  RuntimeCore core() {
+    return core;
+  }
+
   /**
    * This runtime's id as a member of the tenants it hosts kinds in ({@link #host}): what the admin
    * API and the {@code dgen} CLI show as a lease's holder. Random per runtime.

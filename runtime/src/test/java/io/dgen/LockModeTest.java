@@ -230,8 +230,8 @@ class LockModeTest extends RuntimeTestBase {
 
   /**
    * A batch takes the lock and commits, but fails with {@code transaction_timed_out}, and the look
-   * for its marker fails too: the batch does not know it holds the lock. The next batch of the
-   * same process meets the lock, recognises its own run in the token, and runs handleLocked.
+   * for its marker fails too: the batch does not know it holds the lock. The next batch of the same
+   * process meets the lock, recognises its own run in the token, and runs handleLocked.
    */
   @Test
   void aLockTakenByABatchThatDidNotLearnItsOutcome_isRecognised_andItsHandleLockedRuns() {
@@ -255,6 +255,31 @@ class LockModeTest extends RuntimeTestBase {
     ref.cast(new Add(1));
     awaitTotal(ref, 1001);
     assertThat(hooks.lockedReturned).hasValue(1);
+  }
+
+  /**
+   * A consumer that meets a lock with a {@code lockTimeout} parks until a ring or the lock's
+   * expiry. Every push while the lock is held wakes it to meet the lock again: the expiry must stay
+   * one pending timer, not one more per push.
+   */
+  @Test
+  void pushesWhileALockIsHeld_leaveOneExpiryTimerPerServer_notOnePerPush() throws Exception {
+    blockFirstHolder();
+    ServerRef<Msg> holder = start(b -> b.lockTimeout(Duration.ofMinutes(10)));
+    holder.cast(new Work("held"));
+    awaitHolderBlocked();
+    int before = dgen.core().scheduledTasks();
+    ServerRef<Msg> waiter = start(b -> b.lockTimeout(Duration.ofMinutes(10)));
+    for (int i = 0; i < 50; i++) {
+      waiter.cast(new Add(1)); // each push rings: the waiter wakes, meets the lock, parks again
+    }
+    await()
+        .during(Duration.ofMillis(500))
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> dgen.core().scheduledTasks() <= before + 5);
+
+    gate.countDown();
+    awaitTotal(waiter, 1050);
   }
 
   @Test

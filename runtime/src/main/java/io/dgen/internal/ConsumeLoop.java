@@ -70,6 +70,10 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
   private final AtomicLong rungAt = new AtomicLong(Long.MIN_VALUE);
   private final AtomicBoolean rungAll = new AtomicBoolean();
   private volatile long seen = Long.MIN_VALUE;
+
+  /** The expiry of the lock a pending timer unparks the loop at, or -1 with no timer pending. */
+  private volatile long lockTimerFor = -1;
+
   private int consecutiveFailures;
   private int limitOverride;
   // Items left to run in batches of one, after a batch of them exceeded a limit of FoundationDB.
@@ -164,9 +168,16 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
    */
   private void park(long readVersion, long lockExpiresAt) {
     seen = readVersion;
-    if (lockExpiresAt >= 0) {
+    if (lockExpiresAt >= 0 && lockExpiresAt != lockTimerFor) {
+      // One timer per lock met, however many pushes wake the loop while the lock is held.
       long delayMs = Math.max(0, lockExpiresAt - core.wallMillis()) + 1;
-      scheduleAfter(TimeUnit.MILLISECONDS.toNanos(delayMs), this::unpark);
+      lockTimerFor = lockExpiresAt;
+      scheduleAfter(
+          TimeUnit.MILLISECONDS.toNanos(delayMs),
+          () -> {
+            lockTimerFor = -1;
+            unpark();
+          });
     }
     doorbell.parked(bucket);
     running.set(false);
@@ -188,8 +199,8 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
   }
 
   /**
-   * {@code step} as a task that cannot end the loop silently: a throwable it lets escape (a bug,
-   * or an error met outside user code) retries the loop with backoff, and a fatal one stops the
+   * {@code step} as a task that cannot end the loop silently: a throwable it lets escape (a bug, or
+   * an error met outside user code) retries the loop with backoff, and a fatal one stops the
    * process.
    */
   private Runnable guarded(Runnable step) {

@@ -214,6 +214,16 @@ public final class RuntimeCore implements AutoCloseable {
   }
 
   /**
+   * The tasks waiting on the runtime's scheduler (deadlines, backoffs, timers at lock expiries):
+   * for tests and diagnostics of what idle work costs.
+   *
+   * @return the number of scheduled tasks not yet run or cancelled
+   */
+  public int scheduledTasks() {
+    return ((ScheduledThreadPoolExecutor) scheduler).getQueue().size();
+  }
+
+  /**
    * Tells the listener that {@code server}'s lock holder was fenced; a listener's failure is
    * logged.
    */
