@@ -1,13 +1,20 @@
 package io.dgen;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.TestServer.Add;
+import io.dgen.TestServer.AppendInPlace;
+import io.dgen.TestServer.GetSeen;
+import io.dgen.TestServer.GetSeenThenAppend;
 import io.dgen.TestServer.Msg;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -57,5 +64,44 @@ class ReplyDeliveryTest extends RuntimeTestBase {
 
       assertThat(wakeLogEntries() - before).as("a ring per push and per reply").isEqualTo(10);
     }
+  }
+
+  /**
+   * A reply that shares structure with the state (here the state's own list) and a later callback
+   * of the same batch that changes that structure in place: the caller in the consumer's runtime,
+   * handed the reply without a read, must see it as it was when the callback replied, as a caller
+   * in another runtime, which reads it from its slot, does.
+   */
+  @Test
+  void aReplyHandedOverInTheConsumersRuntime_isTheValueAsItWasWhenTheCallbackReplied()
+      throws Exception {
+    ServerRef<Msg> publisher = start(b -> b.consume(false));
+    publisher.cast(new Add(1));
+    CompletableFuture<List<Number>> call =
+        publisher.callAsync(new GetSeen(), Duration.ofSeconds(30));
+    // callAsync returns before its push commits: the cast must be queued behind it
+    await().atMost(Duration.ofSeconds(30)).until(() -> publisher.queueLength() == 2);
+    publisher.cast(new AppendInPlace(5));
+
+    ServerRef<Msg> consumer = start(b -> b.consumeK(8)); // the three in one batch
+    assertThat(longs(call.get(30, TimeUnit.SECONDS))).containsExactly(1L);
+    assertThat(state(consumer).seen()).containsExactly(1L, 5L);
+  }
+
+  /** An inline call's reply is handed over after its actions ran: they must not change it. */
+  @Test
+  void anInlineCallsReply_isTheValueAsItWasWhenTheCallbackReplied_whateverItsActionsDo() {
+    ServerRef<Msg> ref = start(); // consumeK 1: calls run inline
+    ref.cast(new Add(1));
+    awaitTotal(ref, 1);
+
+    List<Number> seen = ref.call(new GetSeenThenAppend(5), Duration.ofSeconds(30));
+    assertThat(longs(seen)).containsExactly(1L);
+    List<Number> priority = ref.priorityCall(new GetSeenThenAppend(7));
+    assertThat(longs(priority)).containsExactly(1L);
+  }
+
+  private static List<Long> longs(List<Number> values) {
+    return values.stream().map(Number::longValue).toList();
   }
 }

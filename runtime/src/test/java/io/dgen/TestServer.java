@@ -67,6 +67,18 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
    */
   record Act(List<String> steps) implements Msg {}
 
+  /** As a call, replies the state's list of values applied: the live list, not a copy. */
+  record GetSeen() implements Msg {}
+
+  /** Appends {@code n} to the state's list of values applied, in place (and adds it). */
+  record AppendInPlace(long n) implements Msg {}
+
+  /**
+   * As a call, replies the state's live list of values applied, with an action that appends {@code
+   * n} to the committed state's list in place.
+   */
+  record GetSeenThenAppend(long n) implements Msg {}
+
   /** Runs and removes {@link Hooks#callbackHooks}{@code .get(id)}, if any, then changes nothing. */
   record Hook(String id) implements Msg {}
 
@@ -194,6 +206,12 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
     if (request instanceof Echo e) {
       return Result.reply("x".repeat(e.size()), state);
     }
+    if (request instanceof GetSeen) {
+      return Result.reply(state.seen(), state);
+    }
+    if (request instanceof GetSeenThenAppend g) {
+      return Result.reply(state.seen(), state, List.of(committed -> committed.seen().add(g.n())));
+    }
     Result<State> r = handleCastTx(tx, request, state);
     return r == null || r.kind() == Result.Kind.STOP || r.kind() == Result.Kind.LOCK
         ? r
@@ -205,8 +223,19 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
     if (message instanceof Add a) {
       return Result.noReply(state.add(a.n()));
     }
-    if (message instanceof Get || message instanceof GetState || message instanceof Echo) {
+    if (message instanceof Get
+        || message instanceof GetState
+        || message instanceof Echo
+        || message instanceof GetSeen
+        || message instanceof GetSeenThenAppend) {
       return Result.noReply(state);
+    }
+    if (message instanceof AppendInPlace a) {
+      List<Long> seen =
+          state.seen() instanceof ArrayList<Long> l ? l : new ArrayList<>(state.seen());
+      seen.add(a.n());
+      return Result.noReply(
+          new State(state.total() + a.n(), state.lastSeq(), state.outOfOrder(), seen));
     }
     if (message instanceof Seq s) {
       long last = state.lastSeq().getOrDefault(s.publisher(), 0L);

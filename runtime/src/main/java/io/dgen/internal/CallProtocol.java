@@ -56,12 +56,13 @@ final class CallProtocol {
   }
 
   /**
-   * Refuses a reply of an inline or priority call ({@code how}) that a queued call could not store.
+   * The reply of an inline or priority call ({@code how}) as its caller will get it, taken now
+   * ({@link ReplySlots#snapshot}); refuses one that a queued call could not store.
    *
    * @throws io.dgen.ReplyTooLargeException if it is over the limit
    */
-  void checkReply(@Nullable Object reply, String how) {
-    slots.checkSize(reply, how);
+  @Nullable Object replyAsOfNow(@Nullable Object reply, String how) {
+    return slots.snapshot(reply, how);
   }
 
   /** A call that may be queued: its reply, once it comes, completes {@link Waiting#result()}. */

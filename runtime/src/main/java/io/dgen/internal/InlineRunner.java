@@ -159,10 +159,9 @@ final class InlineRunner<S, M> {
                                     loaded,
                                     start,
                                     (t, state, st) ->
-                                        replyChecked(
-                                            invoker.handleCall(t, request, from, state, st),
-                                            "inline"),
-                                    TakesLock::new));
+                                        invoker.handleCall(t, request, from, state, st),
+                                    TakesLock::new,
+                                    "inline"));
                       });
                 },
                 (tx, prior) -> prior,
@@ -233,32 +232,24 @@ final class InlineRunner<S, M> {
             });
   }
 
-  /** A priority call; returns its reply. */
+  /** A priority call; returns its reply (see {@link ReplySlots#local}). */
   @Nullable Object priorityCall(M request, From from) {
     return priority(
             "handleCall",
-            (tx, state, start) ->
-                replyChecked(invoker.handleCall(tx, request, from, state, start), "priority"))
+            (tx, state, start) -> invoker.handleCall(tx, request, from, state, start),
+            "priority")
         .reply();
-  }
-
-  /**
-   * A call's result whose reply a queued call could store; throwing aborts the attempt, so nothing
-   * is committed, and the call is not queued for a retry (its reply would be as large).
-   */
-  private Result<S> replyChecked(Result<S> r, String how) {
-    calls.checkReply(r.reply(), how);
-    return r;
   }
 
   /** A priority cast. */
   void priorityCast(M message) {
-    priority("handleCast", (tx, state, start) -> invoker.handleCast(tx, message, state, start));
+    priority(
+        "handleCast", (tx, state, start) -> invoker.handleCast(tx, message, state, start), null);
   }
 
   /** An info message. */
   void info(Object info) {
-    priority("handleInfo", (tx, state, start) -> invoker.handleInfo(tx, info, state, start));
+    priority("handleInfo", (tx, state, start) -> invoker.handleInfo(tx, info, state, start), null);
   }
 
   /**
@@ -267,7 +258,7 @@ final class InlineRunner<S, M> {
    *
    * @throws ServerLockedException if the server is locked and the callback changed the state
    */
-  private Outcome<S> priority(String name, Invocation<S> callback) {
+  private Outcome<S> priority(String name, Invocation<S> callback, @Nullable String replies) {
     lifecycle.ensureAlive();
     Outcome<S> outcome;
     try {
@@ -289,7 +280,8 @@ final class InlineRunner<S, M> {
                                 new IllegalStateException(
                                     "a priority message cannot take the lock (Result.lock):"
                                         + " priority messages bypass the lock; send it with call"
-                                        + " or cast")));
+                                        + " or cast")),
+                        replies);
                 if (o.written() != null && Futures.join(lock) != null) {
                   // handleLocked's result replaces the state when it commits: this change would
                   // be silently undone, so it is refused instead.
@@ -334,21 +326,26 @@ final class InlineRunner<S, M> {
   /**
    * Runs one callback on {@code loaded} in {@code tx} and writes the state it returns. A failing
    * callback aborts the attempt with its {@link CallbackInvoker.CallbackFailure}; a {@code
-   * Result.lock} aborts it with {@code onLock}'s exception.
+   * Result.lock} aborts it with {@code onLock}'s exception. A call's reply ({@code replies} says
+   * how it was called) is taken as it is now, and checked as a queued reply would be: one too
+   * large aborts the attempt, so nothing is committed, and the call is not queued for a retry (its
+   * reply would be as large).
    */
   private Outcome<S> runOnState(
       Transaction tx,
       StateStore.Loaded<S> loaded,
       long start,
       Invocation<S> callback,
-      Supplier<RuntimeException> onLock) {
+      Supplier<RuntimeException> onLock,
+      @Nullable String replies) {
     Result<S> r = callback.run(tx, stateOf(loaded), start);
     if (r.kind() == Result.Kind.LOCK) {
       throw onLock.get();
     }
+    Object reply = replies == null ? null : calls.replyAsOfNow(r.reply(), replies);
     StoredState written = states.write(tx, loaded, r.state());
     return new Outcome<>(
-        r.reply(),
+        reply,
         r.state(),
         r.actions(),
         r.kind() == Result.Kind.STOP ? r.reason() : null,

@@ -14,6 +14,7 @@ import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Chunks;
 import io.dgen.internal.codec.Reply;
 import io.dgen.internal.codec.Serde;
+import io.dgen.internal.codec.StateCodec;
 import io.dgen.internal.codec.TypeRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -71,7 +72,15 @@ final class ReplySlots {
     }
   }
 
+  /**
+   * A reply handed over in this runtime, as it was when the callback replied: its tree, taken then,
+   * for a value that later callbacks (or actions) could still change. {@link #local} decodes it as
+   * a queued reply is decoded, so a caller here sees what a caller in another runtime sees.
+   */
+  record Snapshot(Reply reply) {}
+
   private final Backend backend;
+  private final StateCodec codec;
   private final DeferredClears clears;
   private final TenantWatcher doorbell;
   private final ServerKeys keys;
@@ -82,6 +91,7 @@ final class ReplySlots {
 
   ReplySlots(
       Backend backend,
+      StateCodec codec,
       DeferredClears clears,
       TenantWatcher doorbell,
       ServerKeys keys,
@@ -90,6 +100,7 @@ final class ReplySlots {
       LongSupplier wallMillis,
       String context) {
     this.backend = backend;
+    this.codec = codec;
     this.clears = clears;
     this.doorbell = doorbell;
     this.keys = keys;
@@ -159,7 +170,8 @@ final class ReplySlots {
       From from,
       @Nullable Object value,
       @Nullable CompletableFuture<byte @Nullable []> prefetched) {
-    if (!writeSlot(tx, from, ok(value), prefetched)) {
+    Reply reply = ok(value);
+    if (!writeSlot(tx, from, reply, prefetched)) {
       return null;
     }
     long id = wakeId(from);
@@ -170,7 +182,8 @@ final class ReplySlots {
     }
     for (TenantWatcher.Listener l : doorbell.listeners(keys.bucket(), id)) {
       if (l instanceof LocalCaller caller && caller.waitsFor(from)) {
-        return new LocalReply(caller, value);
+        // The next callbacks of the batch may change what the reply shares with the state.
+        return new LocalReply(caller, codec.isDeeplyImmutable(value) ? value : new Snapshot(reply));
       }
     }
     doorbell.ring(tx, keys.bucket(), id);
@@ -367,8 +380,38 @@ final class ReplySlots {
         replyType);
   }
 
-  /** An inline or priority reply, checked as a queued reply would be decoded. */
+  /**
+   * An inline or priority call's reply, taken when the callback replied: checked as a queued reply
+   * would be ({@link #checkSize}), and the value itself if it is deeply immutable (the common case
+   * costs nothing more), else a {@link Snapshot} of it, so that actions run before the caller gets
+   * it cannot change what it gets.
+   *
+   * @param how "inline" or "priority", for the message
+   * @throws ReplyTooLargeException if it is over the limit
+   */
+  @Nullable Object snapshot(@Nullable Object value, String how) {
+    if (codec.isDeeplyImmutable(value)) {
+      checkSize(value, how);
+      return value;
+    }
+    Reply reply = ok(value);
+    checkSize(serde.sizeOf(reply), how);
+    return new Snapshot(reply);
+  }
+
+  /**
+   * A reply handed over in this runtime (an inline or priority call's, or a queued one a consumer
+   * here wrote), checked as a queued reply would be decoded; a {@link Snapshot} is decoded.
+   */
   <R> R local(@Nullable Object reply, @Nullable Class<R> replyType) {
+    if (reply instanceof Snapshot s) {
+      return as(
+          types.decodeReply(
+              Objects.requireNonNull(s.reply().t(), "reply tag"),
+              Objects.requireNonNull(s.reply().v(), "reply value"),
+              replyType),
+          replyType);
+    }
     if (replyType == null) {
       types.checkReply(reply);
     }

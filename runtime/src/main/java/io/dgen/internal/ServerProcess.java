@@ -139,6 +139,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     this.slots =
         new ReplySlots(
             core.backend(),
+            core.codec(),
             core.deferredClears(),
             doorbell,
             keys,

@@ -41,6 +41,18 @@ public interface StateCodec {
   @Nullable Object state(StoredState stored, JavaType stateType);
 
   /**
+   * Whether {@code value} is deeply immutable by the rule that lets a decoded state be shared
+   * between callbacks (see {@code docs/state-encodings.md}): nobody can change it once made, so it
+   * may be handed over as it is rather than copied. Conservative: false when unsure.
+   *
+   * @param value any value, e.g. a reply
+   * @return whether it is deeply immutable
+   */
+  default boolean isDeeplyImmutable(@Nullable Object value) {
+    return value == null;
+  }
+
+  /**
    * Writes {@code state}, as a diff against {@code old} when it is known (unchanged parts write
    * nothing); with {@code old == null} clears whatever is stored first. The diff compares the new
    * state with what is stored, taking a part as unchanged without looking at it only when it is the

@@ -170,6 +170,18 @@ public final class StructuredStateCodec implements StateCodec {
   }
 
   @Override
+  public boolean isDeeplyImmutable(@Nullable Object value) {
+    if (value == null) {
+      return true;
+    }
+    try {
+      return ValueTrees.isFrozen(value, plans.root(serde.type(value.getClass())).plan(value));
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
+  @Override
   public StoredState write(
       Transaction tx, Subspace space, @Nullable StoredState old, JsonNode tree) {
     return write(tx, space, old, tree, treeType);

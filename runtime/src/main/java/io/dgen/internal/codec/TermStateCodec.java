@@ -52,6 +52,11 @@ public final class TermStateCodec implements StateCodec {
   }
 
   @Override
+  public boolean isDeeplyImmutable(@Nullable Object value) {
+    return delegate.isDeeplyImmutable(value);
+  }
+
+  @Override
   public StoredState write(
       Transaction tx, Subspace space, @Nullable StoredState old, JsonNode tree) {
     return delegate.write(tx, space, old, tree);
