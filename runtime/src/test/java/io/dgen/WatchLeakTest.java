@@ -77,4 +77,106 @@ class WatchLeakTest extends RuntimeTestBase {
 
     await().atMost(Duration.ofSeconds(30)).until(() -> pendingWatches() == 0);
   }
+
+  /**
+   * A runtime that touched many tenants must not keep their watches (one per bucket used; 10,000 is
+   * FoundationDB's default limit per client) once their processes stopped; a later start in one of
+   * them works, and watches again.
+   */
+  @Test
+  void aTenantsWatches_areReleasedWithItsLastProcess_andComeBackWithTheNextStart() {
+    List<ServerRef<Msg>> refs = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      Tenant t = otherTenant();
+      ServerRef<Msg> ref = dgen.start(new TestServer(hooks), null, StartOptions.builder(t).build());
+      ref.castAfter(new Add(1), Duration.ofMillis(1)); // the bucket's timers fire too
+      awaitTotal(ref, 1);
+      refs.add(ref);
+    }
+    await().atMost(Duration.ofSeconds(30)).until(() -> pendingWatches() == refs.size());
+
+    refs.forEach(ServerRef::stop);
+    await().atMost(Duration.ofSeconds(30)).until(() -> pendingWatches() == 0);
+
+    ServerRef<Msg> again =
+        dgen.start(new TestServer(hooks), null, StartOptions.builder(refs.get(0).tenant()).build());
+    again.cast(new Add(1));
+    awaitTotal(again, 2);
+    await().atMost(Duration.ofSeconds(30)).until(() -> pendingWatches() == idleWatches(again));
+  }
+
+  /** A call that waits keeps its bucket's doorbell although its process stopped meanwhile. */
+  @Test
+  void aCallThatOutlivesItsProcess_keepsItsTenantsDoorbell_untilItsReplyComes() throws Exception {
+    ServerRef<Msg> caller = start(b -> b.consume(false));
+    CompletableFuture<Long> call = caller.callAsync(new Add(5), Duration.ofSeconds(30));
+    await().atMost(Duration.ofSeconds(10)).until(() -> caller.queueLength() == 1);
+    caller.stop(); // the tenant's last process here; the call still waits
+
+    try (DGen other = DGen.builder(backend).build()) {
+      ServerRef<Msg> consumer =
+          other.start(
+              new TestServer(hooks),
+              null,
+              StartOptions.builder(other.tenant(tenant.path().toArray(String[]::new)))
+                  .consumeK(2)
+                  .build());
+      assertThat(call.get(30, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(5);
+      consumer.stop();
+    }
+    await().atMost(Duration.ofSeconds(30)).until(() -> pendingWatches() == 0);
+  }
+
+  /**
+   * Processes of one tenant start and stop from several threads while others use the tenant: a
+   * start racing the last stop must get a doorbell that works (its consumer is woken by pushes, so
+   * its calls are answered), never one being closed; and nothing is left once all stopped.
+   */
+  @Test
+  void startsAndStopsInOneTenantFromManyThreads_alwaysGetAWorkingDoorbell() throws Exception {
+    Tenant shared = otherTenant();
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(4);
+    try {
+      List<java.util.concurrent.Future<?>> runs = new ArrayList<>();
+      for (int thread = 0; thread < 4; thread++) {
+        int id = thread;
+        runs.add(
+            pool.submit(
+                () -> {
+                  for (int i = 0; i < 15; i++) {
+                    ServerRef<Msg> ref =
+                        dgen.start(
+                            new TestServer(hooks),
+                            new Init(0, Tuple.from("racer", id, i), null),
+                            StartOptions.builder(shared).consumeK(2).build());
+                    assertThat(ref.<Long>call(new Add(1), Duration.ofSeconds(30))).isEqualTo(1);
+                    ref.stop();
+                  }
+                  return null;
+                }));
+      }
+      for (java.util.concurrent.Future<?> run : runs) {
+        run.get(5, java.util.concurrent.TimeUnit.MINUTES);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    await().atMost(Duration.ofSeconds(30)).until(() -> pendingWatches() == 0);
+  }
+
+  private final List<Tenant> others = new ArrayList<>();
+
+  private Tenant otherTenant() {
+    Tenant t = dgen.tenant("test", java.util.UUID.randomUUID().toString());
+    others.add(t);
+    return t;
+  }
+
+  @org.junit.jupiter.api.AfterEach
+  void removeOtherTenants() {
+    for (Tenant t : others) {
+      backend.removeDirectory(t.path().toArray(String[]::new));
+    }
+  }
 }

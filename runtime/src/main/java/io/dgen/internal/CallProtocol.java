@@ -210,6 +210,9 @@ final class CallProtocol {
       if (listening.compareAndSet(false, true)) {
         doorbell.register(bucket, wakeId, this);
         doorbell.parked(bucket);
+        if (result.isDone()) {
+          stopListening(); // completed while it registered: its bucket must not stay watched
+        }
       }
     }
 

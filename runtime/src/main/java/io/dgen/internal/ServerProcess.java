@@ -302,8 +302,14 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     ServerProcess<S, M> p =
         new ServerProcess<>(
             core, server, tuid, options, stateType, messageType, Role.STARTED, null, null);
-    p.initialize(Objects.requireNonNull(init.state()), server.getClass().getName());
-    core.register(p);
+    try {
+      p.initialize(Objects.requireNonNull(init.state()), server.getClass().getName());
+      core.register(p);
+    } catch (Throwable t) {
+      // the process never lived: nothing else of it to stop, but its bucket's timers are retained
+      core.tenant(p.tenant).releaseTimers(p.keys.bucket());
+      throw t;
+    }
     p.meters.server().started(p);
     if (options.consume() && core.hooks().backgroundConsumers()) {
       p.doorbell.register(p.keys.bucket(), p.keys.wakeId(), p.loop);
