@@ -164,4 +164,115 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
           return null;
         });
   }
+
+  /** The messages of a server before a redeploy: an index of the type table each. */
+  sealed interface Before {}
+
+  /** Sorted first in the type table: index 0. */
+  record Alpha(String text) implements Before {}
+
+  record Beta(long n) implements Before {}
+
+  /** The messages of the same server after the redeploy: another table, built anew. */
+  sealed interface After {}
+
+  /** Sorted first in the new table: index 0, and it decodes Alpha's bytes without a complaint. */
+  record Gamma(String text) implements After {}
+
+  record Delta(long n) implements After {}
+
+  private static final com.apple.foundationdb.tuple.Tuple SHAPED =
+      com.apple.foundationdb.tuple.Tuple.from("shaped");
+
+  /** A server that records the messages it applies; a call replies the record. */
+  abstract static class Recording<M> implements DGenServer<List<String>, M> {
+    @Override
+    public InitResult<List<String>> init(Object arg) {
+      return InitResult.ok(SHAPED, List.of());
+    }
+
+    @Override
+    public Result<List<String>> handleCast(M message, List<String> state) {
+      List<String> next = new ArrayList<>(state);
+      next.add(message.toString());
+      return Result.noReply(next);
+    }
+
+    @Override
+    public Result<List<String>> handleCall(M request, From from, List<String> state) {
+      return Result.reply(state, state);
+    }
+  }
+
+  /** A server of the first version. */
+  static final class BeforeServer extends Recording<Before> {}
+
+  /** The second version of the same server (same tuid), with another message set. */
+  static final class AfterServer extends Recording<After> {}
+
+  /**
+   * A publish-only process learned the server's type table; the server is killed elsewhere and
+   * started again with another message set, whose table gives the same index to another class. The
+   * stale process's message must never be decoded as that class: its publish fails, writes
+   * nothing, and the process stops, as after a kill; a process started now works.
+   */
+  @Test
+  void aProcessOfAKilledServer_startedAgainWithOtherMessages_neverHasItsMessagesMisdecoded() {
+    ServerRef<Before> stale =
+        dgen.start(new BeforeServer(), null, StartOptions.builder(tenant).consume(false).build());
+    stale.cast(new Alpha("before the redeploy"));
+
+    try (DGen elsewhere = newDGen()) {
+      Tenant there = elsewhere.tenant(tenant.path().toArray(String[]::new));
+      elsewhere
+          .start(new BeforeServer(), null, StartOptions.builder(there).consume(false).build())
+          .kill("redeploy");
+      ServerRef<After> redeployed =
+          elsewhere.start(new AfterServer(), null, StartOptions.builder(there).build());
+
+      assertThatThrownBy(() -> stale.cast(new Alpha("stale")))
+          .isInstanceOf(ServerStoppedException.class)
+          .hasMessageContaining("started again");
+      assertThat(stale.isAlive()).isFalse();
+
+      redeployed.cast(new Gamma("fresh"));
+      ServerRef<After> now =
+          dgen.start(new AfterServer(), null, StartOptions.builder(tenant).consume(false).build());
+      now.cast(new Delta(7));
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> redeployed.<List<String>>priorityCall(new Gamma("?")).size() == 2);
+      assertThat(redeployed.<List<String>>priorityCall(new Gamma("?")))
+          .containsExactly("Gamma[text=fresh]", "Delta[n=7]");
+    }
+  }
+
+  /**
+   * A consumer of a server that is killed and started again elsewhere with another message set
+   * must not run its own callbacks on the new server's messages: it stops, whether a batch finds
+   * the server gone or finds it started again.
+   */
+  @Test
+  void aConsumerOfAKilledServer_startedAgainWithOtherMessages_stopsWithoutApplyingThem() {
+    ServerRef<Before> stale =
+        dgen.start(new BeforeServer(), null, StartOptions.builder(tenant).build());
+    stale.cast(new Alpha("before the redeploy"));
+
+    try (DGen elsewhere = newDGen()) {
+      Tenant there = elsewhere.tenant(tenant.path().toArray(String[]::new));
+      elsewhere
+          .start(new BeforeServer(), null, StartOptions.builder(there).consume(false).build())
+          .kill("redeploy");
+      ServerRef<After> redeployed =
+          elsewhere.start(new AfterServer(), null, StartOptions.builder(there).build());
+      redeployed.cast(new Gamma("fresh"));
+
+      await().atMost(WITHIN).until(() -> !stale.isAlive());
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> redeployed.<List<String>>priorityCall(new Gamma("?")).size() == 1);
+      assertThat(redeployed.<List<String>>priorityCall(new Gamma("?")))
+          .containsExactly("Gamma[text=fresh]");
+    }
+  }
 }

@@ -343,8 +343,9 @@ final class ConsumerBatch<S, M> {
 
   /**
    * An empty queue: the server may have been killed (a kill empties the queue and rings the
-   * server's doorbell in every runtime). The version key tells, if this batch read it; else the
-   * server's index entry is read (a round trip only for an idle batch with a cold cache).
+   * server's doorbell in every runtime), or killed and started again. The version key tells, if
+   * this batch read it and it still validates the cache; else the server's index entry is read (a
+   * round trip only for an idle batch whose cache is cold or stale).
    *
    * @return the idle batch; fails with {@link ServerStoppedException} if the server is gone
    */
@@ -358,8 +359,18 @@ final class ConsumerBatch<S, M> {
       // this process while it stays loaded (an unload here could swallow that activation).
       return CompletableFuture.completedFuture(Batch.idle(readVersion));
     }
+    // A version key that no longer validates the cache may be another incarnation's (the server
+    // was killed and started again since this process started): the entry tells then.
     CompletableFuture<Boolean> exists =
-        version != null ? version.thenApply(v -> v != null) : queue.entry().exists(tx);
+        version == null
+            ? queue.entry().exists(tx)
+            : version.thenCompose(
+                v ->
+                    v == null
+                        ? CompletableFuture.completedFuture(false)
+                        : states.validates(version)
+                            ? CompletableFuture.completedFuture(true)
+                            : queue.entry().exists(tx));
     return Async.thenApply(
         exists,
         executor,

@@ -142,12 +142,18 @@ final class InlineRunner<S, M> {
                       executor,
                       ignored -> {
                         if (!head.join().isEmpty() || lock.join() != null) {
-                          // No existence read needed: the server existed at this read version (a
-                          // kill empties the queue and clears the lock, and no publish follows it),
-                          // and the lock key's serializable read conflicts with a later kill.
+                          // The server existed at this read version (a kill empties the queue and
+                          // clears the lock, and no publish follows it), and the lock key's
+                          // serializable read conflicts with a later kill. Unless the cached state
+                          // vouches for it, the server's entry is read too: it may have been
+                          // started again since this process started, with another type table.
+                          CompletableFuture<@Nullable Void> ours =
+                              states.validates(version)
+                                  ? CompletableFuture.completedFuture(null)
+                                  : queue.entry().current(tx);
                           calls.push(tx, envelope.get(), waiting);
                           queue.wakeConsumers(tx); // it has work already: no activation needed
-                          return CompletableFuture.completedFuture(Outcome.queuedInstead());
+                          return ours.thenApply(v -> Outcome.<S>queuedInstead());
                         }
                         long start = began.join();
                         return Async.thenApply(
@@ -327,9 +333,9 @@ final class InlineRunner<S, M> {
    * Runs one callback on {@code loaded} in {@code tx} and writes the state it returns. A failing
    * callback aborts the attempt with its {@link CallbackInvoker.CallbackFailure}; a {@code
    * Result.lock} aborts it with {@code onLock}'s exception. A call's reply ({@code replies} says
-   * how it was called) is taken as it is now, and checked as a queued reply would be: one too
-   * large aborts the attempt, so nothing is committed, and the call is not queued for a retry (its
-   * reply would be as large).
+   * how it was called) is taken as it is now, and checked as a queued reply would be: one too large
+   * aborts the attempt, so nothing is committed, and the call is not queued for a retry (its reply
+   * would be as large).
    */
   private Outcome<S> runOnState(
       Transaction tx,

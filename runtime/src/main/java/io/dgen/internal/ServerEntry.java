@@ -4,9 +4,9 @@ import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.ServerStoppedException;
 import io.dgen.backend.Futures;
 import io.dgen.backend.Transaction;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,8 +33,16 @@ import org.slf4j.LoggerFactory;
  *       stops its process when the server is gone.
  * </ul>
  *
- * <p>Never commits. Thread-safe (stateless). Public for the admin tools ({@code io.dgen.admin});
- * not an API.
+ * <p>A started server's entry also names its <b>incarnation</b>: an id drawn when a start finds no
+ * entry (the first start, or the first after a kill), kept by every later start. The server's type
+ * table lives and dies with it (a kill clears both, and the server started again builds its table
+ * anew), so the incarnation is the table's identity. A process belongs to the incarnation it
+ * started in: a publish, or a state read, that finds another one stops the process with {@link
+ * ServerStoppedException}, as a kill does — its learned type table, and its behaviour, are those of
+ * a server that no longer exists, and nothing encoded with them may reach the new one. A hosted
+ * server has no incarnation: its kind's type table is never cleared, so its indexes never change.
+ *
+ * <p>Never commits. Thread-safe. Public for the admin tools ({@code io.dgen.admin}); not an API.
  */
 public final class ServerEntry {
 
@@ -57,6 +65,9 @@ public final class ServerEntry {
   private final boolean hosted;
   private final Lifecycle lifecycle;
   private final String context;
+
+  /** The incarnation this process started in; 0 until its start committed. */
+  private volatile long incarnation;
 
   /**
    * @param hosted whether the server is addressed by id (a ref): its first push creates it
@@ -89,7 +100,7 @@ public final class ServerEntry {
     if (isHosted(value)) {
       return value[1] == READY ? "hosted (ready)" : "hosted (idle)";
     }
-    return new String(value, StandardCharsets.UTF_8);
+    return TenantKeys.behaviourOf(value);
   }
 
   /** Starts reading the entry for {@link #index}, in the start transaction. */
@@ -97,12 +108,70 @@ public final class ServerEntry {
     return tx.getAsync(key);
   }
 
-  /** Writes the entry at start unless it already names {@code behaviour}. */
-  void index(Transaction tx, CompletableFuture<byte @Nullable []> read, String behaviour) {
-    byte[] value = behaviour.getBytes(StandardCharsets.UTF_8);
-    if (!Arrays.equals(Futures.join(read), value)) {
+  /**
+   * Writes the entry at start unless it already names {@code behaviour} and an incarnation; draws
+   * the incarnation if there is none. Returns it, for {@link #startedIn} once the start committed.
+   */
+  long index(Transaction tx, CompletableFuture<byte @Nullable []> read, String behaviour) {
+    byte[] current = Futures.join(read);
+    long id = current == null ? 0 : TenantKeys.incarnationOf(current);
+    while (!isIncarnation(id)) {
+      id = ThreadLocalRandom.current().nextLong();
+    }
+    byte[] value = TenantKeys.serverEntry(behaviour, id);
+    if (!Arrays.equals(current, value)) {
       tx.set(key, value); // a restart of an indexed server writes nothing
     }
+    return id;
+  }
+
+  /** This process's start committed in incarnation {@code id}. */
+  void startedIn(long id) {
+    incarnation = id;
+  }
+
+  /** The incarnation this process belongs to (0 before its start committed). */
+  long incarnation() {
+    return incarnation;
+  }
+
+  /** What {@link #seenBy} records for a server with no entry. */
+  static final long NONE = -1;
+
+  /**
+   * Whether {@code id} names an incarnation: not 0 (unknown), {@link #NONE} or {@link
+   * Long#MIN_VALUE} (which callers use for "not looked yet").
+   */
+  static boolean isIncarnation(long id) {
+    return id != 0 && id != NONE && id != Long.MIN_VALUE;
+  }
+
+  /** The incarnation an entry's value names: {@link #NONE} for none, 0 for an entry without one. */
+  static long seenBy(byte @Nullable [] entry) {
+    return entry == null ? NONE : TenantKeys.incarnationOf(entry);
+  }
+
+  /** Whether an entry's value is of this process's incarnation (or either is unknown). */
+  private boolean ours(byte[] entry) {
+    long id = TenantKeys.incarnationOf(entry);
+    long mine = incarnation;
+    return id == 0 || mine == 0 || id == mine;
+  }
+
+  /**
+   * Stops this process if the entry is gone or of another incarnation, and returns what to throw;
+   * null if the server is still the one this process started in.
+   */
+  private @Nullable ServerStoppedException check(byte @Nullable [] entry, String what) {
+    if (entry != null && ours(entry)) {
+      return null;
+    }
+    ServerStoppedException e = entry == null ? gone() : startedAgain();
+    if (lifecycle.isAlive()) {
+      log.warn("{} found {}; stopping this process: {}", what, e.getMessage(), context);
+      lifecycle.terminate(null);
+    }
+    return e;
   }
 
   /**
@@ -134,12 +203,11 @@ public final class ServerEntry {
     return tx.getAsync(key)
         .thenApply(
             v -> {
-              if (v == null && !hosted && forPush) {
-                if (lifecycle.isAlive()) {
-                  log.warn("publish found the server killed; stopping this process: {}", context);
-                  lifecycle.terminate(null);
+              if (!hosted && forPush) {
+                ServerStoppedException stopped = check(v, "a publish");
+                if (stopped != null) {
+                  throw stopped;
                 }
-                throw gone();
               }
               return v;
             });
@@ -193,22 +261,22 @@ public final class ServerEntry {
 
   /**
    * For a hosted server's timer scheduled before its first push: makes sure the server exists
-   * (idle) so that a kill finds and deletes the timer. A started server's entry must exist.
+   * (idle) so that a kill finds and deletes the timer. A started server's entry must exist, and
+   * name the incarnation this process started in.
    *
-   * @throws ServerStoppedException (in the future) if a started server was killed
+   * @throws ServerStoppedException (in the future) if a started server was killed (or started
+   *     again)
    */
   CompletableFuture<@Nullable Void> require(Transaction tx) {
     return tx.getAsync(key)
         .thenApply(
             v -> {
-              if (v == null) {
-                if (!hosted) {
-                  if (lifecycle.isAlive()) {
-                    log.warn("publish found the server killed; stopping this process: {}", context);
-                    lifecycle.terminate(null);
-                  }
-                  throw gone();
+              if (!hosted) {
+                ServerStoppedException stopped = check(v, "a timer's schedule");
+                if (stopped != null) {
+                  throw stopped;
                 }
+              } else if (v == null) {
                 tx.set(key, HOSTED_IDLE);
               }
               return null;
@@ -234,14 +302,48 @@ public final class ServerEntry {
             });
   }
 
-  /** Whether the server still exists, read as a snapshot (for a read-only look). */
+  /**
+   * Whether the server still exists as the incarnation this process started in, read as a snapshot
+   * (for a read-only look).
+   */
   CompletableFuture<Boolean> exists(Transaction tx) {
-    return tx.snapshot().getAsync(key).thenApply(v -> v != null);
+    return tx.snapshot().getAsync(key).thenApply(v -> v != null && ours(v));
+  }
+
+  /**
+   * Starts a snapshot read that fails with {@link ServerStoppedException} (and stops this process)
+   * if a started server is gone or was started again since this process started: a state read
+   * issues it with its own, since a process must not run its callbacks on another incarnation's
+   * state. A hosted server has no incarnation: nothing is read.
+   */
+  CompletableFuture<@Nullable Void> current(Transaction tx) {
+    if (hosted) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return tx.snapshot()
+        .getAsync(key)
+        .thenApply(
+            v -> {
+              ServerStoppedException stopped = check(v, "a state read");
+              if (stopped != null) {
+                throw stopped;
+              }
+              return null;
+            });
   }
 
   /** The server's tenant and tuid, for messages. */
   String context() {
     return context;
+  }
+
+  /** What a process of a server that was killed and started again meets. */
+  private ServerStoppedException startedAgain() {
+    return new ServerStoppedException(
+        "the server was killed and started again since this process started (its message set,"
+            + " type table and state type may differ); nothing was written. Start a new process"
+            + " to reach it: "
+            + context);
   }
 
   /** What a publish to a killed server fails with. */

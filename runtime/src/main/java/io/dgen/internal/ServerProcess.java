@@ -112,6 +112,9 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     TenantRuntime here = core.tenant(tenant);
     this.doorbell = here.doorbell();
     // Wired bottom-up: each component gets only the ones below it.
+    // A started server's entry names the incarnation its processes belong to; a hosted one's
+    // (a ref's, too) is created by its first push.
+    ServerEntry entry = new ServerEntry(here.keys(), keys, kindTypes != null, lifecycle, context);
     this.states =
         new StateStore<>(
             keys,
@@ -120,11 +123,11 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             stateType,
             options.cache(),
             role != Role.STARTED,
+            entry,
             context);
     this.commits =
         new CommitRunner(core.backend(), keys, states, core::nanoTime, core.operations(), context);
-    this.queue =
-        new ServerQueue<>(keys, doorbell, core.serde(), types, kindTypes, lifecycle, context);
+    this.queue = new ServerQueue<>(keys, doorbell, core.serde(), types, kindTypes, entry, context);
     Runnable scheduled;
     if (role == Role.STARTED) {
       // a started process fires its bucket's timers while it lives
@@ -449,14 +452,20 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
               var table = queue.readTypes(tx); // both overlap the state store's read
               var index = queue.entry().readForIndex(tx);
               StateStore.Written written = states.initialize(tx, initial, options.reset());
-              queue.entry().index(tx, index, behaviour);
-              return new Started(queue.completeTypes(tx, table), written);
+              long incarnation = queue.entry().index(tx, index, behaviour);
+              return new Started(queue.completeTypes(tx, table), written, incarnation);
             });
-    types.learn(Objects.requireNonNull(started).types());
+    Objects.requireNonNull(started);
+    types.learn(started.types());
+    queue.entry().startedIn(started.incarnation());
   }
 
-  /** What the start transaction did: the type table it saw or wrote, and the state it wrote. */
-  private record Started(Map<Integer, String> types, StateStore.@Nullable Written state)
+  /**
+   * What the start transaction did: the type table it saw or wrote, the state it wrote, and the
+   * incarnation of the server it started in.
+   */
+  private record Started(
+      Map<Integer, String> types, StateStore.@Nullable Written state, long incarnation)
       implements CommitRunner.WritesState {
     @Override
     public @Nullable StoredState written() {
@@ -734,6 +743,11 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         .execute(core.backend(), tx -> keys.kill(tx, doorbell.keys()), "kill", context);
     log.info("server killed: {} reason={}", context, reason);
     core.stopLocal(keys);
+  }
+
+  /** The incarnation of the server this process started in (see {@link ServerEntry}). */
+  long incarnation() {
+    return queue.entry().incarnation();
   }
 
   @Override

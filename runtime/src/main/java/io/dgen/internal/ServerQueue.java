@@ -61,7 +61,7 @@ final class ServerQueue<M> {
       Serde serde,
       TypeRegistry types,
       @Nullable KindTypes kind,
-      Lifecycle lifecycle,
+      ServerEntry entry,
       String context) {
     this.keys = keys;
     this.doorbell = doorbell;
@@ -69,7 +69,7 @@ final class ServerQueue<M> {
     this.types = types;
     this.kind = kind;
     this.context = context;
-    this.entry = new ServerEntry(doorbell.keys(), keys, kind != null, lifecycle, context);
+    this.entry = entry;
   }
 
   /** The server's entry in the tenant's server index, which every publish requires. */

@@ -74,12 +74,15 @@ final class StateStore<S> implements CommitRunner.Observer {
   private final boolean createdByFirstMessage;
   private final String context;
 
+  private final @Nullable ServerEntry entry;
   private volatile @Nullable Cached cache;
   private int missStreak;
 
   /**
    * @param createdByFirstMessage a hosted server's: no stored state loads as {@link Loaded#absent}
    *     rather than failing (its first message runs {@code init})
+   * @param entry the server's entry, read with every state read the cache did not validate, so that
+   *     a process never runs its callbacks on another incarnation's state; null for none
    */
   StateStore(
       ServerKeys keys,
@@ -88,6 +91,7 @@ final class StateStore<S> implements CommitRunner.Observer {
       JavaType stateType,
       boolean caching,
       boolean createdByFirstMessage,
+      @Nullable ServerEntry entry,
       String context) {
     this.keys = keys;
     this.codec = codec;
@@ -96,6 +100,7 @@ final class StateStore<S> implements CommitRunner.Observer {
     this.stateTag = new StateTag(stateType.getRawClass(), serde.migrations());
     this.caching = caching;
     this.createdByFirstMessage = createdByFirstMessage;
+    this.entry = entry;
     this.context = context;
   }
 
@@ -114,6 +119,20 @@ final class StateStore<S> implements CommitRunner.Observer {
     writeTag(tx, null, true);
     tx.setVersionstampedValue(keys.versionKey(), EMPTY);
     return new Written(stored);
+  }
+
+  /**
+   * Whether {@code version}, a version key read by {@link #prefetchVersion} that has completed,
+   * validates the cached state: nothing wrote the state since this process last read or wrote it
+   * (so it is still the server this process started in).
+   */
+  boolean validates(@Nullable CompletableFuture<byte @Nullable []> version) {
+    Cached c = cache;
+    if (c == null || version == null || !version.isDone() || version.isCompletedExceptionally()) {
+      return false;
+    }
+    byte[] v = version.join();
+    return v != null && Arrays.equals(v, c.stamp());
   }
 
   /**
@@ -174,7 +193,12 @@ final class StateStore<S> implements CommitRunner.Observer {
 
   private CompletableFuture<Loaded<S>> readState(Transaction tx) {
     Subspace all = keys.stateAndTag();
+    // A state not validated by the cache may be another incarnation's (the server was killed and
+    // started again since this process started): the server's entry tells, in the same round.
+    CompletableFuture<@Nullable Void> ours =
+        entry != null ? entry.current(tx) : CompletableFuture.completedFuture(null);
     return tx.getRangeAsync(all.range().begin, all.range().end, ReadTransaction.UNLIMITED, false)
+        .thenCombine(ours, (found, same) -> found)
         .thenApply(
             found -> {
               List<KeyValue> rows = new ArrayList<>(found.size());

@@ -6,6 +6,7 @@ import com.apple.foundationdb.tuple.Versionstamp;
 import com.google.common.hash.Hashing;
 import io.dgen.backend.Transaction;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
@@ -18,9 +19,10 @@ import org.jspecify.annotations.Nullable;
  * by every message of a tenant.
  *
  * <pre>
- * &lt;tenant&gt; FF (2, tuid..)         the server index: the behaviour's class name (UTF-8), or a
- *                                   hosted server's entry ({@link HostedEntry}); written by a
- *                                   start or a hosted server's first push, cleared by its kill
+ * &lt;tenant&gt; FF (2, tuid..)         the server index: the behaviour's class name (UTF-8), 0 and
+ *                                   the 8-byte incarnation id ({@link #serverEntry}), or a hosted
+ *                                   server's entry ({@link ServerEntry}); written by a start or a
+ *                                   hosted server's first push, cleared by its kill
  * &lt;tenant&gt; FF (3, due, id)        legacy tenant-wide timers, moved into their buckets on sight
  * &lt;tenant&gt; FF (5, b)              bucket b's bell: ADD 1 per ring of the bucket; watched
  * &lt;tenant&gt; FF (6, b, VS)          bucket b's wake log: flags, the 8-byte wake id rung, and the
@@ -115,9 +117,46 @@ public final class TenantKeys {
     return servers;
   }
 
-  /** The server index entry of {@code tuid}; its value is the behaviour's class name. */
+  /**
+   * The server index entry of {@code tuid}; a started server's value is {@link #serverEntry}: the
+   * behaviour's class name and the server's incarnation (a hosted server's: see {@link
+   * ServerEntry}).
+   */
   public byte[] serverKey(Tuple tuid) {
     return servers.pack(tuid);
+  }
+
+  /**
+   * A server index entry's value: the behaviour's class name (UTF-8), a zero byte, and the 8-byte
+   * incarnation id, drawn when the server is started with no entry (first, or after a kill).
+   */
+  public static byte[] serverEntry(String behaviour, long incarnation) {
+    byte[] name = behaviour.getBytes(StandardCharsets.UTF_8);
+    return ByteBuffer.allocate(name.length + 1 + Long.BYTES)
+        .put(name)
+        .put((byte) 0)
+        .putLong(incarnation)
+        .array();
+  }
+
+  /** The behaviour's class name in a server index entry's value. */
+  public static String behaviourOf(byte[] entry) {
+    int end = 0;
+    while (end < entry.length && entry[end] != 0) {
+      end++;
+    }
+    return new String(entry, 0, end, StandardCharsets.UTF_8);
+  }
+
+  /**
+   * The incarnation id in a server index entry's value, or 0 for an entry written before entries
+   * carried one.
+   */
+  public static long incarnationOf(byte[] entry) {
+    int zero = entry.length - Long.BYTES - 1;
+    return zero >= 0 && entry[zero] == 0
+        ? ByteBuffer.wrap(entry, zero + 1, Long.BYTES).getLong()
+        : 0;
   }
 
   // ---------------------------------------------------------------- the wake path, per bucket
