@@ -213,8 +213,8 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
   /**
    * A publish-only process learned the server's type table; the server is killed elsewhere and
    * started again with another message set, whose table gives the same index to another class. The
-   * stale process's message must never be decoded as that class: its publish fails, writes
-   * nothing, and the process stops, as after a kill; a process started now works.
+   * stale process's message must never be decoded as that class: its publish fails, writes nothing,
+   * and the process stops, as after a kill; a process started now works.
    */
   @Test
   void aProcessOfAKilledServer_startedAgainWithOtherMessages_neverHasItsMessagesMisdecoded() {
@@ -248,9 +248,9 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
   }
 
   /**
-   * A consumer of a server that is killed and started again elsewhere with another message set
-   * must not run its own callbacks on the new server's messages: it stops, whether a batch finds
-   * the server gone or finds it started again.
+   * A consumer of a server that is killed and started again elsewhere with another message set must
+   * not run its own callbacks on the new server's messages: it stops, whether a batch finds the
+   * server gone or finds it started again.
    */
   @Test
   void aConsumerOfAKilledServer_startedAgainWithOtherMessages_stopsWithoutApplyingThem() {
@@ -273,6 +273,30 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
           .until(() -> redeployed.<List<String>>priorityCall(new Gamma("?")).size() == 1);
       assertThat(redeployed.<List<String>>priorityCall(new Gamma("?")))
           .containsExactly("Gamma[text=fresh]");
+    }
+  }
+
+  /**
+   * A kill whose commit applied but raised {@code commit_unknown_result} runs again; meanwhile the
+   * server was started again elsewhere. The retry must not remove the new server.
+   */
+  @Test
+  void aKillRetriedAfterAnApplied1021_sparesTheServerStartedInBetween() {
+    ServerRef<Msg> killed = start(b -> b.consume(false));
+    try (DGen elsewhere = newDGen()) {
+      List<ServerRef<Msg>> restarted = new ArrayList<>();
+      faults().commitUnknownResult(1, true);
+      faults()
+          .afterAppliedUnknownResult(() -> restarted.add(startIn(elsewhere, b -> b.consumeK(1))));
+
+      killed.kill("retried");
+
+      assertThat(restarted).hasSize(1);
+      ServerRef<Msg> again = restarted.get(0);
+      assertThat(again.isAlive()).isTrue();
+      again.cast(new Add(3));
+      awaitTotal(again, 3);
+      assertThat(killed.isAlive()).isFalse();
     }
   }
 }

@@ -559,12 +559,8 @@ public final class ServerAdmin {
    * of the server running elsewhere are not stopped by this; they find no state.
    */
   public void kill() {
-    run(
-        "kill",
-        tx -> {
-          keys.kill(tx, tenant);
-          return null;
-        });
+    ServerKeys.KillTarget target = new ServerKeys.KillTarget();
+    run("kill", tx -> keys.kill(tx, tenant, target));
   }
 
   /**

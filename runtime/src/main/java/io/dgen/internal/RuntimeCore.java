@@ -358,10 +358,16 @@ public final class RuntimeCore implements AutoCloseable {
     p.name().ifPresent(n -> names.remove(n, p));
   }
 
-  /** Stops every local process of the server {@code keys} names (after a kill). */
-  void stopLocal(ServerKeys keys) {
+  /**
+   * Stops every local process of the server {@code keys} names, in {@code incarnation} (after a
+   * kill of it); processes of a server started again since are spared.
+   */
+  void stopLocal(ServerKeys keys, long incarnation) {
     for (ServerProcess<?, ?> p : processes) {
-      if (Arrays.equals(p.keys().root().getKey(), keys.root().getKey())) {
+      if (Arrays.equals(p.keys().root().getKey(), keys.root().getKey())
+          && (!ServerEntry.isIncarnation(incarnation)
+              || p.incarnation() == 0
+              || p.incarnation() == incarnation)) {
         p.stop();
       }
     }

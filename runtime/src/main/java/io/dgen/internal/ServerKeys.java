@@ -253,13 +253,43 @@ public final class ServerKeys {
   }
 
   /**
+   * What a kill found, by the first attempt of its run: the incarnation of the server it removes. A
+   * retried attempt (after {@code commit_unknown_result}, which may have applied) removes the
+   * server only if it still finds that one, so a server started again in between survives: a kill
+   * is idempotent by the incarnation its run set out to remove. Thread-safe; one per run.
+   */
+  public static final class KillTarget {
+    private static final long UNSET = Long.MIN_VALUE;
+    private final java.util.concurrent.atomic.AtomicLong incarnation =
+        new java.util.concurrent.atomic.AtomicLong(UNSET);
+
+    /** Whether an attempt that finds {@code entry} (the server's index entry, or null) kills. */
+    boolean aims(byte @Nullable [] entry) {
+      long found = ServerEntry.seenBy(entry);
+      return incarnation.compareAndSet(UNSET, found) || incarnation.get() == found;
+    }
+
+    /** The incarnation the run set out to remove ({@code -1}: none), once an attempt ran. */
+    public long incarnation() {
+      return incarnation.get();
+    }
+  }
+
+  /**
    * Removes the server in {@code tx} (a kill): rings the wake id of every open reply slot (their
    * callers find their slots gone and fail instead of waiting for their deadlines) and the server's
    * own (consumers in other runtimes look again), deletes its pending timers from its bucket's
    * timer index, clears every key under {@code (tuid..)}, the server's entry in the tenant's server
-   * index and its ready index entry.
+   * index and its ready index entry — unless {@code target} shows this is a retry of a kill that
+   * found another incarnation, which a kill and a start since replaced (then it removes nothing).
+   *
+   * @return whether this attempt removed the server
    */
-  public void kill(Transaction tx, TenantKeys tenant) {
+  public boolean kill(Transaction tx, TenantKeys tenant, KillTarget target) {
+    byte[] entry = tx.get(tenant.serverKey(tuid));
+    if (!target.aims(entry)) {
+      return false;
+    }
     var slots = tx.getRangeAsync(calls.range().begin, calls.range().end, 0, false);
     for (KeyValue kv : tx.getRange(timers.range().begin, timers.range().end)) {
       long due = Tuple.fromBytes(kv.value()).getLong(0);
@@ -275,6 +305,7 @@ public final class ServerKeys {
     tx.clearRange(root.range().begin, root.range().end);
     tx.clear(tenant.serverKey(tuid));
     tx.clear(tenant.readyKey(bucket, tuid));
+    return true;
   }
 
   /** Chunk {@code n} of a reply slot. */

@@ -739,10 +739,13 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   @Override
   public void kill(Object reason) {
     ensureAlive();
-    core.operations() // idempotent: no commit marker, which would outlive the server
-        .execute(core.backend(), tx -> keys.kill(tx, doorbell.keys()), "kill", context);
+    // Idempotent by the incarnation its first attempt found (a commit marker would outlive the
+    // server): a retry after an applied commit_unknown_result spares a server started meanwhile.
+    ServerKeys.KillTarget target = new ServerKeys.KillTarget();
+    core.operations()
+        .execute(core.backend(), tx -> keys.kill(tx, doorbell.keys(), target), "kill", context);
     log.info("server killed: {} reason={}", context, reason);
-    core.stopLocal(keys);
+    core.stopLocal(keys, target.incarnation());
   }
 
   /** The incarnation of the server this process started in (see {@link ServerEntry}). */
