@@ -212,4 +212,49 @@ class OperationTimeoutTest extends RuntimeTestBase {
       assertThat(ref.isAlive()).isFalse();
     }
   }
+
+  /**
+   * A timed-out blocking operation leaves its thread blocked on the cluster until the backend gives
+   * up: on a cluster that does not answer, many of them must not grow the JVM's threads without
+   * bound. Past the bound they queue, and past the queue they fail at once, saying so.
+   */
+  @Test
+  void blockingOperationsOnAnUnreachableCluster_holdABoundedNumberOfThreads() throws Exception {
+    ServerRef<Msg> ref = startOrders(false);
+    unreachable();
+    int operations =
+        io.dgen.internal.OperationTimeouts.MAX_BLOCKING_THREADS
+            + io.dgen.internal.OperationTimeouts.MAX_QUEUED_OPERATIONS
+            + 100;
+    java.util.concurrent.ExecutorService callers =
+        java.util.concurrent.Executors.newFixedThreadPool(64);
+    List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+    try {
+      List<java.util.concurrent.Future<?>> kills = new java.util.ArrayList<>();
+      for (int i = 0; i < operations; i++) {
+        kills.add(
+            callers.submit(
+                () -> {
+                  try {
+                    ref.kill("test");
+                  } catch (RuntimeException e) {
+                    failures.add(e);
+                  }
+                }));
+      }
+      for (java.util.concurrent.Future<?> kill : kills) {
+        kill.get(1, TimeUnit.MINUTES);
+      }
+      long blocked =
+          Thread.getAllStackTraces().keySet().stream()
+              .filter(t -> t.getName().startsWith("dgen-operation-"))
+              .count();
+      assertThat(blocked)
+          .isLessThanOrEqualTo(io.dgen.internal.OperationTimeouts.MAX_BLOCKING_THREADS);
+    } finally {
+      callers.shutdownNow();
+    }
+    assertThat(failures).hasSize(operations).allMatch(OperationTimeoutException.class::isInstance);
+    assertThat(failures).anySatisfy(e -> assertThat(e).hasMessageContaining("threads are busy"));
+  }
 }

@@ -10,13 +10,11 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -42,10 +40,23 @@ public final class OperationTimeouts {
   /** The default operation timeout: 30 seconds. */
   public static final Duration DEFAULT = Duration.ofSeconds(30);
 
+  /** The most threads that blocking operations (kill, the admin's calls) hold in this JVM. */
+  public static final int MAX_BLOCKING_THREADS = 64;
+
+  /** The most blocking operations that wait for one of those threads. */
+  public static final int MAX_QUEUED_OPERATIONS = 256;
+
   /**
-   * Threads for operations that block (the admin's reads, directory operations), made on demand.
+   * Threads for operations that block (the admin's reads, directory operations), made on demand and
+   * bounded: an operation that timed out may leave its thread blocked on a cluster that does not
+   * answer (until the backend gives up), so a dead cluster would otherwise grow them forever.
    */
-  private static final ExecutorService BLOCKING = blockingPool();
+  private static final ExecutorService BLOCKING =
+      BoundedPool.create(
+          "dgen-operation-",
+          MAX_BLOCKING_THREADS,
+          MAX_QUEUED_OPERATIONS,
+          "blocking operations of this JVM");
 
   private final Duration timeout;
 
@@ -206,18 +217,16 @@ public final class OperationTimeouts {
     return await(blocking(blocking), operation, context);
   }
 
-  /** Runs a blocking call on a thread of its own (made on demand, dropped when idle). */
+  /**
+   * Runs a blocking call on a thread of the bounded pool (made on demand, dropped when idle). With
+   * every thread blocked and the queue full, the future fails at once with {@link
+   * OperationTimeoutException}, nothing started.
+   */
   static <T> CompletableFuture<T> blocking(Supplier<T> blocking) {
-    return CompletableFuture.supplyAsync(blocking, BLOCKING);
-  }
-
-  private static ExecutorService blockingPool() {
-    AtomicInteger n = new AtomicInteger();
-    return Executors.newCachedThreadPool(
-        r -> {
-          Thread t = new Thread(r, "dgen-operation-" + n.incrementAndGet());
-          t.setDaemon(true);
-          return t;
-        });
+    try {
+      return CompletableFuture.supplyAsync(blocking, BLOCKING);
+    } catch (RejectedExecutionException e) {
+      return CompletableFuture.failedFuture(new OperationTimeoutException(e.getMessage(), e));
+    }
   }
 }

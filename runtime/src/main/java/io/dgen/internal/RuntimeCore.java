@@ -50,6 +50,15 @@ public final class RuntimeCore implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(RuntimeCore.class);
 
+  /**
+   * The most threads of a runtime's pool for blocking steps: {@code handleLocked} runs (one per
+   * server in lock mode at a time), failure records and the retries of pushes whose callers wait.
+   */
+  static final int MAX_BLOCKING_THREADS = 256;
+
+  /** The most steps that wait for one of those threads. */
+  static final int MAX_QUEUED_BLOCKING = 10_000;
+
   private final TrackedBackend backend;
   private final Serde serde;
   private final StateCodec codec;
@@ -133,8 +142,14 @@ public final class RuntimeCore implements AutoCloseable {
     this.scheduler = timers;
     // handleLocked may run for long outside any transaction, and a few rare steps (recording a
     // failed item) wait for a commit: they get threads of their own, made on demand and dropped
-    // when idle, so that they never hold the executor's threads.
-    this.blocking = Executors.newCachedThreadPool(daemonThreads("dgen-blocking-"));
+    // when idle, so that they never hold the executor's threads. Bounded, so that a cluster that
+    // stops answering cannot grow them without end: a refused step is retried after a backoff.
+    this.blocking =
+        BoundedPool.create(
+            "dgen-blocking-",
+            MAX_BLOCKING_THREADS,
+            MAX_QUEUED_BLOCKING,
+            "blocking steps of this runtime (handleLocked, failure records, push retries)");
     this.deferredClears = new DeferredClears(backend, scheduler);
     hooks
         .metrics()
