@@ -157,4 +157,30 @@ class ReliabilityTest extends RuntimeTestBase {
     assertThat(failing.queueLength()).isEqualTo(2);
     assertThat(failing.deadLetters()).isEmpty();
   }
+
+  /**
+   * purgeDeadLetters works with any number of dead letters: a bounded number per transaction, each
+   * page counted once even when its commit raises commit_unknown_result after applying.
+   */
+  @Test
+  void purgeDeadLetters_removesThemAPageATransaction_eachCountedOnce() {
+    int count = 250;
+    ServerRef<Msg> ref = start(b -> b.consumeK(16).deadLetterThreshold(1));
+    List<TestServer.Throw> poison = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      poison.add(new TestServer.Throw("p" + i, "runtime", Integer.MAX_VALUE));
+    }
+    ref.castAll(poison);
+    await().atMost(BULK_WAIT).until(() -> ref.deadLetters().size() == count);
+
+    faults().commitUnknownResult(2, true);
+    CountingBackend.Counters before = counters();
+    assertThat(ref.purgeDeadLetters()).isEqualTo(count);
+    CountingBackend.Counters purge = counters().minus(before);
+    faults().reset();
+
+    assertThat(ref.deadLetters()).isEmpty();
+    assertThat(purge.runs()).isGreaterThanOrEqualTo(3); // 100 + 100 + 50, a transaction each
+    assertThat(purge.rowsRead()).isLessThanOrEqualTo(count + 2 * 100L); // the re-runs' re-reads
+  }
 }

@@ -8,6 +8,7 @@ import io.dgen.Event;
 import io.dgen.From;
 import io.dgen.ReplyTooLargeException;
 import io.dgen.backend.Backend;
+import io.dgen.backend.ByteKeys;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
@@ -362,17 +363,37 @@ final class DeadLetters<M> {
             "purgeDeadLetter"));
   }
 
-  /** Deletes every dead letter; returns how many there were. */
+  /**
+   * Deletes every dead letter, {@value #PURGE_PAGE} per transaction (a dead letter may be close to
+   * 100,000 bytes: a page reads at most 10 MB, well within a transaction's five seconds); returns
+   * how many there were. Each page is a transaction of the commit runner, so a page retried after
+   * {@code commit_unknown_result} is counted once. Each page is bounded by the operation timeout.
+   */
   int purgeAll() {
     Subspace dead = keys.dead();
-    Integer purged =
-        commits.commitBlockingWithin(
-            tx -> {
-              int n = tx.getRange(dead.range().begin, dead.range().end).size();
-              tx.clearRange(dead.range().begin, dead.range().end);
-              return n;
-            },
-            "purgeDeadLetters");
-    return purged == null ? 0 : purged;
+    int total = 0;
+    while (true) {
+      Integer purged =
+          commits.commitBlockingWithin(
+              tx -> {
+                List<KeyValue> page =
+                    tx.getRange(dead.range().begin, dead.range().end, PURGE_PAGE, false);
+                if (!page.isEmpty()) {
+                  // exactly what was read: the read's conflict range ends at its last key too
+                  tx.clearRange(
+                      dead.range().begin, ByteKeys.keyAfter(page.get(page.size() - 1).key()));
+                }
+                return page.size();
+              },
+              "purgeDeadLetters");
+      int n = purged == null ? 0 : purged;
+      total += n;
+      if (n < PURGE_PAGE) {
+        return total;
+      }
+    }
   }
+
+  /** The most dead letters one transaction of {@link #purgeAll} removes. */
+  static final int PURGE_PAGE = 100;
 }
