@@ -11,7 +11,6 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -263,9 +262,9 @@ final class CommitRunner {
   }
 
   /**
-   * The body ran to its end: marks the attempt if it wrote, and sweeps the server's old markers
-   * in it, at most once a minute per process. Every path that writes a marker sweeps, so a server
-   * used only through inline calls, priority messages or pushes keeps about ten minutes of them.
+   * The body ran to its end: marks the attempt if it wrote, and sweeps the server's old markers in
+   * it, at most once a minute per process. Every path that writes a marker sweeps, so a server used
+   * only through inline calls, priority messages or pushes keeps about ten minutes of them.
    */
   private <T> Attempt<T> ran(
       Run<T> run, Transaction raw, TrackingTransaction tx, byte[] marker, @Nullable T value) {
@@ -415,13 +414,15 @@ final class CommitRunner {
    * Whether a run that failed with {@code failure} during its commit may have committed: {@code
    * commit_unknown_result} or {@code cluster_version_changed} once retries ran out, {@code
    * transaction_timed_out} and {@code transaction_cancelled} (a timeout or a cancel while the
-   * commit was under way), or an interrupt of the thread that waited for the commit.
+   * commit was under way), {@code io_error} (an embedded backend's disk failed while it made the
+   * commit durable), or an interrupt of the thread that waited for the commit.
    */
   private static boolean mayHaveApplied(Throwable failure) {
     if (failure instanceof BackendException e) {
       return e.isMaybeCommitted()
           || e.code() == BackendException.TRANSACTION_TIMED_OUT
-          || e.code() == BackendException.TRANSACTION_CANCELLED;
+          || e.code() == BackendException.TRANSACTION_CANCELLED
+          || e.code() == BackendException.IO_ERROR; // an embedded store's disk failed mid-commit
     }
     return failure instanceof CancellationException;
   }
@@ -434,9 +435,7 @@ final class CommitRunner {
     }
     byte[] marker = run.begin(raw, keys);
     CompletableFuture<byte @Nullable []> committed =
-        run.mayHaveCommitted(raw)
-            ? raw.getAsync(marker)
-            : CompletableFuture.completedFuture(null);
+        run.mayHaveCommitted(raw) ? raw.getAsync(marker) : CompletableFuture.completedFuture(null);
     return Async.then(
         committed,
         executor,
@@ -454,10 +453,10 @@ final class CommitRunner {
   /**
    * One run's memory across its attempts: the outcome of each attempt that wrote and may have
    * committed, by attempt number. At most one attempt of a run commits, and its marker says which
-   * ({@link #markerValue}): a replay returns exactly that attempt's outcome, never a later attempt's
-   * (which may differ: a batch cut short by its time cap, a lock token). An attempt that the next
-   * one's {@link Transaction#retriedAfter} shows did not commit is forgotten. Attempts of a run
-   * never overlap; the fields are safe to read from the thread of the next attempt.
+   * ({@link #markerValue}): a replay returns exactly that attempt's outcome, never a later
+   * attempt's (which may differ: a batch cut short by its time cap, a lock token). An attempt that
+   * the next one's {@link Transaction#retriedAfter} shows did not commit is forgotten. Attempts of
+   * a run never overlap; the fields are safe to read from the thread of the next attempt.
    */
   private static final class Run<T> {
     private final Replay<T> replay;

@@ -57,7 +57,8 @@ import org.jspecify.annotations.Nullable;
  * version), appends each commit's writes to it under the lock and waits for them to be durable
  * after releasing it; only then is the version published and the commit acknowledged. Commit
  * versions come from {@link #lastCommitted}, which runs ahead of {@link #visibleVersion} by the
- * commits waiting for their sync. A storage failure is sticky: later commits fail with it.
+ * commits waiting for their sync. A storage failure is sticky: later commits fail with it; after a
+ * failed wait for durability (the commit may have reached the storage), new reads fail too.
  */
 final class MemoryStore {
 
@@ -147,6 +148,7 @@ final class MemoryStore {
   private volatile boolean closed;
   private final @Nullable Storage storage;
   private volatile @Nullable RuntimeException storageFailure;
+  private volatile @Nullable RuntimeException unreadable;
 
   // Guarded by lock: the newest commit version handed out, and the writes of the commit applying.
   private long lastCommitted;
@@ -225,6 +227,7 @@ final class MemoryStore {
    * the version after seeing its predecessor installed).
    */
   ReadEpoch acquireEpoch(long now) {
+    checkReadable();
     for (; ; ) {
       ReadEpoch e = currentEpoch;
       long v = visibleVersion;
@@ -402,7 +405,25 @@ final class MemoryStore {
       return s.awaitDurable(version);
     } catch (RuntimeException e) {
       storageFailure = e;
+      unreadable = e;
       throw e;
+    }
+  }
+
+  /**
+   * Refuses a new read version after a failed wait for durability: the commit it failed was handed
+   * to the storage and may be there when it is opened again, so no read here can tell whether it
+   * applied (one that did not see it would say it had not).
+   */
+  private void checkReadable() {
+    RuntimeException failure = unreadable;
+    if (failure != null) {
+      throw new BackendException(
+          BackendException.IO_ERROR,
+          "reads are refused since the storage failed to make a commit durable (it may or may not"
+              + " have applied; reopen to know): "
+              + failure.getMessage(),
+          failure);
     }
   }
 

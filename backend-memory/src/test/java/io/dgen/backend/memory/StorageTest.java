@@ -26,6 +26,7 @@ class StorageTest {
     long version;
     volatile boolean hold;
     volatile @Nullable RuntimeException failAppend;
+    volatile @Nullable RuntimeException failSync;
     final CountDownLatch appended = new CountDownLatch(1);
     final CountDownLatch release = new CountDownLatch(1);
 
@@ -53,6 +54,10 @@ class StorageTest {
 
     @Override
     public long awaitDurable(long v) {
+      RuntimeException f = failSync;
+      if (f != null) {
+        throw f;
+      }
       if (hold) {
         try {
           release.await(10, TimeUnit.SECONDS);
@@ -112,6 +117,24 @@ class StorageTest {
       assertThat(get(backend, b("a"))).isEqualTo(b("1"));
       assertThat(get(backend, b("b"))).isNull();
       assertThat(storage.data).hasSize(1);
+    }
+  }
+
+  @Test
+  void aFailedSyncLeavesTheCommitsOutcomeUnknown_soReadsAreRefusedToo() {
+    MapStorage storage = new MapStorage();
+    try (MemoryBackend backend = MemoryBackend.builder().storage(storage).build()) {
+      put(backend, b("a"), b("1"));
+      storage.failSync = new BackendException(BackendException.IO_ERROR, "sync failed");
+      assertThatThrownBy(() -> put(backend, b("b"), b("2")))
+          .isInstanceOfSatisfying(
+              BackendException.class, e -> assertThat(e.code()).isEqualTo(1510));
+      // the commit reached the storage: a read that did not see it would wrongly say it failed
+      assertThat(storage.data).containsKey(b("b"));
+      assertThatThrownBy(() -> get(backend, b("b")))
+          .isInstanceOfSatisfying(
+              BackendException.class,
+              e -> assertThat(e.getMessage()).contains("may or may not have applied"));
     }
   }
 }

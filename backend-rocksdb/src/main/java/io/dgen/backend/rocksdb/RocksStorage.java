@@ -47,6 +47,9 @@ final class RocksStorage implements Storage {
   private boolean closed;
   private long syncs;
 
+  /** Set by tests: the next sync fails, as a disk that refuses to flush does. */
+  volatile boolean failNextSync;
+
   RocksStorage(Path dir, RocksDB db, Options options, boolean sync) {
     this.dir = dir;
     this.db = db;
@@ -128,6 +131,10 @@ final class RocksStorage implements Storage {
         }
         RuntimeException error = null;
         try {
+          if (failNextSync) {
+            failNextSync = false;
+            throw new RocksDBException("injected by a test");
+          }
           db.syncWal();
         } catch (RocksDBException e) {
           error = ioError("syncing the write-ahead log", e);

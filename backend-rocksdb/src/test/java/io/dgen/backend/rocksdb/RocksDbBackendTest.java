@@ -73,6 +73,41 @@ class RocksDbBackendTest {
     }
   }
 
+  /**
+   * A sync that fails leaves the commit it failed in RocksDB's log, not known to be durable: the
+   * commit may be there after a reopen, so the backend must not answer a read that would say it is
+   * not (the runtime looks for its commit marker after an io_error): reads fail until a reopen,
+   * which shows what survived.
+   */
+  @Test
+  void aFailedSync_leavesTheCommitsOutcomeUnknown_readsAreRefused_andAReopenTells() {
+    Path dir = root.resolve("data");
+    byte[] k;
+    try (RocksDbBackend b = RocksDbBackend.open(dir)) {
+      k = key(b.directory("app"), "k");
+      b.storage().failNextSync = true;
+      assertThatThrownBy(
+              () ->
+                  b.run(
+                      tx -> {
+                        tx.set(k, new byte[] {7});
+                        return null;
+                      }))
+          .isInstanceOfSatisfying(
+              io.dgen.backend.BackendException.class,
+              e -> assertThat(e.code()).isEqualTo(io.dgen.backend.BackendException.IO_ERROR));
+      assertThatThrownBy(() -> b.run(tx -> tx.get(k)))
+          .isInstanceOfSatisfying(
+              io.dgen.backend.BackendException.class,
+              e -> assertThat(e.getMessage()).contains("may or may not have applied"));
+    }
+    try (RocksDbBackend b = RocksDbBackend.open(dir)) {
+      // the write reached the log before its sync failed: here, it survived
+      byte[] value = b.run(tx -> tx.get(k));
+      assertThat(value).containsExactly(7);
+    }
+  }
+
   private static byte[] prefixOf(byte[] k) {
     byte[] p = new byte[k.length - Tuple.from("hits").pack().length];
     System.arraycopy(k, 0, p, 0, p.length);
