@@ -96,6 +96,50 @@ class SweepTest extends RuntimeTestBase {
     assertThat(total(ref)).isEqualTo(107);
   }
 
+  /**
+   * A reply slot is named by its caller's clock and swept by a consumer's: a caller whose clock is
+   * five minutes behind the consumer's, waiting for an hour-long call that has a minute left, must
+   * keep its slot (the sweep tolerates ten minutes of skew); a slot abandoned two hours ago goes.
+   */
+  @Test
+  void aSlotOfACallerWhoseClockIsMinutesBehind_isNotSweptWhileItsCallMayWait() {
+    ServerRef<Msg> publisher = start(b -> b.consume(false));
+    Subspace calls = tenant.subspace().subspace(publisher.tuid()).subspace(Tuple.from("c"));
+    long now = clock.instant().getEpochSecond();
+    byte[] behind = calls.pack(Tuple.from(now - 59 * 60 - 5 * 60, "behind", "t", 0L));
+    byte[] abandoned = calls.pack(Tuple.from(now - 7_200, "dead", "t", 0L));
+    put(behind, abandoned);
+    publisher.cast(new Add(1));
+
+    ServerRef<Msg> consumer = start();
+    awaitTotal(consumer, 1);
+
+    assertThat(keys(calls)).containsExactly(behind);
+  }
+
+  /** A runtime compares its clock with the backend's when it is built, and says how far apart. */
+  @Test
+  void aRuntime_measuresHowFarItsClockIsFromTheBackends() {
+    try (DGen ahead =
+            DGen.builder(backend)
+                .clock(new ManualTestClock(Instant.now().plus(Duration.ofMinutes(5))))
+                .build();
+        DGen systemClock = DGen.builder(backend).build()) {
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () ->
+                  ahead.core().clockSkewMillis().isPresent()
+                      && systemClock.core().clockSkewMillis().isPresent());
+      long tolerance = Duration.ofSeconds(5).toMillis(); // the cluster's clock is to the second
+      assertThat(ahead.core().clockSkewMillis().getAsLong())
+          .isBetween(
+              Duration.ofMinutes(5).toMillis() - tolerance,
+              Duration.ofMinutes(5).toMillis() + tolerance);
+      assertThat(Math.abs(systemClock.core().clockSkewMillis().getAsLong())).isLessThan(tolerance);
+    }
+  }
+
   @Test
   void sweep_keepsFreshMarkers_whenTheRuntimeClockIsAhead() {
     clock.advance(Duration.ofHours(1));

@@ -105,4 +105,17 @@ public interface Backend extends AutoCloseable {
    */
   @Override
   void close();
+
+  /**
+   * Starts reading the backend's wall clock: a cluster's own time where it has one (FoundationDB:
+   * its cluster controller's, from the status document, to the second), else this JVM's clock (the
+   * default, right for a backend that lives in this JVM). A runtime compares it with its own clock
+   * to detect a skew that would make it age reply slots and commit markers wrongly. Never waits on
+   * a thread.
+   *
+   * @return a future of the time in milliseconds since the epoch
+   */
+  default CompletableFuture<Long> clockMillisAsync() {
+    return CompletableFuture.completedFuture(System.currentTimeMillis());
+  }
 }

@@ -58,6 +58,11 @@ public abstract class ForwardingBackend implements Backend {
 
   /** Closes the wrapped backend. */
   @Override
+  public java.util.concurrent.CompletableFuture<Long> clockMillisAsync() {
+    return delegate.clockMillisAsync();
+  }
+
+  @Override
   public void close() {
     delegate.close();
   }

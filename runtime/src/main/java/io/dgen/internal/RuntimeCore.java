@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -151,11 +152,84 @@ public final class RuntimeCore implements AutoCloseable {
             MAX_QUEUED_BLOCKING,
             "blocking steps of this runtime (handleLocked, failure records, push retries)");
     this.deferredClears = new DeferredClears(backend, scheduler);
+    measureClockSkew();
     hooks
         .metrics()
         .runtime(
             processes::size,
             () -> tenants.values().stream().mapToInt(TenantRuntime::watches).sum());
+  }
+
+  /**
+   * How far this runtime's clock may be from the backend's before it says so: reply slots are swept
+   * {@link Sweeper#SLOT_SKEW_MARGIN} after their call could end at most, and commit markers are
+   * kept nine minutes longer than a run may retry, so a minute is well within both.
+   */
+  static final long MAX_CLOCK_SKEW_MILLIS = TimeUnit.MINUTES.toMillis(1);
+
+  /** The runtime's clock minus the backend's, once measured ({@link Long#MIN_VALUE} before). */
+  private volatile long clockSkewMillis = Long.MIN_VALUE;
+
+  /**
+   * Compares this runtime's clock with the backend's (a cluster's own time, see {@link
+   * Backend#clockMillisAsync}), without waiting: reply slots are named by callers' clocks and swept
+   * by consumers' clocks, and commit markers are named and swept by their JVMs' clocks, so clocks
+   * that disagree by more than {@link #MAX_CLOCK_SKEW_MILLIS} are logged loudly (an error for the
+   * system clock, a warning for an injected one, such as a test's manual clock).
+   */
+  private void measureClockSkew() {
+    long asked = clock.millis();
+    CompletableFuture<Long> backendClock;
+    try {
+      backendClock = backend.clockMillisAsync();
+    } catch (RuntimeException e) {
+      backendClock = CompletableFuture.failedFuture(e);
+    }
+    backendClock
+        .orTimeout(operations.timeout().toMillis(), TimeUnit.MILLISECONDS)
+        .whenComplete(
+            (theirs, err) -> {
+              if (theirs == null) {
+                log.debug("could not read the backend's clock to compare with this runtime's", err);
+                return;
+              }
+              long mine = (asked + clock.millis()) / 2;
+              long skew = mine - theirs;
+              clockSkewMillis = skew;
+              if (Math.abs(skew) <= MAX_CLOCK_SKEW_MILLIS) {
+                return;
+              }
+              boolean system = clock.getClass() == Clock.systemUTC().getClass();
+              String message =
+                  "this runtime's clock is "
+                      + Math.abs(skew)
+                      + " ms "
+                      + (skew > 0 ? "ahead of" : "behind")
+                      + " the backend's ("
+                      + backend
+                      + "): keep the clocks of every process of a server within "
+                      + MAX_CLOCK_SKEW_MILLIS
+                      + " ms of each other (NTP), or reply slots of long calls may be swept while"
+                      + " their callers wait and commit markers swept early";
+              if (system) {
+                log.error(message);
+              } else {
+                log.warn("{} (an injected clock; expected of a test's manual clock)", message);
+              }
+            });
+  }
+
+  /**
+   * This runtime's clock minus the backend's, in milliseconds, as measured when the runtime was
+   * built: for diagnostics and tests.
+   *
+   * @return the skew, or empty until it is known (or if the backend could not tell)
+   */
+  public java.util.OptionalLong clockSkewMillis() {
+    long skew = clockSkewMillis;
+    return skew == Long.MIN_VALUE
+        ? java.util.OptionalLong.empty()
+        : java.util.OptionalLong.of(skew);
   }
 
   private static ThreadFactory daemonThreads(String prefix) {

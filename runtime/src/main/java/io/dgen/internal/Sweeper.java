@@ -14,11 +14,11 @@ import org.jspecify.annotations.Nullable;
 /**
  * Removes what one server's dead runs, dead callers and ended retention windows leave behind:
  * commit markers older than {@link #MARKER_TTL} ({@link #sweepMarkers}, which the commit runner
- * calls from any writing transaction, at most once a minute per process), and, now and then
- * inside a consumer batch's transaction, reply slots older than {@link
- * ReplySlots#MAX_CALL_TIMEOUT} and idempotency keys and kept replies whose window ended ({@link
- * IdempotencyKeys}). Each is aged by the clock that named it: markers by the backend's run-id
- * clock, slots, keys and kept replies by the runtime's.
+ * calls from any writing transaction, at most once a minute per process), and, now and then inside
+ * a consumer batch's transaction, reply slots older than {@link ReplySlots#MAX_CALL_TIMEOUT} and
+ * idempotency keys and kept replies whose window ended ({@link IdempotencyKeys}). Each is aged by
+ * the clock that named it: markers by the backend's run-id clock, slots, keys and kept replies by
+ * the runtime's.
  *
  * <p>Markers, slots and kept replies go by blind range clears that cost only their bounds. Expired
  * keys need one snapshot read of their index, {@link #prefetch started} with the batch's other
@@ -35,6 +35,14 @@ final class Sweeper {
   static final Duration MARKER_TTL = Duration.ofMinutes(10);
 
   private static final Duration SWEEP_INTERVAL = Duration.ofMinutes(1);
+
+  /**
+   * How much longer than a call can wait a reply slot is kept before it is swept as abandoned: a
+   * slot is named by its caller's clock and swept by the consumer's, so this is the skew between
+   * their clocks that the sweep tolerates (a runtime logs a skew over a minute, see {@code
+   * RuntimeCore.MAX_CLOCK_SKEW_MILLIS}). An abandoned slot costs only its storage meanwhile.
+   */
+  static final Duration SLOT_SKEW_MARGIN = Duration.ofMinutes(10);
 
   private static final CompletableFuture<List<KeyValue>> NOTHING =
       CompletableFuture.completedFuture(List.of());
@@ -95,7 +103,9 @@ final class Sweeper {
     }
     lastSweep = now;
     long oldestLiveSlot =
-        TimeUnit.MILLISECONDS.toSeconds(now) - ReplySlots.MAX_CALL_TIMEOUT.toSeconds() - 60;
+        TimeUnit.MILLISECONDS.toSeconds(now)
+            - ReplySlots.MAX_CALL_TIMEOUT.toSeconds()
+            - SLOT_SKEW_MARGIN.toSeconds();
     tx.clearRange(keys.calls().range().begin, keys.calls().pack(Tuple.from(oldestLiveSlot)));
   }
 }

@@ -441,6 +441,42 @@ public final class FdbBackend implements Backend {
     return new Subspace(dir.getKey());
   }
 
+  /** The special key of FoundationDB's status document. */
+  private static final byte[] STATUS_JSON =
+      "\u00ff\u00ff/status/json".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+
+  private static final java.util.regex.Pattern CONTROLLER_TIME =
+      java.util.regex.Pattern.compile("\"cluster_controller_timestamp\"\\s*:\\s*(\\d+)");
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The cluster's time: {@code cluster.cluster_controller_timestamp} of the status document
+   * (seconds; read through the special key {@code \xff\xff/status/json}, one read of a few
+   * kilobytes to a few hundred). Fails if the document has no such field.
+   */
+  @Override
+  public CompletableFuture<Long> clockMillisAsync() {
+    try {
+      return FdbErrors.adapt(db.readAsync(tr -> tr.get(STATUS_JSON)))
+          .thenApply(
+              json -> {
+                java.util.regex.Matcher m =
+                    CONTROLLER_TIME.matcher(
+                        new String(
+                            json == null ? new byte[0] : json,
+                            java.nio.charset.StandardCharsets.UTF_8));
+                if (!m.find()) {
+                  throw new IllegalStateException(
+                      "the cluster's status has no cluster_controller_timestamp: " + description);
+                }
+                return Long.parseLong(m.group(1)) * 1000;
+              });
+    } catch (RuntimeException e) {
+      return FdbErrors.failed(e);
+    }
+  }
+
   /**
    * The number of watches this backend handed out that have not fired, failed or been cancelled
    * yet. FoundationDB limits them per client to {@linkplain Builder#maxWatches max watches} (10,000
