@@ -72,7 +72,8 @@ class RocksDbCrashTest {
         maxWork += (acked[g] + 1) / CrashJvm.WORK_EVERY;
       }
       long works = s.seen().size();
-      assertThat(s.seen()).as(why).containsOnly(1000L);
+      // Under load a generation may be killed before its first lock-mode job: none is then seen.
+      assertThat(s.seen()).as(why).allSatisfy(v -> assertThat(v).isEqualTo(1000L));
       assertThat(works).as("lock-mode jobs applied once: " + why).isBetween(minWork, maxWork);
       assertThat(s.total()).as(why).isEqualTo(seqs + 1 + 1000 * works);
     }
