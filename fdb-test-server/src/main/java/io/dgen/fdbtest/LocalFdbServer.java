@@ -2,23 +2,13 @@ package io.dgen.fdbtest;
 
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -72,27 +62,14 @@ public final class LocalFdbServer implements AutoCloseable {
    */
   public static final String CLIENT_LIBRARY_PROPERTY = "FDB_LIBRARY_PATH_FDB_C";
 
-  private static final String RUN_PREFIX = "run-";
-  private static final String OWNER_FILE = "owner";
   private static final Duration READY = Duration.ofSeconds(60);
-  private static final Duration STOP = Duration.ofSeconds(15);
-  private static final Duration POLL = Duration.ofMillis(200);
   private static final int START_ATTEMPTS = 3;
-
-  /**
-   * Runs {@code fdbserver} in the background, writes its process id to {@code $1}, then waits for
-   * the end of its standard input (this JVM's pipe) and stops the server.
-   */
-  private static final String WATCHDOG =
-      "pidfile=$1; shift; \"$@\" & server=$!; echo $server > \"$pidfile\";"
-          + " cat > /dev/null; kill $server 2>/dev/null; wait $server";
 
   private final Installation installation;
   private final Path directory;
   private final Path clusterFile;
   private final int port;
-  private @Nullable Process watchdog;
-  private @Nullable ProcessHandle server;
+  private @Nullable FdbProcess server;
   private @Nullable Thread shutdownHook;
   private boolean closed;
 
@@ -154,15 +131,11 @@ public final class LocalFdbServer implements AutoCloseable {
    * @throws IllegalStateException if the server did not become available, with its output
    */
   public static LocalFdbServer start(Installation installation, Path parent) {
-    try {
-      Files.createDirectories(parent);
-      removeAbandonedRuns(parent);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
     IllegalStateException failure = null;
     for (int i = 0; i < START_ATTEMPTS; i++) {
-      LocalFdbServer server = new LocalFdbServer(installation, newRunDirectory(parent), freePort());
+      LocalFdbServer server =
+          new LocalFdbServer(
+              installation, RunDirectories.create(parent), RunDirectories.freePort());
       try {
         server.startAndConfigure();
         return server;
@@ -203,23 +176,11 @@ public final class LocalFdbServer implements AutoCloseable {
       return;
     }
     closed = true;
-    Process w = watchdog;
-    if (w != null) {
-      try {
-        w.getOutputStream().close();
-      } catch (IOException ignored) {
-        // the watchdog is gone already; the checks below stop the server
-      }
-      if (!waitFor(w.toHandle())) {
-        w.destroyForcibly();
-      }
+    FdbProcess s = server;
+    if (s != null) {
+      s.stop();
     }
-    ProcessHandle s = server;
-    if (s != null && s.isAlive() && !waitFor(s)) {
-      s.destroyForcibly();
-      waitFor(s);
-    }
-    deleteRecursively(directory.resolve("data"));
+    RunDirectories.deleteRecursively(directory.resolve("data"));
     Thread hook = shutdownHook;
     if (hook != null && Thread.currentThread() != hook) {
       try {
@@ -239,223 +200,43 @@ public final class LocalFdbServer implements AutoCloseable {
     try {
       Files.createDirectories(directory.resolve("data"));
       Files.createDirectories(directory.resolve("logs"));
-      Files.writeString(directory.resolve(OWNER_FILE), owner(ProcessHandle.current()));
       String id = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
       Files.writeString(clusterFile, "dgen:" + id + "@127.0.0.1:" + port + "\n");
-      Path pidFile = directory.resolve("fdbserver.pid");
-      List<String> command =
-          List.of(
-              "/bin/sh",
-              "-c",
-              WATCHDOG,
-              "fdb-watchdog",
-              pidFile.toString(),
-              installation.fdbserver().toString(),
-              "-p",
-              "127.0.0.1:" + port,
-              "-C",
-              clusterFile.toString(),
-              "-d",
-              directory.resolve("data").toString(),
-              "-L",
-              directory.resolve("logs").toString());
-      File out = directory.resolve("fdbserver.out").toFile();
-      watchdog =
-          new ProcessBuilder(command)
-              .redirectErrorStream(true)
-              .redirectOutput(ProcessBuilder.Redirect.appendTo(out))
-              .start();
-      Thread hook = new Thread(this::close, "dgen-fdb-server-stop");
-      Runtime.getRuntime().addShutdownHook(hook);
-      shutdownHook = hook;
-      server = awaitServerPid(pidFile);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+    Thread hook = new Thread(this::close, "dgen-fdb-server-stop");
+    Runtime.getRuntime().addShutdownHook(hook);
+    shutdownHook = hook;
+    FdbProcess s =
+        FdbProcess.start(
+            installation.fdbserver(),
+            List.of(
+                "-p",
+                "127.0.0.1:" + port,
+                "-C",
+                clusterFile.toString(),
+                "-d",
+                directory.resolve("data").toString(),
+                "-L",
+                directory.resolve("logs").toString()),
+            directory);
+    server = s;
     // fdbcli answers "Database created", or "... already exists" after a retry whose first try
     // created it; right after, "status minimal" may still say "available, but has issues".
-    awaitCli(
+    FdbCli cli = new FdbCli(installation.fdbcli(), clusterFile);
+    cli.await(
         "configure new single memory",
-        out -> out.contains("Database created") || out.contains("already exists"));
-    awaitCli("status minimal", out -> out.contains("The database is available."));
-  }
-
-  private ProcessHandle awaitServerPid(Path pidFile) throws IOException {
-    long deadline = System.nanoTime() + READY.toNanos();
-    while (true) {
-      if (Files.exists(pidFile)) {
-        String pid = Files.readString(pidFile).trim();
-        if (!pid.isEmpty()) {
-          Optional<ProcessHandle> handle = ProcessHandle.of(Long.parseLong(pid));
-          if (handle.isPresent()) {
-            return handle.get();
-          }
-          throw new IllegalStateException("fdbserver exited at once: " + outputTail());
-        }
-      }
-      pause(deadline, "fdbserver did not start");
-    }
-  }
-
-  private void awaitCli(String command, java.util.function.Predicate<String> done) {
-    long deadline = System.nanoTime() + READY.toNanos();
-    String last = "";
-    while (true) {
-      if (server == null || !server.isAlive()) {
-        throw new IllegalStateException("fdbserver exited: " + outputTail());
-      }
-      last = fdbcli(command);
-      if (done.test(last)) {
-        return;
-      }
-      pause(
-          deadline,
-          "fdbcli --exec \"" + command + "\" did not succeed; last answer: " + last.trim());
-    }
-  }
-
-  private String fdbcli(String command) {
-    try {
-      Process cli =
-          new ProcessBuilder(
-                  installation.fdbcli().toString(),
-                  "-C",
-                  clusterFile.toString(),
-                  "--exec",
-                  command,
-                  "--timeout",
-                  "10")
-              .redirectErrorStream(true)
-              .start();
-      cli.getOutputStream().close();
-      String out;
-      try (InputStream in = cli.getInputStream()) {
-        out = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-      }
-      if (!cli.waitFor(30, TimeUnit.SECONDS)) {
-        cli.destroyForcibly();
-      }
-      return out;
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while running fdbcli", e);
-    }
-  }
-
-  private String outputTail() {
-    try {
-      String out = Files.readString(directory.resolve("fdbserver.out"));
-      return out.isBlank() ? "(no output)" : out.substring(Math.max(0, out.length() - 2_000));
-    } catch (IOException e) {
-      return "(no output: " + e + ")";
-    }
-  }
-
-  private static void pause(long deadline, String timeoutMessage) {
-    if (System.nanoTime() > deadline) {
-      throw new IllegalStateException(timeoutMessage);
-    }
-    try {
-      Thread.sleep(POLL.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while waiting for FoundationDB", e);
-    }
-  }
-
-  private static boolean waitFor(ProcessHandle process) {
-    try {
-      process.onExit().get(STOP.toMillis(), TimeUnit.MILLISECONDS);
-      return true;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-      return false;
-    }
-  }
-
-  // ---------------------------------------------------------------- run directories
-
-  private static Path newRunDirectory(Path parent) {
-    String name =
-        RUN_PREFIX
-            + ProcessHandle.current().pid()
-            + "-"
-            + Long.toString(System.currentTimeMillis(), 36)
-            + "-"
-            + UUID.randomUUID().toString().substring(0, 8);
-    try {
-      return Files.createDirectory(parent.resolve(name));
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  /** A process's identity: its id and start time, so that a reused id is not mistaken for it. */
-  private static String owner(ProcessHandle process) {
-    return process.pid() + " " + process.info().startInstant().map(Instant::toString).orElse("?");
-  }
-
-  /**
-   * Removes the run directories whose JVM is gone: those of earlier runs (closed or killed), whose
-   * servers their watchdogs have stopped.
-   */
-  private static void removeAbandonedRuns(Path parent) throws IOException {
-    List<Path> runs;
-    try (Stream<Path> list = Files.list(parent)) {
-      runs = list.filter(p -> p.getFileName().toString().startsWith(RUN_PREFIX)).toList();
-    }
-    for (Path run : runs) {
-      if (!ownerAlive(run)) {
-        deleteRecursively(run);
-      }
-    }
-  }
-
-  private static boolean ownerAlive(Path run) {
-    String recorded;
-    try {
-      recorded = Files.readString(run.resolve(OWNER_FILE)).trim();
-    } catch (NoSuchFileException e) {
-      return false;
-    } catch (IOException e) {
-      return true; // unreadable: leave it alone
-    }
-    int space = recorded.indexOf(' ');
-    if (space < 0) {
-      return false;
-    }
-    try {
-      long pid = Long.parseLong(recorded.substring(0, space));
-      return ProcessHandle.of(pid).map(p -> p.isAlive() && owner(p).equals(recorded)).orElse(false);
-    } catch (NumberFormatException e) {
-      return false;
-    }
-  }
-
-  private static void deleteRecursively(Path root) {
-    if (!Files.exists(root)) {
-      return;
-    }
-    try (Stream<Path> walk = Files.walk(root)) {
-      List<Path> paths = new ArrayList<>(walk.sorted(Comparator.reverseOrder()).toList());
-      for (Path p : paths) {
-        Files.deleteIfExists(p);
-      }
-    } catch (IOException e) {
-      // best effort: a later start retries
-    }
-  }
-
-  private static int freePort() {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+        out -> out.contains("Database created") || out.contains("already exists"),
+        READY,
+        s::isAlive,
+        () -> "fdbserver exited: " + s.outputTail());
+    cli.await(
+        "status minimal",
+        out -> out.contains("The database is available."),
+        READY,
+        s::isAlive,
+        () -> "fdbserver exited: " + s.outputTail());
   }
 
   // ---------------------------------------------------------------- installations
