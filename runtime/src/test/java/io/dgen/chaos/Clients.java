@@ -1,0 +1,210 @@
+package io.dgen.chaos;
+
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The chaos client JVMs ({@link ChaosJvm}), by name: starts them, kills one with {@code SIGKILL}
+ * and starts its next generation, tells them to stop their workload, and stops them. Each
+ * generation's output goes to {@code <name>-g<generation>.out} in the run directory. Not
+ * thread-safe: the fault schedule and the test take turns.
+ */
+final class Clients implements AutoCloseable {
+
+  private static final Duration READY = Duration.ofMinutes(2);
+
+  private final Path directory;
+  private final Path clusterFile;
+  private final String tenantPath;
+  private final long seed;
+  private final long safetyDeadline;
+  private final Map<String, Process> running = new LinkedHashMap<>();
+  private final Map<String, Integer> generations = new LinkedHashMap<>();
+  private final List<Process> all = new ArrayList<>();
+
+  /**
+   * @param directory the run directory (journals, outputs)
+   * @param clusterFile the cluster's file
+   * @param tenantPath the tenant's path, {@code /}-separated
+   * @param seed the run's seed; each client and generation derives its own
+   * @param safetyDeadline epoch millis after which clients stop their workload on their own
+   */
+  Clients(Path directory, Path clusterFile, String tenantPath, long seed, long safetyDeadline) {
+    this.directory = directory;
+    this.clusterFile = clusterFile;
+    this.tenantPath = tenantPath;
+    this.seed = seed;
+    this.safetyDeadline = safetyDeadline;
+  }
+
+  /**
+   * Starts the first or next generation of each client named, all at once, and waits until each is
+   * ready.
+   */
+  void start(String... names) {
+    Map<String, Process> started = new LinkedHashMap<>();
+    for (String name : names) {
+      started.put(name, launch(name));
+    }
+    started.forEach(
+        (name, p) -> {
+          Path out = currentOutput(name);
+          await(name + " generation " + generation(name) + " ready")
+              .atMost(READY)
+              .pollInterval(Duration.ofMillis(100))
+              .failFast(name + " exited before it was ready: " + tail(out), () -> !p.isAlive())
+              .until(() -> Files.readString(out).contains(ChaosJvm.READY));
+        });
+  }
+
+  private Process launch(String name) {
+    if (running.containsKey(name)) {
+      throw new IllegalStateException(name + " is running");
+    }
+    int generation = generations.merge(name, 1, Integer::sum) - 1;
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-Xmx384m");
+    command.add("-XX:+UseSerialGC");
+    command.add("-XX:TieredStopAtLevel=1");
+    command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+    command.add("-Dorg.slf4j.simpleLogger.showDateTime=true");
+    command.add("-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS");
+    Optional.ofNullable(System.getProperty(ChaosTest.CLIENT_LIBRARY_PROPERTY))
+        .ifPresent(lib -> command.add("-D" + ChaosTest.CLIENT_LIBRARY_PROPERTY + "=" + lib));
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(ChaosJvm.class.getName());
+    command.add(clusterFile.toString());
+    command.add(tenantPath);
+    command.add(name);
+    command.add(Integer.toString(generation));
+    command.add(Long.toString(safetyDeadline));
+    command.add(directory.toString());
+    command.add(Long.toString(seed * 1_000_003 + name.hashCode() * 101L + generation));
+    Process p;
+    try {
+      p =
+          new ProcessBuilder(command)
+              .redirectErrorStream(true)
+              .redirectOutput(output(name, generation).toFile())
+              .start();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    running.put(name, p);
+    all.add(p);
+    return p;
+  }
+
+  /** Kills client {@code name} with {@code SIGKILL} and waits until it is gone. */
+  void kill(String name) throws InterruptedException {
+    Process p = running.remove(name);
+    if (p == null) {
+      throw new IllegalStateException(name + " is not running");
+    }
+    p.destroyForcibly();
+    if (!p.waitFor(30, TimeUnit.SECONDS)) {
+      throw new IllegalStateException(name + " survived SIGKILL for 30 s");
+    }
+  }
+
+  /** The current generation of client {@code name} (0 for the first). */
+  int generation(String name) {
+    return generations.getOrDefault(name, 0) - 1;
+  }
+
+  /** Every running client's name. */
+  List<String> names() {
+    return List.copyOf(running.keySet());
+  }
+
+  /** The journal of a client's generation. */
+  Path journal(String name, int generation) {
+    return directory.resolve(ChaosJvm.journalName(name, generation));
+  }
+
+  /** Tells every running client to end its workload, and waits until each says it is done. */
+  void stopWorkloads(Duration within) {
+    running.forEach(
+        (name, p) -> {
+          try {
+            OutputStream in = p.getOutputStream();
+            in.write((ChaosJvm.STOP_WORKLOAD + "\n").getBytes(StandardCharsets.UTF_8));
+            in.flush();
+          } catch (IOException e) {
+            throw new IllegalStateException(name + " is gone: " + tail(currentOutput(name)), e);
+          }
+        });
+    running.forEach(
+        (name, p) -> {
+          Path out = currentOutput(name);
+          await(name + "'s workload done")
+              .atMost(within)
+              .pollInterval(Duration.ofMillis(200))
+              .failFast(name + " exited: " + tail(out), () -> !p.isAlive())
+              .until(() -> Files.readString(out).contains(ChaosJvm.DONE));
+        });
+  }
+
+  /** Whether every running client is alive (none crashed on its own). */
+  Map<String, Boolean> alive() {
+    Map<String, Boolean> alive = new LinkedHashMap<>();
+    running.forEach((name, p) -> alive.put(name, p.isAlive()));
+    return alive;
+  }
+
+  /** The last lines of a client's current output, for diagnostics. */
+  String tail(String name) {
+    return tail(currentOutput(name));
+  }
+
+  /** Ends every client: closes its input (it exits), kills any that does not exit in 30 s. */
+  @Override
+  public void close() throws InterruptedException {
+    for (Process p : all) {
+      try {
+        p.getOutputStream().close();
+      } catch (IOException ignored) {
+        // gone already
+      }
+    }
+    for (Process p : all) {
+      if (!p.waitFor(30, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        p.waitFor(30, TimeUnit.SECONDS);
+      }
+    }
+    running.clear();
+  }
+
+  private Path currentOutput(String name) {
+    return output(name, generation(name));
+  }
+
+  private Path output(String name, int generation) {
+    return directory.resolve(name + "-g" + generation + ".out");
+  }
+
+  private static String tail(Path out) {
+    try {
+      String s = Files.readString(out);
+      return s.substring(Math.max(0, s.length() - 3_000));
+    } catch (IOException e) {
+      return "(no output: " + e + ")";
+    }
+  }
+}
