@@ -167,10 +167,8 @@ public final class LocalFdbCluster implements AutoCloseable {
    * @param address {@code 127.0.0.1:port}
    * @param processClass its class
    * @param zoneId its zone (and machine) id
-   * @param coordinator whether the cluster file names it as a coordinator
    */
-  public record Member(
-      int index, String address, ProcessClass processClass, String zoneId, boolean coordinator) {
+  public record Member(int index, String address, ProcessClass processClass, String zoneId) {
     @Override
     public String toString() {
       return "process " + index + " (" + address + ", " + processClass.argument + ")";
@@ -189,8 +187,9 @@ public final class LocalFdbCluster implements AutoCloseable {
   private final Engine engine;
   private final Redundancy redundancy;
   private final Map<String, String> knobs;
+  private final Set<Integer> initialCoordinators;
   private final @Nullable FdbProcess[] processes;
-  private @Nullable Thread shutdownHook;
+  private @Nullable ShutdownHook shutdownHook;
   private boolean closed;
   private volatile boolean keepLogs;
 
@@ -202,14 +201,12 @@ public final class LocalFdbCluster implements AutoCloseable {
     this.redundancy = b.redundancy;
     this.knobs = Map.copyOf(b.knobs);
     List<ProcessClass> classes = b.layout();
-    Set<Integer> coordinators = b.coordinatorIndexes(classes);
     List<Member> list = new ArrayList<>();
     for (int i = 0; i < classes.size(); i++) {
-      list.add(
-          new Member(
-              i, "127.0.0.1:" + ports.get(i), classes.get(i), "z" + i, coordinators.contains(i)));
+      list.add(new Member(i, "127.0.0.1:" + ports.get(i), classes.get(i), "z" + i));
     }
     this.members = List.copyOf(list);
+    this.initialCoordinators = b.coordinatorIndexes(classes);
     this.cli = new FdbCli(installation.fdbcli(), clusterFile);
     this.processes = new FdbProcess[members.size()];
   }
@@ -375,6 +372,45 @@ public final class LocalFdbCluster implements AutoCloseable {
   }
 
   /**
+   * The coordinators the cluster file names now (FoundationDB rewrites the file when they change).
+   */
+  public List<Member> coordinators() {
+    String text;
+    try {
+      text = Files.readString(clusterFile).trim();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    Set<String> addresses =
+        Arrays.stream(text.substring(text.indexOf('@') + 1).split(","))
+            .map(LocalFdbCluster::stripFlags)
+            .collect(Collectors.toSet());
+    return members.stream().filter(m -> addresses.contains(m.address())).toList();
+  }
+
+  /**
+   * Moves the coordinators to {@code coordinators} ({@code fdbcli --exec "coordinators ..."}): the
+   * coordinated state is copied to the new set, the cluster recovers, and every process and client
+   * rewrites its cluster file. Returns once {@code fdbcli} reports the change.
+   *
+   * @throws IllegalArgumentException if {@code coordinators} is empty
+   * @throws IllegalStateException if the change did not succeed within a minute, with fdbcli's
+   *     answer
+   */
+  public void changeCoordinators(List<Member> coordinators) {
+    if (coordinators.isEmpty()) {
+      throw new IllegalArgumentException("no coordinators");
+    }
+    String addresses = coordinators.stream().map(Member::address).collect(Collectors.joining(" "));
+    cli.await(
+        "coordinators " + addresses,
+        out -> out.contains("Coordination state changed") || out.contains("No change"),
+        Duration.ofMinutes(1),
+        () -> true,
+        () -> "");
+  }
+
+  /**
    * Waits until a transaction commits: a probe write through {@code fdbcli} (a key outside any
    * directory-layer prefix), retried every 200 ms.
    *
@@ -462,13 +498,9 @@ public final class LocalFdbCluster implements AutoCloseable {
     } else {
       RunDirectories.deleteRecursively(directory);
     }
-    Thread hook = shutdownHook;
-    if (hook != null && Thread.currentThread() != hook) {
-      try {
-        Runtime.getRuntime().removeShutdownHook(hook);
-      } catch (IllegalStateException alreadyShuttingDown) {
-        // the hook runs anyway and finds this cluster closed
-      }
+    ShutdownHook hook = shutdownHook;
+    if (hook != null) {
+      hook.remove();
     }
   }
 
@@ -488,7 +520,7 @@ public final class LocalFdbCluster implements AutoCloseable {
   private void startAll() {
     String coordinators =
         members.stream()
-            .filter(Member::coordinator)
+            .filter(m -> initialCoordinators.contains(m.index()))
             .map(Member::address)
             .collect(Collectors.joining(","));
     String id = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
@@ -497,9 +529,7 @@ public final class LocalFdbCluster implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    Thread hook = new Thread(this::close, "dgen-fdb-cluster-stop");
-    Runtime.getRuntime().addShutdownHook(hook);
-    shutdownHook = hook;
+    shutdownHook = new ShutdownHook(this::close, "dgen-fdb-cluster-stop");
     synchronized (this) {
       for (Member m : members) {
         processes[m.index()] = startProcess(m);

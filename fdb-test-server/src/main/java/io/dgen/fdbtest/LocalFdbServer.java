@@ -70,7 +70,7 @@ public final class LocalFdbServer implements AutoCloseable {
   private final Path clusterFile;
   private final int port;
   private @Nullable FdbProcess server;
-  private @Nullable Thread shutdownHook;
+  private @Nullable ShutdownHook shutdownHook;
   private boolean closed;
 
   private LocalFdbServer(Installation installation, Path directory, int port) {
@@ -181,13 +181,9 @@ public final class LocalFdbServer implements AutoCloseable {
       s.stop();
     }
     RunDirectories.deleteRecursively(directory.resolve("data"));
-    Thread hook = shutdownHook;
-    if (hook != null && Thread.currentThread() != hook) {
-      try {
-        Runtime.getRuntime().removeShutdownHook(hook);
-      } catch (IllegalStateException alreadyShuttingDown) {
-        // the hook runs anyway and finds this server closed
-      }
+    ShutdownHook hook = shutdownHook;
+    if (hook != null) {
+      hook.remove();
     }
   }
 
@@ -205,9 +201,7 @@ public final class LocalFdbServer implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    Thread hook = new Thread(this::close, "dgen-fdb-server-stop");
-    Runtime.getRuntime().addShutdownHook(hook);
-    shutdownHook = hook;
+    shutdownHook = new ShutdownHook(this::close, "dgen-fdb-server-stop");
     FdbProcess s =
         FdbProcess.start(
             installation.fdbserver(),

@@ -46,7 +46,7 @@ class LocalFdbClusterTest {
   }
 
   @Test
-  void rolesFollowTheClasses_aKilledRoleComesBack_andCloseLeavesNothing() {
+  void rolesFollowTheClasses_aKilledRoleComesBack_coordinatorsMove_andCloseLeavesNothing() {
     List<ProcessHandle> servers = new ArrayList<>();
     Path directory;
     try (LocalFdbCluster cluster = LocalFdbCluster.builder(installation, parent()).start()) {
@@ -61,7 +61,10 @@ class LocalFdbClusterTest {
               ProcessClass.TRANSACTION,
               ProcessClass.STORAGE,
               ProcessClass.STORAGE);
-      assertThat(cluster.members()).filteredOn(Member::coordinator).hasSize(3);
+      assertThat(cluster.coordinators())
+          .as("one coordinator of each class")
+          .extracting(Member::index)
+          .containsExactly(0, 1, 3);
       assertThat(roles.get(cluster.members().get(0)))
           .contains(Role.CLUSTER_CONTROLLER, Role.MASTER);
       assertThat(cluster.holderOf(Role.LOG).processClass()).isEqualTo(ProcessClass.TRANSACTION);
@@ -74,6 +77,11 @@ class LocalFdbClusterTest {
       cluster.restart(storage);
       assertThat(cluster.isRunning(storage)).isTrue();
       servers.add(ProcessHandle.of(cluster.pid(storage)).orElseThrow());
+      cluster.awaitAvailable(Duration.ofMinutes(1));
+
+      List<Member> moved = List.of(cluster.members().get(0), cluster.members().get(2), storage);
+      cluster.changeCoordinators(moved);
+      assertThat(cluster.coordinators()).as("the cluster file, rewritten").isEqualTo(moved);
       cluster.awaitAvailable(Duration.ofMinutes(1));
     }
     assertThat(servers).noneMatch(ProcessHandle::isAlive);
