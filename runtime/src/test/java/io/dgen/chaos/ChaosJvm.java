@@ -76,9 +76,11 @@ public final class ChaosJvm {
     long mainStart = System.currentTimeMillis();
     List<Journal.Line> earlier = Journal.read(earlierJournals(journals, name, generation));
     try (Journal journal = new Journal(journals.resolve(journalName(name, generation)));
+        ClientMetrics metrics = new ClientMetrics(journal);
         FdbBackend backend = FdbBackend.open(clusterFile);
         DGen dgen =
             DGen.builder(backend)
+                .meterRegistry(metrics.registry())
                 .listener(
                     new DGenListener() {
                       @Override

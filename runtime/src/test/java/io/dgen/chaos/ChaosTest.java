@@ -105,8 +105,10 @@ class ChaosTest {
       throws Exception {
     String[] tenantPath = {"chaos", runId};
     long started = System.currentTimeMillis();
-    try (FdbBackend backend = FdbBackend.open(cluster.clusterFile());
-        DGen dgen = DGen.builder(backend).build();
+    try (Journal probeJournal = new Journal(runDir.resolve(ChaosJvm.journalName("P", 0)));
+        ClientMetrics metrics = new ClientMetrics(probeJournal);
+        FdbBackend backend = FdbBackend.open(cluster.clusterFile());
+        DGen dgen = DGen.builder(backend).meterRegistry(metrics.registry()).build();
         Clients clients =
             new Clients(
                 runDir,
@@ -121,7 +123,6 @@ class ChaosTest {
       // the probes: a steady stream of casts from this JVM, which no client kill interrupts
       AtomicBoolean stopProbes = new AtomicBoolean();
       List<Thread> probes = new ArrayList<>();
-      Journal probeJournal = new Journal(runDir.resolve(ChaosJvm.journalName("P", 0)));
       for (int i = 0; i < PROBES; i++) {
         Workload probe = new Workload(refs, probeJournal, "P" + i, seed + i);
         Thread t = new Thread(() -> probe.probe(stopProbes::get), "chaos-probe-" + i);
@@ -147,12 +148,13 @@ class ChaosTest {
       if (remaining > 0) {
         Thread.sleep(remaining); // the workload's length, not a wait for anything
       }
+      clients.crashed(true).forEach(crash -> report.line("CRASH (not a fault): " + crash));
       clients.stopWorkloads(Duration.ofMinutes(5));
       stopProbes.set(true);
       for (Thread t : probes) {
         t.join();
       }
-      probeJournal.close();
+      metrics.close(); // its last line, before the journals are read
       long workloadEnd = System.currentTimeMillis();
       report.line("workload ended after " + (workloadEnd - workloadStart) / 1000 + " s");
 
@@ -167,7 +169,7 @@ class ChaosTest {
       } catch (ConditionTimeoutException e) {
         report.line("NOT settled within " + SETTLE + ": the verdict says what is left");
       }
-      Map<String, Boolean> alive = clients.alive();
+      clients.crashed(false).forEach(crash -> report.line("CRASH (not a fault): " + crash));
 
       List<Journal.Line> journal = Journal.read(journals(runDir));
       Verifier.Verdict verdict = new Verifier(backend, tenant, admin).verify(journal);
@@ -180,7 +182,8 @@ class ChaosTest {
       long quietTo = faults.isEmpty() ? quietFrom : faults.get(0).killedAt() - 1_000;
       long baseline = dgenRecoveries.longestGap(quietFrom, quietTo);
       long rawBaseline = rawRecoveries.longestGap(quietFrom, quietTo);
-      report.summary(verdict, faults, outages, rawOutages, baseline, rawBaseline);
+      report.summary(journal, verdict, faults, outages, rawOutages, baseline, rawBaseline);
+      report.meters(journal);
       appendCsv(
           runDir.getParent().resolve("recoveries.csv"),
           runId,
@@ -189,7 +192,11 @@ class ChaosTest {
           baseline,
           rawBaseline);
 
-      assertThat(alive).as("clients that died on their own").doesNotContainValue(false);
+      assertThat(clients.crashes())
+          .as(
+              "clients that died on their own (their hs_err and FoundationDB client traces are in %s)",
+              runDir)
+          .isEmpty();
       assertThat(faults.stream().map(Fault::kind).distinct())
           .as("every kind of fault applied")
           .containsExactlyInAnyOrder(Kind.values());
@@ -307,7 +314,41 @@ class ChaosTest {
       }
     }
 
+    /**
+     * When {@code handleLocked} started again for the message a killed client held the lock of
+     * (necessarily in another client: the killed one writes nothing more): the dead holder's lock
+     * was busted (after {@code lockTimeout}) and taken over.
+     */
+    private static String lockTakenOver(Fault f, List<Journal.Line> journal) {
+      return journal.stream()
+          .filter(l -> l.kind().equals("E") && l.id().equals(f.heldLock()))
+          .filter(l -> l.field(0).equals("locked-start") && l.at() > f.killedAt())
+          .findFirst()
+          .map(
+              l ->
+                  "; killed inside handleLocked of "
+                      + f.heldLock()
+                      + ", run again by "
+                      + l.source()
+                      + " "
+                      + (l.at() - f.killedAt())
+                      + " ms later")
+          .orElse("; killed inside handleLocked of " + f.heldLock() + ", NOT run again");
+    }
+
+    /** The meters of every client generation and the test's runtime, added up. */
+    void meters(List<Journal.Line> journal) {
+      Map<String, Journal.Line> last = new java.util.LinkedHashMap<>();
+      journal.stream().filter(l -> l.kind().equals("M")).forEach(l -> last.put(l.source(), l));
+      Map<String, Long> total = new java.util.TreeMap<>();
+      last.values()
+          .forEach(l -> ClientMetrics.parse(l).forEach((k, v) -> total.merge(k, v, Long::sum)));
+      line("DGen meters, all runtimes (a killed client's up to its last 2 s):");
+      total.forEach((k, v) -> line(String.format("  %-45s %8d", k, v)));
+    }
+
     void summary(
+        List<Journal.Line> journal,
         Verifier.Verdict verdict,
         List<Fault> faults,
         List<Outage> outages,
@@ -320,12 +361,12 @@ class ChaosTest {
       for (Fault f : faults) {
         line(
             String.format(
-                "  %-18s %-40s commit after kill %6d ms, after restart %6d ms %s",
+                "  %-18s %-40s commit after the fault %6d ms, after the restart %6s ms%s",
                 f.kind(),
                 f.target(),
                 f.availableAt() - f.killedAt(),
-                f.recoveredAt() - f.restartedAt(),
-                f.note()));
+                f.kind().restarts() ? Long.toString(f.recoveredAt() - f.restartedAt()) : "-",
+                f.heldLock().isEmpty() ? "" : lockTakenOver(f, journal)));
       }
       line(
           "longest stretch without an acknowledged commit, ms: DGen operations (the raw"

@@ -34,6 +34,7 @@ final class Clients implements AutoCloseable {
   private final Map<String, Process> running = new LinkedHashMap<>();
   private final Map<String, Integer> generations = new LinkedHashMap<>();
   private final List<Process> all = new ArrayList<>();
+  private final List<String> crashes = new ArrayList<>();
 
   /**
    * @param directory the run directory (journals, outputs)
@@ -80,6 +81,8 @@ final class Clients implements AutoCloseable {
     command.add("-Xmx384m");
     command.add("-XX:+UseSerialGC");
     command.add("-XX:TieredStopAtLevel=1");
+    // a crash's report next to the client's output
+    command.add("-XX:ErrorFile=" + directory.resolve(name + "-g" + generation + "-hs_err.log"));
     command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
     command.add("-Dorg.slf4j.simpleLogger.showDateTime=true");
     command.add("-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS");
@@ -97,11 +100,14 @@ final class Clients implements AutoCloseable {
     command.add(Long.toString(seed * 1_000_003 + name.hashCode() * 101L + generation));
     Process p;
     try {
-      p =
+      Path traces = Files.createDirectories(directory.resolve(name + "-g" + generation + "-fdb"));
+      ProcessBuilder builder =
           new ProcessBuilder(command)
               .redirectErrorStream(true)
-              .redirectOutput(output(name, generation).toFile())
-              .start();
+              .redirectOutput(output(name, generation).toFile());
+      // the FoundationDB client's own trace files, read by libfdb_c when the network starts
+      builder.environment().put("FDB_NETWORK_OPTION_TRACE_ENABLE", traces.toString());
+      p = builder.start();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -160,11 +166,43 @@ final class Clients implements AutoCloseable {
         });
   }
 
-  /** Whether every running client is alive (none crashed on its own). */
-  Map<String, Boolean> alive() {
-    Map<String, Boolean> alive = new LinkedHashMap<>();
-    running.forEach((name, p) -> alive.put(name, p.isAlive()));
-    return alive;
+  /**
+   * Finds every client that died without being killed (a crash), records it for {@link #crashes}
+   * and, with {@code restart}, starts its next generation, so that the workload goes on and the
+   * crashed client's unfinished keyed requests are retried.
+   *
+   * @return the crashes found now
+   */
+  List<String> crashed(boolean restart) {
+    List<String> found = new ArrayList<>();
+    for (String name : List.copyOf(running.keySet())) {
+      Process p = running.get(name);
+      if (!p.isAlive()) {
+        String crash =
+            name
+                + generation(name)
+                + " exited on its own with status "
+                + p.exitValue()
+                + " at "
+                + java.time.Instant.now()
+                + "; output "
+                + currentOutput(name)
+                + " ends: "
+                + tail(currentOutput(name)).lines().reduce((a, b) -> b).orElse("");
+        found.add(crash);
+        running.remove(name);
+        if (restart) {
+          start(name);
+        }
+      }
+    }
+    crashes.addAll(found);
+    return found;
+  }
+
+  /** Every crash {@link #crashed} found so far. */
+  List<String> crashes() {
+    return List.copyOf(crashes);
   }
 
   /** The last lines of a client's current output, for diagnostics. */

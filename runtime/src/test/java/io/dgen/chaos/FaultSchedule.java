@@ -11,18 +11,20 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
 import org.awaitility.core.ConditionTimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The faults of a chaos run, one after the other: the process holding the transaction logs, a
- * storage server and the cluster controller are killed with {@code SIGKILL} and restarted, and a
- * client JVM is killed (preferably while it runs {@code handleLocked}, so that it dies holding a
- * lock) and started again. Before each fault of the cluster it waits until the cluster is healthy,
- * so that no fault becomes a double failure; between faults it pauses a few seconds (the schedule's
- * rhythm, not a wait for anything).
+ * storage server and the cluster controller are killed with {@code SIGKILL} and restarted, a
+ * coordinator is replaced by another process, and a client JVM is killed (preferably while it runs
+ * {@code handleLocked}, so that it dies holding a lock) and started again. Before each fault of the
+ * cluster it waits until the cluster is healthy, so that no fault becomes a double failure; between
+ * faults it pauses a few seconds (the schedule's rhythm, not a wait for anything).
  *
  * <p>Each fault is recorded ({@link Fault}) with when it struck, when the cluster (or client) was
  * back, and when the process was restarted.
@@ -37,13 +39,20 @@ final class FaultSchedule {
     STORAGE(Role.STORAGE),
     /** The process holding the cluster controller (and, in the default layout, the master). */
     CLUSTER_CONTROLLER(Role.CLUSTER_CONTROLLER),
+    /** No kill: one coordinator is replaced by another process ({@code fdbcli coordinators}). */
+    COORDINATORS(null),
     /** A client JVM. */
     CLIENT_JVM(null);
 
-    final Role role;
+    final @Nullable Role role;
 
-    Kind(Role role) {
+    Kind(@Nullable Role role) {
       this.role = role;
+    }
+
+    /** Whether the fault kills a process that is restarted afterwards. */
+    boolean restarts() {
+      return this != COORDINATORS;
     }
   }
 
@@ -57,7 +66,8 @@ final class FaultSchedule {
    * @param restartedAt when the process was started again
    * @param recoveredAt when a probe transaction committed after the restart (clients: when the new
    *     generation was ready)
-   * @param note what else is worth knowing (the lock a killed client held)
+   * @param heldLock the id of the lock-mode message whose {@code handleLocked} a killed client was
+   *     running, or empty
    */
   record Fault(
       Kind kind,
@@ -66,7 +76,7 @@ final class FaultSchedule {
       long availableAt,
       long restartedAt,
       long recoveredAt,
-      String note) {}
+      String heldLock) {}
 
   static final String CLIENT_KILLED = "B";
 
@@ -100,6 +110,7 @@ final class FaultSchedule {
   void run(long until) throws InterruptedException {
     do {
       for (Kind kind : Kind.values()) {
+        clients.crashed(true).forEach(crash -> log.accept("CRASH (not a fault): " + crash));
         apply(kind);
         Thread.sleep(SETTLE.toMillis()); // the schedule's rhythm
       }
@@ -112,7 +123,11 @@ final class FaultSchedule {
       return;
     }
     Duration healthy = cluster.awaitHealthy(RECOVERY);
-    Member m = cluster.holderOf(kind.role);
+    if (kind == Kind.COORDINATORS) {
+      moveCoordinator();
+      return;
+    }
+    Member m = cluster.holderOf(Objects.requireNonNull(kind.role));
     long killedAt = System.currentTimeMillis();
     cluster.kill(m);
     log.accept(
@@ -141,15 +156,49 @@ final class FaultSchedule {
     faults.add(new Fault(kind, m.toString(), killedAt, availableAt, restartedAt, recoveredAt, ""));
   }
 
+  /**
+   * Replaces the coordinator of the highest index by a process that is not one, of the same class
+   * where there is one: the coordinators move back and forth between the two storage processes, or
+   * the two log processes, round after round.
+   */
+  private void moveCoordinator() {
+    List<Member> current = cluster.coordinators();
+    Member out = current.get(current.size() - 1);
+    Member in =
+        cluster.members().stream()
+            .filter(m -> !current.contains(m))
+            .min(
+                java.util.Comparator.comparing((Member m) -> m.processClass() != out.processClass())
+                    .thenComparingInt(Member::index))
+            .orElseThrow();
+    List<Member> next = new ArrayList<>(current);
+    next.set(next.size() - 1, in);
+    long changedAt = System.currentTimeMillis();
+    cluster.changeCoordinators(next);
+    cluster.awaitAvailable(RECOVERY);
+    long availableAt = System.currentTimeMillis();
+    String target = "coordinator " + out.index() + " -> " + in.index();
+    log.accept(
+        "fault: moved "
+            + target
+            + ", a commit went through after "
+            + (availableAt - changedAt)
+            + " ms");
+    faults.add(
+        new Fault(Kind.COORDINATORS, target, changedAt, availableAt, availableAt, availableAt, ""));
+  }
+
   private void killClient() throws InterruptedException {
     int generation = clients.generation(CLIENT_KILLED);
     Optional<String> holding = awaitLockHolder(clients.journal(CLIENT_KILLED, generation));
     long killedAt = System.currentTimeMillis();
     clients.kill(CLIENT_KILLED);
     long availableAt = System.currentTimeMillis();
-    String note =
-        holding.map(id -> "killed inside handleLocked of " + id).orElse("held no lock when killed");
-    log.accept("fault: SIGKILL client " + CLIENT_KILLED + generation + ", " + note);
+    log.accept(
+        "fault: SIGKILL client "
+            + CLIENT_KILLED
+            + generation
+            + holding.map(id -> ", inside handleLocked of " + id).orElse(", holding no lock"));
     Thread.sleep(DOWN.toMillis()); // how long the client stays down
     long restartedAt = System.currentTimeMillis();
     clients.start(CLIENT_KILLED);
@@ -169,7 +218,7 @@ final class FaultSchedule {
             availableAt,
             restartedAt,
             recoveredAt,
-            note));
+            holding.orElse("")));
   }
 
   /**

@@ -23,7 +23,8 @@ import java.util.List;
  *   <li>{@code R id outcome [detail]}: its outcome ({@link Outcome});
  *   <li>{@code C id true|false|error}: a cancel of timer {@code id} returned;
  *   <li>{@code E id event}: something happened to message {@code id} in a callback ({@code
- *       locked-start}, {@code locked-end}, {@code dead-letter}, {@code fenced}).
+ *       locked-start}, {@code locked-end}, {@code dead-letter}, {@code fenced});
+ *   <li>{@code M - counts}: the client's meters so far ({@link ClientMetrics}).
  * </ul>
  */
 final class Journal implements AutoCloseable {
@@ -72,6 +73,11 @@ final class Journal implements AutoCloseable {
 
   void event(String id, String event) {
     write("E", id, event);
+  }
+
+  /** A snapshot of cumulative counts, {@code name=count,...} ({@link ClientMetrics}). */
+  void metrics(String counts) {
+    write("M", "-", counts);
   }
 
   private void write(String kind, String id, String... fields) {

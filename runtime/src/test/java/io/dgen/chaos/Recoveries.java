@@ -15,8 +15,10 @@ import java.util.Map;
  * <p>The outage of a fault's <b>kill</b> is the longest stretch, starting at or after the kill and
  * before the restart, between two acknowledgements (a stretch that starts before the restart and
  * ends after it counts whole); that of its <b>restart</b> is the same from the restart until the
- * next fault (or the end of the workload). FoundationDB may recover twice per fault: once when the
- * process dies, and once when it is back and the cluster controller moves roles to it again.
+ * next fault (or the end of the workload). A fault without a restart (a coordinator moved) has one
+ * outage, from the change to the next fault, reported as its kill. FoundationDB may recover twice
+ * per fault: once when the process dies, and once when it is back and the cluster controller moves
+ * roles to it again.
  */
 final class Recoveries {
 
@@ -45,8 +47,12 @@ final class Recoveries {
     for (int i = 0; i < faults.size(); i++) {
       Fault f = faults.get(i);
       long next = i + 1 < faults.size() ? faults.get(i + 1).killedAt() : end;
-      out.add(new Outage(f, Phase.KILL, longestGap(f.killedAt(), f.restartedAt())));
-      out.add(new Outage(f, Phase.RESTART, longestGap(f.restartedAt(), next)));
+      if (f.kind().restarts()) {
+        out.add(new Outage(f, Phase.KILL, longestGap(f.killedAt(), f.restartedAt())));
+        out.add(new Outage(f, Phase.RESTART, longestGap(f.restartedAt(), next)));
+      } else {
+        out.add(new Outage(f, Phase.KILL, longestGap(f.killedAt(), next)));
+      }
     }
     return out;
   }

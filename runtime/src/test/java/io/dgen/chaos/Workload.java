@@ -144,8 +144,11 @@ final class Workload {
       Thread t =
           new Thread(
               () -> {
-                while (System.currentTimeMillis() < deadlineMillis && !stop.getAsBoolean()) {
-                  step(random);
+                // every kind of operation first, once, then a random mix by weight
+                for (int n = 0;
+                    System.currentTimeMillis() < deadlineMillis && !stop.getAsBoolean();
+                    n++) {
+                  step(random, n < Op.values().length ? Op.values()[n] : pick(random));
                   pace(random);
                 }
               },
@@ -162,16 +165,18 @@ final class Workload {
     cancels.awaitTermination(1, TimeUnit.MINUTES);
   }
 
-  private void step(Random random) {
+  private static Op pick(Random random) {
     int pick = random.nextInt(TOTAL_WEIGHT);
-    Op op = Op.CAST;
     for (Op o : Op.values()) {
       if (pick < o.weight) {
-        op = o;
-        break;
+        return o;
       }
       pick -= o.weight;
     }
+    throw new AssertionError("weights add up to " + TOTAL_WEIGHT);
+  }
+
+  private void step(Random random, Op op) {
     int server = random.nextInt(refs.size());
     String id = prefix + "-" + sequence.incrementAndGet();
     switch (op) {
