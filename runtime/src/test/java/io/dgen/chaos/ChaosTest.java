@@ -184,6 +184,22 @@ class ChaosTest {
       long rawBaseline = rawRecoveries.longestGap(quietFrom, quietTo);
       report.summary(journal, verdict, faults, outages, rawOutages, baseline, rawBaseline);
       report.meters(journal);
+      Files.writeString(
+          runDir.resolve("faults.csv"),
+          "kind,target,killed_at,available_at,restarted_at,recovered_at,held_lock\n"
+              + faults.stream()
+                  .map(
+                      f ->
+                          String.join(
+                              ",",
+                              f.kind().name(),
+                              f.target(),
+                              Long.toString(f.killedAt()),
+                              Long.toString(f.availableAt()),
+                              Long.toString(f.restartedAt()),
+                              Long.toString(f.recoveredAt()),
+                              f.heldLock()))
+                  .collect(Collectors.joining("\n", "", "\n")));
       appendCsv(
           runDir.getParent().resolve("recoveries.csv"),
           runId,

@@ -58,15 +58,17 @@ final class Recoveries {
   }
 
   /**
-   * The longest stretch without an acknowledgement that starts in {@code [from, to)}: from {@code
-   * from} (or an acknowledgement after it) to the next acknowledgement, wherever that falls.
+   * The longest stretch of {@code [from, to)} without an acknowledgement: from {@code from} (or an
+   * acknowledgement after it) to the next acknowledgement or {@code to}, whichever comes first. A
+   * stretch that runs on past {@code to} is cut there: what follows belongs to the next fault's
+   * window, which starts at its kill.
    */
   long longestGap(long from, long to) {
     long longest = 0;
     long previous = from;
     int i = firstAfter(from);
     while (previous < to) {
-      long next = i < acknowledged.length ? acknowledged[i] : to;
+      long next = i < acknowledged.length ? Math.min(acknowledged[i], to) : to;
       longest = Math.max(longest, next - previous);
       previous = next;
       i++;
