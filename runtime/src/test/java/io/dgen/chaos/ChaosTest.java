@@ -178,10 +178,9 @@ class ChaosTest {
       Recoveries rawRecoveries = new Recoveries(acknowledgements(journal, true));
       List<Outage> outages = dgenRecoveries.outages(faults, workloadEnd);
       List<Outage> rawOutages = rawRecoveries.outages(faults, workloadEnd);
-      long quietFrom = workloadStart + 3_000;
-      long quietTo = faults.isEmpty() ? quietFrom : faults.get(0).killedAt() - 1_000;
-      long baseline = dgenRecoveries.longestGap(quietFrom, quietTo);
-      long rawBaseline = rawRecoveries.longestGap(quietFrom, quietTo);
+      long[] baseline = Recoveries.p50p99(dgenRecoveries.quiet(faults, workloadStart, workloadEnd));
+      long[] rawBaseline =
+          Recoveries.p50p99(rawRecoveries.quiet(faults, workloadStart, workloadEnd));
       report.summary(journal, verdict, faults, outages, rawOutages, baseline, rawBaseline);
       report.meters(journal);
       Files.writeString(
@@ -272,14 +271,14 @@ class ChaosTest {
       String runId,
       List<Outage> outages,
       List<Outage> rawOutages,
-      long baseline,
-      long rawBaseline)
+      long[] baseline,
+      long[] rawBaseline)
       throws IOException {
     StringBuilder rows = new StringBuilder();
     if (!Files.exists(csv)) {
       rows.append(
-          "run,kind,phase,dgen_outage_ms,fdb_outage_ms,probe_commit_ms,dgen_baseline_ms,"
-              + "fdb_baseline_ms\n");
+          "run,kind,phase,dgen_outage_ms,fdb_outage_ms,probe_commit_ms,dgen_quiet_p50_ms,"
+              + "dgen_quiet_p99_ms,fdb_quiet_p50_ms,fdb_quiet_p99_ms\n");
     }
     for (int i = 0; i < outages.size(); i++) {
       Outage o = outages.get(i);
@@ -297,8 +296,10 @@ class ChaosTest {
                   Long.toString(o.millis()),
                   Long.toString(rawOutages.get(i).millis()),
                   Long.toString(probe),
-                  Long.toString(baseline),
-                  Long.toString(rawBaseline))
+                  Long.toString(baseline[0]),
+                  Long.toString(baseline[1]),
+                  Long.toString(rawBaseline[0]),
+                  Long.toString(rawBaseline[1]))
               + "\n");
     }
     Files.writeString(
@@ -369,8 +370,8 @@ class ChaosTest {
         List<Fault> faults,
         List<Outage> outages,
         List<Outage> rawOutages,
-        long baseline,
-        long rawBaseline) {
+        long[] baseline,
+        long[] rawBaseline) {
       line("operations (op outcome: count) and events:");
       verdict.counts().forEach((k, v) -> line(String.format("  %-45s %8d", k, v)));
       line("faults:");
@@ -385,12 +386,10 @@ class ChaosTest {
                 f.heldLock().isEmpty() ? "" : lockTakenOver(f, journal)));
       }
       line(
-          "longest stretch without an acknowledged commit, ms: DGen operations (the raw"
-              + " FoundationDB probe); before the first fault: "
-              + baseline
-              + " ("
-              + rawBaseline
-              + ")");
+          String.format(
+              "longest stretch without an acknowledged commit, ms: DGen operations (the raw"
+                  + " FoundationDB probe); in 3 s slices no fault touches: p50 %d (%d), p99 %d (%d)",
+              baseline[0], rawBaseline[0], baseline[1], rawBaseline[1]));
       for (Phase phase : Phase.values()) {
         Map<Kind, long[]> raw = Recoveries.percentiles(rawOutages, phase);
         Recoveries.percentiles(outages, phase)

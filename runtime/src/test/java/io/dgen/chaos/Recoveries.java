@@ -31,6 +31,8 @@ final class Recoveries {
   /** The outage after one half of one fault, in milliseconds. */
   record Outage(Fault fault, Phase phase, long millis) {}
 
+  private static final long SLICE = 3_000;
+
   private final long[] acknowledged;
 
   /**
@@ -74,6 +76,35 @@ final class Recoveries {
       i++;
     }
     return longest;
+  }
+
+  /**
+   * The noise floor: the longest stretch without an acknowledgement in each 3-second slice of the
+   * run that no fault touches (from 3 s after one fault's recovery to the next fault), so that an
+   * outage can be told from the gaps a loaded machine makes anyway.
+   *
+   * @return the slices' longest stretches, sorted
+   */
+  long[] quiet(List<Fault> faults, long start, long end) {
+    List<Long> slices = new ArrayList<>();
+    long from = start + SLICE;
+    for (int i = 0; i <= faults.size(); i++) {
+      long to = i < faults.size() ? faults.get(i).killedAt() : end;
+      for (long t = from; t + SLICE <= to; t += SLICE) {
+        slices.add(longestGap(t, t + SLICE));
+      }
+      if (i < faults.size()) {
+        from = faults.get(i).recoveredAt() + SLICE;
+      }
+    }
+    return slices.stream().mapToLong(Long::longValue).sorted().toArray();
+  }
+
+  /** The p50 and p99 (nearest rank) of a sorted sample, 0 for none. */
+  static long[] p50p99(long[] sorted) {
+    return sorted.length == 0
+        ? new long[] {0, 0}
+        : new long[] {rank(sorted, 0.50), rank(sorted, 0.99)};
   }
 
   /** The p50 and p99 (nearest rank) of each kind's outages of one phase, with the sample count. */
