@@ -192,7 +192,7 @@ class ChaosTest {
                           String.join(
                               ",",
                               f.kind().name(),
-                              f.target(),
+                              f.target().replace(',', ';'),
                               Long.toString(f.killedAt()),
                               Long.toString(f.availableAt()),
                               Long.toString(f.restartedAt()),
