@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * and age and classifies its failures: a callback that throws, returns null or ends past {@link
  * #CALLBACK_LIMIT_NANOS} fails with {@link CallbackFailure}, whether it ran inline, as a priority
  * message or in a batch; a retryable {@link BackendException} it met (in a read, or wrapped by user
- * code) is rethrown as is, so that the transaction is retried and no failure is counted.
+ * code) is rethrown as is, so that the transaction is retried and no failure is counted; a
+ * transaction that is past the limit before the callback starts is retried without running it.
  *
  * <p>User code may throw anything: every boundary catches {@link Throwable}. An {@link Error} is
  * the user code's failure like any exception ({@code AssertionError}, {@code StackOverflowError}
@@ -188,10 +189,13 @@ final class CallbackInvoker<S, M> {
    *
    * @throws CallbackFailure if it throws, returns null, or ends past {@link #CALLBACK_LIMIT_NANOS}
    *     into the transaction
-   * @throws BackendException a retryable one it met, for the transaction's retry loop
+   * @throws BackendException a retryable one it met, for the transaction's retry loop; or {@code
+   *     transaction_too_old} without running it, if the transaction's reads alone took it past
+   *     {@link #CALLBACK_LIMIT_NANOS}
    */
   private Result<S> invoke(
       Transaction tx, S state, long startNanos, String name, Callback<S> callback) {
+    checkAgeBefore(startNanos, name);
     Result<S> r;
     try {
       r = callback.apply(new Ctx(tx, tenant, tuid, timers), state);
@@ -348,6 +352,27 @@ final class CallbackInvoker<S, M> {
               + " returned null; return a Result such as Result.noReply(state)");
     }
     return r;
+  }
+
+  /**
+   * A transaction already past the callback limit before its callback starts was slowed by the
+   * database (a cluster recovery blocks reads and read versions for seconds), not by user code: no
+   * callback ran. It is retried as FoundationDB would retry it ({@code transaction_too_old}), with
+   * a fresh read version, and counts as no failure of the message. Only the first callback of a
+   * batch can meet this: a batch takes no further item past {@code BATCH_NANOS}.
+   */
+  private void checkAgeBefore(long startNanos, String what) {
+    long elapsed = nanoTime.getAsLong() - startNanos;
+    if (elapsed > CALLBACK_LIMIT_NANOS) {
+      throw new BackendException(
+          BackendException.TRANSACTION_TOO_OLD,
+          "the transaction of "
+              + what
+              + " was "
+              + TimeUnit.NANOSECONDS.toMillis(elapsed)
+              + " ms old before the callback started (slow reads); retrying it. "
+              + context);
+    }
   }
 
   private void checkAge(long startNanos, String what) {
