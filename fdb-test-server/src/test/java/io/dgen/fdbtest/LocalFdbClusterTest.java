@@ -20,6 +20,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectMapper;
 
 /**
  * The multi-process cluster fixture: roles land where the process classes say, a process killed by
@@ -86,6 +88,31 @@ class LocalFdbClusterTest {
     }
     assertThat(servers).noneMatch(ProcessHandle::isAlive);
     assertThat(directory).doesNotExist();
+  }
+
+  @Test
+  void tripleRedundancyOnTheSsdEngine_isConfigured_andSurvivesItsLogProcessKilled() {
+    try (LocalFdbCluster cluster =
+        LocalFdbCluster.builder(installation, parent())
+            .redundancy(LocalFdbCluster.Redundancy.TRIPLE)
+            .engine(LocalFdbCluster.Engine.SSD)
+            .start()) {
+      String status = cluster.fdbcli("status json");
+      JsonNode configuration =
+          new ObjectMapper()
+              .readTree(status.substring(status.indexOf('{')))
+              .path("cluster")
+              .path("configuration");
+      assertThat(configuration.path("redundancy_mode").asString()).isEqualTo("triple");
+      assertThat(configuration.path("storage_engine").asString()).startsWith("ssd");
+      assertThat(cluster.coordinators()).as("all five").hasSize(5);
+
+      Member logs = cluster.kill(Role.LOG);
+      cluster.awaitAvailable(Duration.ofMinutes(1));
+      cluster.restart(logs);
+      cluster.awaitHealthy(Duration.ofMinutes(2));
+      assertThat(cluster.isRunning(logs)).isTrue();
+    }
   }
 
   @Test
