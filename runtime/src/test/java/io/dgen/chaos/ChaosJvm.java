@@ -16,11 +16,11 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * The program of a chaos client JVM: it hosts a consuming process of every chaos server and runs
- * the {@link Workload} until the parent writes {@value #STOP_WORKLOAD} to its standard input (or a
- * safety deadline passes), then keeps consuming until its standard input ends (the parent's signal
- * to exit; also what happens when the parent dies). A generation after the first starts by retrying
- * the keyed operations its predecessors (killed) left unfinished.
+ * The program of a chaos client JVM: it consumes every chaos server ({@link ChaosServers#host}) and
+ * runs the {@link Workload} until the parent writes {@value #STOP_WORKLOAD} to its standard input
+ * (or a safety deadline passes), then keeps consuming until its standard input ends (the parent's
+ * signal to exit; also what happens when the parent dies). A generation after the first starts by
+ * retrying the keyed operations its predecessors (killed) left unfinished.
  *
  * <p>Prints {@value #READY} once its consumers run and {@value #DONE} once its workload ended.
  */
@@ -91,11 +91,8 @@ public final class ChaosJvm {
                 .build()) {
       long opened = System.currentTimeMillis();
       Tenant tenant = dgen.tenant(tenantPath);
-      List<ServerRef<ChaosServer.Msg>> refs = ChaosServers.refs(dgen, tenant);
-      ChaosServers.host(
-          dgen,
-          tenant,
-          new ChaosServer(i -> refs.get(i).outbox(), (event, id) -> journal.event(id, event)));
+      List<ServerRef<ChaosServer.Msg>> refs =
+          ChaosServers.host(dgen, tenant, (event, id) -> journal.event(id, event));
       long now = System.currentTimeMillis();
       say(
           READY

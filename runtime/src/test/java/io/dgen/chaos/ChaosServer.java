@@ -95,7 +95,10 @@ final class ChaosServer implements DGenServer<ChaosServer.State, ChaosServer.Msg
 
   @Override
   public InitResult<State> init(@Nullable Object arg) {
-    return InitResult.ok(Tuple.from("chaos-server", (long) (Integer) arg), initial());
+    // a started server gets its index; a hosted one, at its first message, its id within its kind
+    return arg instanceof Tuple hostedId
+        ? InitResult.ok(hostedId, initial())
+        : InitResult.ok(ChaosServers.tuid((Integer) arg), initial());
   }
 
   static State initial() {

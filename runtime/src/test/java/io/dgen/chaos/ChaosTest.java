@@ -207,11 +207,16 @@ class ChaosTest {
           baseline,
           rawBaseline);
 
+      // A crash inside libfdb_c (a defect of FoundationDB's client, see the failure model's known
+      // issues) is reported and counted, and the crashed client's work is checked like a killed
+      // one's; any other crash fails the run.
+      long fdbClientCrashes = clients.crashes().stream().filter(Clients.Crash::inFdbClient).count();
+      report.line("client crashes inside libfdb_c (reported, not failed): " + fdbClientCrashes);
       assertThat(clients.crashes())
           .as(
               "clients that died on their own (their hs_err and FoundationDB client traces are in %s)",
               runDir)
-          .isEmpty();
+          .allMatch(Clients.Crash::inFdbClient);
       assertThat(faults.stream().map(Fault::kind).distinct())
           .as("every kind of fault applied")
           .containsExactlyInAnyOrder(Kind.values());

@@ -34,7 +34,7 @@ final class Clients implements AutoCloseable {
   private final Map<String, Process> running = new LinkedHashMap<>();
   private final Map<String, Integer> generations = new LinkedHashMap<>();
   private final List<Process> all = new ArrayList<>();
-  private final List<String> crashes = new ArrayList<>();
+  private final List<Crash> crashes = new ArrayList<>();
 
   /**
    * @param directory the run directory (journals, outputs)
@@ -82,12 +82,15 @@ final class Clients implements AutoCloseable {
     command.add("-XX:+UseSerialGC");
     command.add("-XX:TieredStopAtLevel=1");
     // a crash's report next to the client's output
-    command.add("-XX:ErrorFile=" + directory.resolve(name + "-g" + generation + "-hs_err.log"));
+    command.add("-XX:ErrorFile=" + errorFile(name, generation));
     command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
     command.add("-Dorg.slf4j.simpleLogger.showDateTime=true");
     command.add("-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS");
-    Optional.ofNullable(System.getProperty(ChaosTest.CLIENT_LIBRARY_PROPERTY))
-        .ifPresent(lib -> command.add("-D" + ChaosTest.CLIENT_LIBRARY_PROPERTY + "=" + lib));
+    for (String property :
+        List.of(ChaosTest.CLIENT_LIBRARY_PROPERTY, ChaosServers.HOSTED_PROPERTY)) {
+      Optional.ofNullable(System.getProperty(property))
+          .ifPresent(value -> command.add("-D" + property + "=" + value));
+    }
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     command.add(ChaosJvm.class.getName());
@@ -167,20 +170,43 @@ final class Clients implements AutoCloseable {
   }
 
   /**
+   * A client that died without being killed.
+   *
+   * @param description who, when, its exit status, the last line of its output
+   * @param problematicFrame the JVM's crash report's "problematic frame" (e.g. {@code C
+   *     [libfdb_c.so+0x106395c]}), or empty if it wrote none
+   */
+  record Crash(String description, String problematicFrame) {
+    /**
+     * Whether it crashed inside FoundationDB's native client library: a defect of the library, not
+     * of DGen or the test (see the failure model's known issues).
+     */
+    boolean inFdbClient() {
+      return problematicFrame.contains("libfdb_c");
+    }
+
+    @Override
+    public String toString() {
+      return description + (problematicFrame.isEmpty() ? "" : "; crashed in " + problematicFrame);
+    }
+  }
+
+  /**
    * Finds every client that died without being killed (a crash), records it for {@link #crashes}
    * and, with {@code restart}, starts its next generation, so that the workload goes on and the
    * crashed client's unfinished keyed requests are retried.
    *
    * @return the crashes found now
    */
-  List<String> crashed(boolean restart) {
-    List<String> found = new ArrayList<>();
+  List<Crash> crashed(boolean restart) {
+    List<Crash> found = new ArrayList<>();
     for (String name : List.copyOf(running.keySet())) {
       Process p = running.get(name);
       if (!p.isAlive()) {
-        String crash =
+        int generation = generation(name);
+        String description =
             name
-                + generation(name)
+                + generation
                 + " exited on its own with status "
                 + p.exitValue()
                 + " at "
@@ -189,7 +215,7 @@ final class Clients implements AutoCloseable {
                 + currentOutput(name)
                 + " ends: "
                 + tail(currentOutput(name)).lines().reduce((a, b) -> b).orElse("");
-        found.add(crash);
+        found.add(new Crash(description, problematicFrame(errorFile(name, generation))));
         running.remove(name);
         if (restart) {
           start(name);
@@ -201,8 +227,23 @@ final class Clients implements AutoCloseable {
   }
 
   /** Every crash {@link #crashed} found so far. */
-  List<String> crashes() {
+  List<Crash> crashes() {
     return List.copyOf(crashes);
+  }
+
+  /** The frame a JVM crash report names after {@code # Problematic frame:}, or empty. */
+  static String problematicFrame(Path errorFile) {
+    try {
+      List<String> lines = Files.readAllLines(errorFile, StandardCharsets.ISO_8859_1);
+      int at = lines.indexOf("# Problematic frame:");
+      return at < 0 || at + 1 >= lines.size() ? "" : lines.get(at + 1).replaceFirst("^#\\s*", "");
+    } catch (IOException e) {
+      return ""; // no crash report: not a JVM crash
+    }
+  }
+
+  private Path errorFile(String name, int generation) {
+    return directory.resolve(name + "-g" + generation + "-hs_err.log");
   }
 
   /** The last lines of a client's current output, for diagnostics. */

@@ -20,10 +20,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The chaos test's invariants can fail: a handful of operations on the memory backend verify clean,
- * and each kind of damage to what the cluster holds or what the journal says (an application
- * doubled or lost, a transfer credited twice, a cancelled timer that fired, an application nobody
- * sent) is reported under its invariant, with the id.
+ * The chaos test's invariants can fail: a handful of operations on the memory backend, to started
+ * and hosted servers (one of which never gets a message), verify clean, and each kind of damage to
+ * what the cluster holds or what the journal says (an application doubled or lost, a transfer
+ * credited twice, a cancelled timer that fired, an application nobody sent, a call that outlived
+ * its timeout) is reported under its invariant, with the id.
  */
 class VerifierTest {
 
@@ -34,8 +35,7 @@ class VerifierTest {
     MemoryBackend backend = MemoryBackend.builder().build();
     try (DGen dgen = DGen.builder(backend).build()) {
       Tenant tenant = dgen.tenant("chaos", "verifier");
-      List<ServerRef<Msg>> refs = ChaosServers.refs(dgen, tenant);
-      ChaosServers.host(dgen, tenant, new ChaosServer(i -> refs.get(i).outbox(), (e, id) -> {}));
+      List<ServerRef<Msg>> refs = ChaosServers.host(dgen, tenant, (e, id) -> {});
       Path file = dir.resolve("T-g0.journal");
       try (Journal journal = new Journal(file)) {
         send(journal, "CAST", "c1", 0, "", () -> refs.get(0).cast(new Apply("c1")));
@@ -51,9 +51,9 @@ class VerifierTest {
             "TRANSFER",
             "t1",
             2,
-            "3:1000",
-            () -> refs.get(2).cast(new ChaosServer.Transfer("t1", 3, 1000)));
-        send(journal, "KEYED_CAST", "k1", 3, "", () -> refs.get(3).cast(new Apply("k1"), "k1"));
+            "5:1000",
+            () -> refs.get(2).cast(new ChaosServer.Transfer("t1", 5, 1000)));
+        send(journal, "KEYED_CAST", "k1", 4, "", () -> refs.get(4).cast(new Apply("k1"), "k1"));
         send(
             journal,
             "TIMER",
@@ -62,8 +62,9 @@ class VerifierTest {
             "0:-1",
             () -> refs.get(0).castAfter(new Apply("tm1"), Duration.ZERO));
         send(journal, "POISON", "p1", 1, "", () -> refs.get(1).cast(new ChaosServer.Poison("p1")));
-        journal.sent("CALL", "call1", 2, "2000");
-        String reply = refs.get(2).call(new Apply("call1"), Duration.ofSeconds(10));
+        send(journal, "POISON", "p2", 5, "", () -> refs.get(5).cast(new ChaosServer.Poison("p2")));
+        journal.sent("CALL", "call1", 6, "2000");
+        String reply = refs.get(6).call(new Apply("call1"), Duration.ofSeconds(10));
         journal.result("call1", reply.equals("call1") ? Outcome.OK : Outcome.WRONG, reply);
       }
       TenantAdmin admin = new DGenAdmin(backend).tenant("chaos", "verifier").orElseThrow();
@@ -72,7 +73,7 @@ class VerifierTest {
       List<Journal.Line> lines = Journal.read(List.of(file));
       Verifier.Verdict clean = new Verifier(backend, tenant, admin).verify(lines);
       assertThat(clean.holds()).as("%s", clean.violations()).isTrue();
-      assertThat(clean.counts()).containsEntry("dead letters", 1L);
+      assertThat(clean.counts()).containsEntry("dead letters", 2L);
 
       // the damage
       add(backend, tenant, "c1"); // a cast applied twice
@@ -85,6 +86,7 @@ class VerifierTest {
       damaged.add(
           new Journal.Line(now, "R", "lost", List.of("OK"), "test")); // acked, never applied
       damaged.add(new Journal.Line(now, "C", "tm1", List.of("true"), "test")); // cancelled, fired
+      damaged.add(new Journal.Line(now, "E", "call1", List.of(Workload.OVERRAN), "test"));
 
       Verifier.Verdict verdict = new Verifier(backend, tenant, admin).verify(damaged);
       assertThat(verdict.violations().get("cast exactly once"))
@@ -96,6 +98,8 @@ class VerifierTest {
           .anyMatch(v -> v.startsWith("tm1 "));
       assertThat(verdict.violations().get("nothing invented"))
           .anyMatch(v -> v.startsWith("ghost "));
+      assertThat(verdict.violations().get("calls end by their timeout"))
+          .anyMatch(v -> v.startsWith("call1 "));
     }
   }
 

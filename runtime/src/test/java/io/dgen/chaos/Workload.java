@@ -15,10 +15,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 
@@ -38,7 +44,12 @@ import java.util.function.BooleanSupplier;
  *   <li>a few {@link Poison} messages, meant to be dead-lettered.
  * </ul>
  *
- * Operations are paced by a short random pause: that is the workload's rate, not a wait for
+ * A call (plain or keyed) that has neither been answered nor failed {@link #OVERRUN} after its own
+ * timeout is journaled as an {@value #OVERRAN} event: DGen promises to end it by its timeout. The
+ * workload does not wait for it any longer (a keyed call is retried with its key), so a call that
+ * never ends cannot hang the run.
+ *
+ * <p>Operations are paced by a short random pause: that is the workload's rate, not a wait for
  * anything. Thread-safe; {@link #run} blocks.
  */
 final class Workload {
@@ -70,9 +81,21 @@ final class Workload {
   private static final int TOTAL_WEIGHT =
       java.util.Arrays.stream(Op.values()).mapToInt(o -> o.weight).sum();
   private static final int CALLS_IN_FLIGHT = 16;
+  private static final Duration KEYED_CALL_TIMEOUT = Duration.ofSeconds(3);
 
   /** Keyed operations give up (and journal an error) only this long after the deadline. */
   private static final Duration GIVE_UP_AFTER_DEADLINE = Duration.ofMinutes(3);
+
+  /** ... or this long after the workload was told to stop, whichever comes first. */
+  private static final Duration GIVE_UP_AFTER_STOP = Duration.ofMinutes(2);
+
+  /** How long past its timeout a call may stay unanswered before it is reported as overrun. */
+  static final Duration OVERRUN = Duration.ofSeconds(30);
+
+  /**
+   * The journal event of a call that neither ended nor failed {@link #OVERRUN} past its timeout.
+   */
+  static final String OVERRAN = "call-overran";
 
   private final List<ServerRef<Msg>> refs;
   private final Journal journal;
@@ -87,7 +110,17 @@ final class Workload {
             t.setDaemon(true);
             return t;
           });
+  // each keyed call waits on a thread of its own, so that one that overruns can be left behind
+  private final ExecutorService keyedCalls =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "chaos-keyed-call");
+            t.setDaemon(true);
+            return t;
+          });
   private volatile long giveUpAt = Long.MAX_VALUE;
+  private volatile BooleanSupplier stopped = () -> false;
+  private final AtomicLong stopSeenAt = new AtomicLong();
 
   /**
    * @param refs the servers, by index
@@ -138,6 +171,7 @@ final class Workload {
    */
   void run(int threads, long deadlineMillis, BooleanSupplier stop) throws InterruptedException {
     giveUpAt = deadlineMillis + GIVE_UP_AFTER_DEADLINE.toMillis();
+    stopped = stop;
     List<Thread> workers = new ArrayList<>();
     for (int i = 0; i < threads; i++) {
       Random random = new Random(seed * 31 + i);
@@ -239,24 +273,40 @@ final class Workload {
       return;
     }
     journal.sent(Op.CALL.name(), id, server, Long.toString(timeout.toMillis()));
+    AtomicBoolean released = new AtomicBoolean();
+    Runnable release =
+        () -> {
+          if (released.compareAndSet(false, true)) {
+            calls.release();
+          }
+        };
     try {
-      refs.get(server)
-          .<String>callAsync(new Apply(id), timeout)
-          .whenComplete(
-              (reply, error) -> {
-                calls.release();
-                if (error == null) {
-                  journal.result(id, id.equals(reply) ? Outcome.OK : Outcome.WRONG, "" + reply);
-                } else {
-                  Throwable cause = unwrap(error);
-                  journal.result(
-                      id,
-                      cause instanceof CallTimeoutException ? Outcome.TIMEOUT : Outcome.ERROR,
-                      Journal.describe(cause));
-                }
-              });
+      CompletableFuture<String> pending =
+          refs.get(server).<String>callAsync(new Apply(id), timeout);
+      cancels.schedule(
+          () -> {
+            if (!pending.isDone()) {
+              journal.event(id, OVERRAN);
+              release.run(); // the workload goes on; its outcome is journaled if it ever comes
+            }
+          },
+          timeout.plus(OVERRUN).toMillis(),
+          TimeUnit.MILLISECONDS);
+      pending.whenComplete(
+          (reply, error) -> {
+            release.run();
+            if (error == null) {
+              journal.result(id, id.equals(reply) ? Outcome.OK : Outcome.WRONG, "" + reply);
+            } else {
+              Throwable cause = unwrap(error);
+              journal.result(
+                  id,
+                  cause instanceof CallTimeoutException ? Outcome.TIMEOUT : Outcome.ERROR,
+                  Journal.describe(cause));
+            }
+          });
     } catch (RuntimeException e) {
-      calls.release();
+      release.run();
       journal.result(id, Outcome.ERROR, Journal.describe(e));
     }
   }
@@ -274,13 +324,13 @@ final class Workload {
             switch (op) {
               case KEYED_CAST -> "queued=" + ref.cast(new Apply(id), id);
               case WORK -> "queued=" + ref.cast(new Work(id, Long.parseLong(detail)), id);
-              default -> ref.<String>call(new Apply(id), id, Duration.ofSeconds(3));
+              default -> keyedCall(ref, id, KEYED_CALL_TIMEOUT);
             };
         boolean right = op != Op.KEYED_CALL || id.equals(result);
         journal.result(id, right ? Outcome.OK : Outcome.WRONG, result + ",attempts=" + attempts);
         return;
       } catch (RuntimeException e) {
-        if (System.currentTimeMillis() > giveUpAt) {
+        if (givingUp()) {
           journal.result(id, Outcome.ERROR, Journal.describe(e) + ",attempts=" + attempts);
           return;
         }
@@ -288,6 +338,41 @@ final class Workload {
         backoff = Math.min(1_000, backoff * 2);
       }
     }
+  }
+
+  /**
+   * A keyed call, waited for at most {@link #OVERRUN} past its timeout: one that has not ended by
+   * then is journaled as {@value #OVERRAN} and fails here (the caller retries it with its key),
+   * while its thread is left waiting.
+   */
+  private String keyedCall(ServerRef<Msg> ref, String id, Duration timeout) {
+    Future<String> call = keyedCalls.submit(() -> ref.<String>call(new Apply(id), id, timeout));
+    try {
+      return call.get(timeout.plus(OVERRUN).toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      journal.event(id, OVERRAN);
+      throw new IllegalStateException("keyed call " + id + " overran its " + timeout, e);
+    } catch (ExecutionException e) {
+      throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    }
+  }
+
+  /**
+   * Whether a keyed operation stops retrying: long after the deadline, or a while after the
+   * workload was told to stop.
+   */
+  private boolean givingUp() {
+    long now = System.currentTimeMillis();
+    if (stopped.getAsBoolean()) {
+      stopSeenAt.compareAndSet(0, now);
+      if (now > stopSeenAt.get() + GIVE_UP_AFTER_STOP.toMillis()) {
+        return true;
+      }
+    }
+    return now > giveUpAt;
   }
 
   private void timer(String id, int server, Random random) {
