@@ -169,7 +169,8 @@ class ChaosTest {
       } catch (ConditionTimeoutException e) {
         report.line("NOT settled within " + SETTLE + ": the verdict says what is left");
       }
-      clients.crashed(false).forEach(crash -> report.line("CRASH (not a fault): " + crash));
+      clients.crashed(false);
+      clients.crashes().forEach(crash -> report.line("client crash (not a fault): " + crash));
 
       List<Journal.Line> journal = Journal.read(journals(runDir));
       Verifier.Verdict verdict = new Verifier(backend, tenant, admin).verify(journal);

@@ -10,10 +10,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -146,27 +148,46 @@ final class Clients implements AutoCloseable {
     return directory.resolve(ChaosJvm.journalName(name, generation));
   }
 
-  /** Tells every running client to end its workload, and waits until each says it is done. */
+  /**
+   * Tells every running client to end its workload, and waits until each says it is done. A client
+   * that crashes meanwhile is recorded ({@link #crashes}) and its next generation started and told
+   * to stop too, so that the keyed requests it left unfinished are retried.
+   */
   void stopWorkloads(Duration within) {
-    running.forEach(
-        (name, p) -> {
-          try {
-            OutputStream in = p.getOutputStream();
-            in.write((ChaosJvm.STOP_WORKLOAD + "\n").getBytes(StandardCharsets.UTF_8));
-            in.flush();
-          } catch (IOException e) {
-            throw new IllegalStateException(name + " is gone: " + tail(currentOutput(name)), e);
-          }
-        });
-    running.forEach(
-        (name, p) -> {
-          Path out = currentOutput(name);
-          await(name + "'s workload done")
-              .atMost(within)
-              .pollInterval(Duration.ofMillis(200))
-              .failFast(name + " exited: " + tail(out), () -> !p.isAlive())
-              .until(() -> Files.readString(out).contains(ChaosJvm.DONE));
-        });
+    long deadline = System.nanoTime() + within.toNanos();
+    Set<String> told = new HashSet<>();
+    Set<String> done = new HashSet<>();
+    while (!done.containsAll(running.keySet())) {
+      for (String name : running.keySet()) {
+        String generation = name + generation(name);
+        if (told.add(generation)) {
+          tellToStop(name, running.get(name));
+        }
+      }
+      for (String name : List.copyOf(running.keySet())) {
+        Process p = running.get(name);
+        Path out = currentOutput(name);
+        long left = Math.max(0, deadline - System.nanoTime());
+        await(name + generation(name) + "'s workload done")
+            .atMost(Duration.ofNanos(left))
+            .pollInterval(Duration.ofMillis(200))
+            .until(() -> !p.isAlive() || Files.readString(out).contains(ChaosJvm.DONE));
+        if (p.isAlive()) {
+          done.add(name);
+        }
+      }
+      crashed(true); // whoever died meanwhile: its next generation, told to stop next time round
+    }
+  }
+
+  private void tellToStop(String name, Process p) {
+    try {
+      OutputStream in = p.getOutputStream();
+      in.write((ChaosJvm.STOP_WORKLOAD + "\n").getBytes(StandardCharsets.UTF_8));
+      in.flush();
+    } catch (IOException e) {
+      // it died: the next round finds the crash
+    }
   }
 
   /**
