@@ -27,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
@@ -267,6 +268,66 @@ class HostingTest extends RuntimeTestBase {
       assertThat(r.call(new Get(), State.class, Duration.ofSeconds(30)).count())
           .as("messages applied")
           .isEqualTo(3);
+    }
+  }
+
+  /**
+   * A rescan of a bucket's ready index waits for its reads. On the worker pool, rescans that a
+   * cluster recovery stalled stalled every batch and reply of their runtime with them, started
+   * servers' too: the chaos test saw consumer transactions of 60–80 s and calls unanswered long
+   * past their timeouts. Here every synchronous transaction begun on a worker thread is held while
+   * a hosting runtime takes its buckets (a rescan each), and a started server in that runtime must
+   * still apply a message.
+   */
+  @Test
+  void rescansStalledByTheCluster_leaveTheWorkersFree() {
+    StallOnWorkers stalled = new StallOnWorkers(backend);
+    try {
+      DGen a = hosting("a", stalled, b -> b);
+      ServerRef<TestServer.Msg> started =
+          a.start(new TestServer(hooks), null, StartOptions.builder(a.tenant(path)).build());
+      started.cast(new TestServer.Add(1));
+      await("a started server's cast applied while rescans are stalled")
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> total(started) == 1);
+    } finally {
+      stalled.release();
+    }
+  }
+
+  /**
+   * Holds every synchronous transaction begun on one of the runtime's worker threads until {@link
+   * #release}: a cluster whose recovery stalls such a transaction's reads.
+   */
+  private static final class StallOnWorkers extends ForwardingBackend {
+    private final java.util.concurrent.CountDownLatch released =
+        new java.util.concurrent.CountDownLatch(1);
+
+    StallOnWorkers(Backend delegate) {
+      super(delegate);
+    }
+
+    void release() {
+      released.countDown();
+    }
+
+    @Override
+    public <T> T run(Function<? super Transaction, ? extends T> body) {
+      if (Thread.currentThread().getName().startsWith("dgen-worker-")) {
+        try {
+          released.await(2, TimeUnit.MINUTES);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new BackendException(BackendException.TRANSACTION_CANCELLED, "interrupted");
+        }
+      }
+      return delegate().run(body);
+    }
+
+    @Override
+    public <T> CompletableFuture<T> runAsync(
+        Function<? super Transaction, ? extends CompletableFuture<? extends T>> body) {
+      return delegate().runAsync(body);
     }
   }
 

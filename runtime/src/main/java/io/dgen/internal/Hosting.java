@@ -26,7 +26,8 @@ import org.jspecify.annotations.Nullable;
  * while any of them holds it.
  *
  * <p>Threading: thread-safe. The placement calls the {@link Placement.Holder} methods on its own
- * thread; activations come from the doorbell's cycles on the executor.
+ * thread; activations come from the doorbell's cycles on the executor. Rescans of ready indexes,
+ * which wait for their reads, run on a few threads of the blocking pool, never on a worker.
  */
 final class Hosting implements Placement.Holder {
 
@@ -58,7 +59,7 @@ final class Hosting implements Placement.Holder {
       for (String kind : now) {
         HostedKind<?, ?> k = hosted.get(kind);
         if (k != null) {
-          execute(() -> k.rescan(bucket));
+          queueRescan(k, bucket);
         }
       }
     }
@@ -70,6 +71,14 @@ final class Hosting implements Placement.Holder {
   private final Map<String, HostedKind<?, ?>> hosted = new ConcurrentHashMap<>();
   private final Map<Integer, Held> held = new ConcurrentHashMap<>();
   private final List<ScheduledFuture<?>> sweeps = new ArrayList<>();
+  private final java.util.Queue<Rescan> rescans =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
+  private final Set<Rescan> pendingRescans = ConcurrentHashMap.newKeySet();
+  private final java.util.concurrent.atomic.AtomicInteger rescanning =
+      new java.util.concurrent.atomic.AtomicInteger();
+
+  /** How many rescans may wait for their reads at once. */
+  private static final int RESCAN_THREADS = 8;
 
   Hosting(
       RuntimeCore core,
@@ -160,7 +169,7 @@ final class Hosting implements Placement.Holder {
       runtime.doorbell().hold(bucket, h); // its first cycle rescans
     }
     if (k != null) {
-      execute(() -> k.rescan(bucket)); // the bucket may have been watched already
+      queueRescan(k, bucket); // the bucket may have been watched already
     }
   }
 
@@ -192,8 +201,53 @@ final class Hosting implements Placement.Holder {
   }
 
   private void execute(Runnable r) {
+    execute(core.executor(), r);
+  }
+
+  /**
+   * Queues a rescan of a bucket's ready index (once, however often asked before it runs). Rescans
+   * run on at most {@value #RESCAN_THREADS} threads of the pool for blocking work: each waits for
+   * its reads, and taking the buckets of a tenant starts one per bucket (1,024 by default). On the
+   * worker pool (as many threads as cores) they held every worker for minutes at a start or a
+   * failover, longer when a cluster recovery stalled their reads, and every batch, reply and call
+   * of this runtime waited, started servers' too. Several threads, not one: a server with work in a
+   * bucket just taken waits for its bucket's rescan.
+   */
+  private void queueRescan(HostedKind<?, ?> kind, int bucket) {
+    Rescan r = new Rescan(kind, bucket);
+    if (pendingRescans.add(r)) {
+      rescans.add(r);
+      drainRescans();
+    }
+  }
+
+  private void drainRescans() {
+    if (rescanning.incrementAndGet() > RESCAN_THREADS) {
+      rescanning.decrementAndGet();
+      return;
+    }
+    execute(
+        core.blocking(),
+        () -> {
+          try {
+            for (Rescan r = rescans.poll(); r != null; r = rescans.poll()) {
+              pendingRescans.remove(r); // a ring from now on queues it again
+              r.kind().rescan(r.bucket());
+            }
+          } finally {
+            rescanning.decrementAndGet();
+            if (!rescans.isEmpty()) {
+              drainRescans();
+            }
+          }
+        });
+  }
+
+  private record Rescan(HostedKind<?, ?> kind, int bucket) {}
+
+  private static void execute(java.util.concurrent.Executor executor, Runnable r) {
     try {
-      core.executor().execute(r);
+      executor.execute(r);
     } catch (java.util.concurrent.RejectedExecutionException closing) {
       // the runtime is closing
     }
