@@ -24,12 +24,14 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -268,6 +270,86 @@ class HostingTest extends RuntimeTestBase {
       assertThat(r.call(new Get(), State.class, Duration.ofSeconds(30)).count())
           .as("messages applied")
           .isEqualTo(3);
+    }
+  }
+
+  /**
+   * A hosted server in lock mode whose handleLocked runs ({@code "a"}: until the test ends) or
+   * completes ({@code "b"}); its state counts the completed jobs, a call answers it.
+   */
+  private static final class Locker implements DGenServer<Long, String> {
+    private final String runtime;
+    private final CountDownLatch holding;
+    private final CountDownLatch release;
+
+    Locker(String runtime, CountDownLatch holding, CountDownLatch release) {
+      this.runtime = runtime;
+      this.holding = holding;
+      this.release = release;
+    }
+
+    @Override
+    public InitResult<Long> init(@Nullable Object id) {
+      return InitResult.ok(0L);
+    }
+
+    @Override
+    public Result<Long> handleCast(String job, Long done) {
+      return Result.lock(done);
+    }
+
+    @Override
+    public Result<Long> handleCall(String get, From from, Long done) {
+      return Result.reply(done, done);
+    }
+
+    @Override
+    public Result<Long> handleLocked(DbContext db, Event<String> event, Long done)
+        throws InterruptedException {
+      if (runtime.equals("a")) {
+        holding.countDown();
+        release.await(2, TimeUnit.MINUTES);
+      }
+      return Result.noReply(done + 1);
+    }
+  }
+
+  /**
+   * Without a {@code lockTimeout}, a lock taken by a hosted server's holder whose runtime then
+   * stops beating is busted by the runtime that takes the bucket over, as soon as it sees the
+   * holder gone: the holder can neither commit nor release (its lease is lost), so nobody else
+   * would ever release it.
+   */
+  @Test
+  void aLockWhoseHoldersRuntimeIsGone_isBustedByTheNewHolder_withoutALockTimeout() {
+    CountDownLatch holding = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Partition cutOff = new Partition(backend);
+    try {
+      DGen a = runtime(cutOff);
+      a.host(
+          "locker",
+          () -> new Locker("a", holding, release),
+          StartOptions.builder(a.tenant(path)).build());
+      ServerRef<String> viaA = a.ref(a.tenant(path), "locker", Tuple.from(7L));
+      viaA.cast("job 1");
+      await("a runs handleLocked").atMost(BULK_WAIT).until(() -> holding.getCount() == 0);
+
+      cutOff.cut = true; // a stops beating and committing while its handleLocked runs
+      DGen b = runtime(backend);
+      b.host(
+          "locker",
+          () -> new Locker("b", holding, release),
+          StartOptions.builder(b.tenant(path)).build());
+      ServerRef<String> viaB = b.ref(b.tenant(path), "locker", Tuple.from(7L));
+      viaB.cast("job 2");
+      await("b busts a's lock and completes both jobs")
+          .atMost(BULK_WAIT)
+          .until(() -> viaB.call("get", Long.class, Duration.ofSeconds(30)) == 2L);
+      assertThat(admin().server(Tuple.from("locker", 7L)).orElseThrow().lock()).isEmpty();
+    } finally {
+      release.countDown();
+      cutOff.cut = false;
     }
   }
 

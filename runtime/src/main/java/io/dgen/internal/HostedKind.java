@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -144,6 +145,27 @@ final class HostedKind<S, M> {
   ConsumerBatch.Fence fence(int bucket) {
     return tx ->
         hosting.placement().fence(tx, kind, bucket, hosting.placement().epoch(kind, bucket));
+  }
+
+  /** Who may hold a lock of this kind's servers: the tenant's placement members. */
+  LockCoordinator.Holders lockHolders() {
+    Placement placement = hosting.placement();
+    return new LockCoordinator.Holders() {
+      @Override
+      public UUID self() {
+        return placement.memberId();
+      }
+
+      @Override
+      public boolean gone(UUID member) {
+        return !placement.isLive(member);
+      }
+
+      @Override
+      public long recheckMillis() {
+        return placement.leaseMillis();
+      }
+    };
   }
 
   /** Whether this runtime holds the lease of the server's bucket for this kind. */

@@ -62,6 +62,24 @@ final class LockCoordinator<S, M> {
     }
   }
 
+  /**
+   * Who may hold a hosted server's lock: the members of its tenant's placement, whose liveness this
+   * runtime observes (heartbeats). A lock taken by a hosted server's batch names its member in the
+   * token, so that a successor can tell a holder whose runtime is gone without a {@code
+   * lockTimeout}: that holder can neither release the lock nor commit its outcome (its batches are
+   * fenced by the lease it lost), so waiting for it would wait forever.
+   */
+  interface Holders {
+    /** This runtime's member id, named by the locks it takes. */
+    UUID self();
+
+    /** Whether {@code member}'s runtime no longer lives (no record, or a heartbeat stalled). */
+    boolean gone(UUID member);
+
+    /** How soon a live holder's liveness is worth looking at again, in milliseconds. */
+    long recheckMillis();
+  }
+
   /** How a run of {@code handleLocked} ended. */
   enum Ending {
     /** Committed and released: consume on. */
@@ -142,6 +160,8 @@ final class LockCoordinator<S, M> {
                 }
               }));
 
+  private final @Nullable Holders holders;
+
   LockCoordinator(
       ServerKeys keys,
       Serde serde,
@@ -154,9 +174,11 @@ final class LockCoordinator<S, M> {
       int deadLetterThreshold,
       Lifecycle lifecycle,
       Optional<Duration> lockTimeout,
+      @Nullable Holders holders,
       LongSupplier wallMillis,
       Consumer<LockFencedException> onFenced,
       String context) {
+    this.holders = holders;
     this.keys = keys;
     this.serde = serde;
     this.commits = commits;
@@ -194,9 +216,26 @@ final class LockCoordinator<S, M> {
     return new Held<>(token, envelope, event);
   }
 
-  /** The token of a lock taken in {@code tx}: its run's id and its attempt's number. */
-  static String token(Transaction tx) {
-    return tx.runId() + "/" + tx.attempt();
+  /**
+   * The token of a lock taken in {@code tx}: its run's id and its attempt's number, and for a
+   * hosted server the member that took it ({@code run/attempt/member}).
+   */
+  private String token(Transaction tx) {
+    String token = tx.runId() + "/" + tx.attempt();
+    return holders == null ? token : token + "/" + holders.self();
+  }
+
+  /** The member a token of {@link #token} names, or null if it names none. */
+  private static @Nullable UUID memberOf(String token) {
+    int slash = token.lastIndexOf('/');
+    if (slash < 0 || token.indexOf('/') == slash) {
+      return null;
+    }
+    try {
+      return UUID.fromString(token.substring(slash + 1));
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
   }
 
   /** The run a token of {@link #token} names, or null for another kind of token. */
@@ -222,23 +261,40 @@ final class LockCoordinator<S, M> {
         return new Meeting<>(false, -1, ours);
       }
     }
+    long now = wallMillis.getAsLong();
+    UUID member = holders == null ? null : memberOf(lock.token());
+    if (member != null && !member.equals(holders.self()) && holders.gone(member)) {
+      bust(tx, lock, "its holder's runtime is gone (member " + member + ")");
+      return new Meeting<>(true, -1);
+    }
+    long expiresAt = -1;
     if (lockTimeout.isPresent()) {
-      long expiresAt = lock.acquiredAt() + lockTimeout.get().toMillis();
-      if (wallMillis.getAsLong() >= expiresAt) {
-        tx.clear(keys.lockKey());
-        queue.requeue(tx, ServerKeys.LANE_HEAD, lock.envelope());
-        log.warn(
-            "busting a lock held since {} (lockTimeout {} ms); its message is re-queued at the"
-                + " head: {} token={}",
-            lock.acquiredAt(),
-            lockTimeout.get().toMillis(),
-            context,
-            lock.token());
+      expiresAt = lock.acquiredAt() + lockTimeout.get().toMillis();
+      if (now >= expiresAt) {
+        bust(tx, lock, "lockTimeout " + lockTimeout.get().toMillis() + " ms");
         return new Meeting<>(true, -1);
       }
-      return new Meeting<>(false, expiresAt);
     }
-    return new Meeting<>(false, -1);
+    if (member != null) {
+      // a live holder releases with a ring; one that dies does not: look again a lease later (at
+      // a boundary of that period, so pushes meanwhile keep one timer)
+      long period = Math.max(1, holders.recheckMillis());
+      long recheck = (now / period + 1) * period;
+      expiresAt = expiresAt < 0 ? recheck : Math.min(expiresAt, recheck);
+    }
+    return new Meeting<>(false, expiresAt);
+  }
+
+  /** Busts {@code lock}: clears it and re-queues the message that took it at the head. */
+  private void bust(Transaction tx, LockRecord lock, String why) {
+    tx.clear(keys.lockKey());
+    queue.requeue(tx, ServerKeys.LANE_HEAD, lock.envelope());
+    log.warn(
+        "busting a lock held since {} ({}); its message is re-queued at the head: {} token={}",
+        lock.acquiredAt(),
+        why,
+        context,
+        lock.token());
   }
 
   /**

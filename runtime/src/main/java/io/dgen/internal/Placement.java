@@ -164,6 +164,10 @@ public final class Placement {
 
   // touched on the placement's thread only
   private final Map<UUID, Seen> seen = new HashMap<>();
+
+  /** The members the last round found live (this one included), for any thread to ask. */
+  private volatile Set<UUID> liveMembers = Set.of();
+
   private long heartbeat;
   private boolean warnedBeat;
   private volatile @Nullable Executor executor;
@@ -191,6 +195,19 @@ public final class Placement {
   }
 
   /** This runtime's member id. */
+  /**
+   * Whether the last round found {@code member} live: its record exists and its heartbeat changed
+   * within its lease on this runtime's clock, the test by which its buckets are taken. Any thread.
+   */
+  boolean isLive(UUID member) {
+    return liveMembers.contains(member);
+  }
+
+  /** How long this runtime's leases outlive its last heartbeat. */
+  long leaseMillis() {
+    return TimeUnit.NANOSECONDS.toMillis(leaseNanos);
+  }
+
   UUID memberId() {
     return me;
   }
@@ -411,6 +428,7 @@ public final class Placement {
     }
     seen.keySet().retainAll(members.keySet());
     live.putIfAbsent(me, new Member(me, heartbeat, 0, startedAtMillis, "", 0, List.copyOf(kinds)));
+    liveMembers = Set.copyOf(live.keySet());
     return live;
   }
 

@@ -200,6 +200,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             options.deadLetterThreshold().orElse(Integer.MAX_VALUE),
             lifecycle,
             options.lockTimeout(),
+            role == Role.HOSTED ? Objects.requireNonNull(kind).lockHolders() : null,
             core::wallMillis,
             fenced -> core.lockFenced(this, fenced),
             context);

@@ -21,14 +21,17 @@ import java.util.Arrays;
  */
 public record LockRecord(String token, long acquiredAt, byte[] envelope) {
 
-  /** The most a lock record adds to its envelope (a token of up to 64 bytes). */
-  static final int MAX_OVERHEAD = 1 + 65 + 10;
+  /** The longest token a record keeps (run id, attempt and a hosted holder's member id). */
+  static final int MAX_TOKEN = 96;
+
+  /** The most a lock record adds to its envelope. */
+  static final int MAX_OVERHEAD = 1 + (MAX_TOKEN + 1) + 10;
 
   /** The record's bytes. */
   public byte[] encode() {
     Binary.Out out = new Binary.Out(envelope.length + MAX_OVERHEAD);
     out.write(Envelope.FORMAT);
-    out.string(token, 64).varint(acquiredAt);
+    out.string(token, MAX_TOKEN).varint(acquiredAt);
     out.write(envelope, 0, envelope.length);
     return out.toByteArray();
   }
