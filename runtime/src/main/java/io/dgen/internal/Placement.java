@@ -472,9 +472,7 @@ public final class Placement {
     for (int i = 0; i < takes.size(); i += TAKES_PER_TRANSACTION) {
       take(kind, takes.subList(i, Math.min(takes.size(), i + TAKES_PER_TRANSACTION)), leases, all);
     }
-    for (var h : handoffs) {
-      handOff(new KindBucket(kind, h.getKey()), h.getValue());
-    }
+    handOff(kind, handoffs);
   }
 
   /** Rendezvous hashing: the candidate with the highest score for {@code (kind, bucket)}. */
@@ -560,42 +558,76 @@ public final class Placement {
     }
   }
 
+  /** A hand-off under way: the bucket, the epoch this member holds it at, and its new owner. */
+  private record HandOff(KindBucket kb, long epoch, UUID to) {}
+
   /**
-   * Hands {@code kb} to {@code to}: stops the bucket's work, waits for what is in flight (at most
-   * {@link #DRAIN_LIMIT}), then writes {@code (to, epoch + 1)} if the lease is still this member's.
+   * Hands the buckets of {@code handoffs} to their desired owners: stops their work, waits for what
+   * is in flight in all of them at once (at most {@link #DRAIN_LIMIT}), then writes {@code (to,
+   * epoch + 1)} for every lease still this member's, in one transaction per {@link
+   * #TAKES_PER_TRANSACTION} buckets. Not a transaction per bucket: those ran one after another on
+   * the placement's one thread, so on a slow cluster a round's hand-offs took seconds, and the
+   * heartbeat queued behind them.
    */
-  private void handOff(KindBucket kb, UUID to) {
-    Long epoch = held.get(kb);
-    if (epoch == null || !moving.add(kb)) {
+  private void handOff(String kind, List<Map.Entry<Integer, UUID>> handoffs) {
+    List<HandOff> moves = new ArrayList<>();
+    List<CompletableFuture<@Nullable Void>> drains = new ArrayList<>();
+    for (var h : handoffs) {
+      KindBucket kb = new KindBucket(kind, h.getKey());
+      Long epoch = held.get(kb);
+      if (epoch == null || !moving.add(kb)) {
+        continue;
+      }
+      moves.add(new HandOff(kb, epoch, h.getValue()));
+      drains.add(
+          holder
+              .releasing(kind, kb.bucket())
+              .orTimeout(DRAIN_LIMIT.toNanos(), TimeUnit.NANOSECONDS)
+              .exceptionally(slow -> null)); // the epoch fences what is still in flight
+    }
+    if (moves.isEmpty()) {
       return;
     }
-    holder
-        .releasing(kb.kind(), kb.bucket())
-        .orTimeout(DRAIN_LIMIT.toNanos(), TimeUnit.NANOSECONDS)
-        .whenComplete((v, slow) -> submit(() -> finishHandOff(kb, epoch, to)));
+    CompletableFuture.allOf(drains.toArray(CompletableFuture[]::new))
+        .whenComplete((v, e) -> submit(() -> finishHandOffs(moves)));
   }
 
-  private void finishHandOff(KindBucket kb, long epoch, UUID to) {
+  private void finishHandOffs(List<HandOff> moves) {
     try {
-      backend.run(
-          tx -> {
-            Lease now = Lease.decode(tx.get(keys.lease(kb.kind(), kb.bucket())));
-            if (now != null && me.equals(now.owner()) && now.epoch() == epoch) {
-              tx.set(keys.lease(kb.kind(), kb.bucket()), new Lease(to, epoch + 1).encode());
-            }
-            return null;
-          });
-    } catch (RuntimeException e) {
-      log.warn(
-          "handing off bucket {} of kind {} failed; the next round sees who holds it: {}",
-          kb.bucket(),
-          kb.kind(),
-          context,
-          e);
+      for (int i = 0; i < moves.size(); i += TAKES_PER_TRANSACTION) {
+        List<HandOff> part = moves.subList(i, Math.min(moves.size(), i + TAKES_PER_TRANSACTION));
+        try {
+          backend.run(tx -> writeHandOffs(tx, part));
+        } catch (RuntimeException e) {
+          log.warn(
+              "handing off {} buckets of kind {} failed; the next round sees who holds them: {}",
+              part.size(),
+              part.get(0).kb().kind(),
+              context,
+              e);
+        }
+      }
     } finally {
-      moving.remove(kb);
-      lose(kb); // its work stopped; a round that finds the lease still ours acquires it again
+      for (HandOff m : moves) {
+        moving.remove(m.kb());
+        lose(m.kb()); // its work stopped; a round that finds the lease still ours acquires it again
+      }
     }
+  }
+
+  private @Nullable Void writeHandOffs(Transaction tx, List<HandOff> part) {
+    Map<HandOff, CompletableFuture<byte @Nullable []>> reads = new HashMap<>();
+    for (HandOff m : part) {
+      reads.put(m, tx.getAsync(keys.lease(m.kb().kind(), m.kb().bucket())));
+    }
+    for (HandOff m : part) {
+      Lease now = Lease.decode(Futures.join(reads.get(m)));
+      if (now != null && me.equals(now.owner()) && now.epoch() == m.epoch()) {
+        tx.set(
+            keys.lease(m.kb().kind(), m.kb().bucket()), new Lease(m.to(), m.epoch() + 1).encode());
+      }
+    }
+    return null;
   }
 
   private void acquire(KindBucket kb, long epoch) {

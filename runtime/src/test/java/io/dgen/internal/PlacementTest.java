@@ -132,6 +132,27 @@ class PlacementTest {
     assertThat(b.mine.values()).allMatch(e -> e >= 2);
   }
 
+  @Test
+  void aRoundsHandOffs_commitInOneTransaction_notOneEach() {
+    Node a = new Node();
+    a.step();
+    Node b = new Node();
+    b.step(); // a member now, and a's round sees it
+    a.placement.beat();
+    long before = backend.counters().transactionsCommitted();
+    a.placement.round();
+    long commits = backend.counters().transactionsCommitted() - before;
+
+    // ceil(0.1 * 64 / 2) = 4 buckets move in the round, together
+    assertThat(a.releases).isEqualTo(4);
+    assertThat(a.mine).hasSize(BUCKETS - 4);
+    assertThat(commits).as("writing transactions of the round").isEqualTo(1);
+    b.step();
+    assertThat(b.mine).hasSize(4);
+    assertThat(b.mine.values()).containsOnly(2L);
+    assertThat(overlaps).isEmpty();
+  }
+
   private int expectedShare(Node who, Node... all) {
     List<UUID> ids = new ArrayList<>();
     for (Node n : all) {
