@@ -43,6 +43,12 @@ import org.jspecify.annotations.Nullable;
  * a throwaway one-process cluster from a local FoundationDB installation ({@code DGEN_FDB_HOME} or
  * {@code fdbserver} on the {@code PATH}), as the tests do.
  *
+ * <p>The scale-out rows ({@code hot-*}, {@code cast-ref}, {@code cast-started}, {@code
+ * idle-hosted}) run on every backend; {@code idle-hosted} makes {@code -Ddgen.bench.idleHosted=N}
+ * servers (default: the idle scenario's). With {@code --backend fdb} three more rows start child
+ * JVMs ({@link HostingMember}) on the same cluster: {@code jvms-aborts}, {@code jvms-join} and
+ * {@code jvms-failover}, one sequence of about five minutes here.
+ *
  * <p>The table goes to standard output, progress to standard error. See {@code docs/performance.md}
  * for what each scenario measures and how to read it.
  */
@@ -132,6 +138,7 @@ public final class Benchmarks {
   private static List<Planned> plan(Settings settings, Target target) {
     List<Planned> plan = new ArrayList<>(classic(settings, target));
     plan.addAll(atLatency(settings, target));
+    plan.addAll(scaleOut(settings, target));
     return plan;
   }
 
@@ -226,6 +233,31 @@ public final class Benchmarks {
                     t.concurrentCalls(),
                     16,
                     Duration.ofMillis(5))));
+    return rows;
+  }
+
+  /**
+   * The scale-out rows: the hottest key of a tenant's wake path, ref against started casts, idle
+   * hosted servers, and on FoundationDB the multi-JVM rows (three hosting JVMs, a join, a SIGKILL).
+   */
+  private static List<Planned> scaleOut(Settings settings, Target target) {
+    ScaleOutScenarios s = new ScaleOutScenarios(settings, target);
+    List<Planned> rows = new ArrayList<>();
+    for (boolean hosted : new boolean[] {true, false}) {
+      for (int k : new int[] {1, 16}) {
+        String id = "hot-" + (hosted ? "hosted" : "started") + "-k" + k;
+        rows.add(new Planned(id, () -> s.hotKey(id, hosted, k)));
+      }
+    }
+    rows.add(new Planned("cast-started", s::castStarted));
+    rows.add(new Planned("cast-ref", s::castRef));
+    rows.add(new Planned("idle-hosted", s::idleHosted));
+    if (target.clusterFile() != null) {
+      JvmScenarios jvms = new JvmScenarios(target);
+      for (String id : List.of("jvms-aborts", "jvms-join", "jvms-failover")) {
+        rows.add(new Planned(id, () -> jvms.row(id)));
+      }
+    }
     return rows;
   }
 

@@ -162,6 +162,11 @@ abstract class Target implements AutoCloseable {
   /** What the report's header says about the backend. */
   abstract String description();
 
+  /** The cluster file child JVMs open, for a FoundationDB target; null for the others. */
+  @Nullable Path clusterFile() {
+    return null;
+  }
+
   boolean isMemory() {
     return name().equals("memory");
   }
@@ -200,6 +205,11 @@ abstract class Target implements AutoCloseable {
     @Override
     String name() {
       return "FoundationDB";
+    }
+
+    @Override
+    Path clusterFile() {
+      return clusterFile;
     }
 
     @Override

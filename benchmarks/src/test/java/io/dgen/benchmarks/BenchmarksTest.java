@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.within;
 
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -117,6 +118,23 @@ class BenchmarksTest {
     assertThat(idle.p50Micros()).as("wake-up latency").isPositive();
     // an idle server has committed its initial state and nothing else
     assertThat(idle.commitsPerMessage()).isEqualTo(1.0);
+  }
+
+  @Test
+  void scaleOutRows_reportNoTenantWideKey_andARefCastCostingWhatAStartedCastCosts() {
+    // 20 servers with 4 casts each: one server's bucket takes its own 4 rings (0.05 per message);
+    // a key every message touched would take 1 or 2.
+    for (String id :
+        List.of("hot-hosted-k1", "hot-hosted-k16", "hot-started-k1", "hot-started-k16")) {
+      assertThat(row(id).metric("hottestPerMessage")).as(id).isPositive().isLessThan(0.2);
+    }
+    assertThat(row("cast-ref").metric("readsRatio")).isBetween(0.8, 1.2);
+    assertThat(row("cast-ref").metric("bytesRatio")).isBetween(0.8, 1.2);
+    assertThat(row("cast-ref").note()).contains("ref() calls: 0 transactions, 0 reads");
+    Row idle = row("idle-hosted");
+    assertThat(idle.messages()).isEqualTo(Settings.tiny().idleServers());
+    assertThat(idle.metric("watches")).as("watches").isBetween(1.0, 1_024.0 + 16);
+    assertThat(idle.p50Micros()).as("a message to an idle hosted server").isPositive();
   }
 
   @Test

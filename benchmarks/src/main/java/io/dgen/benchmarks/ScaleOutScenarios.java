@@ -1,0 +1,432 @@
+package io.dgen.benchmarks;
+
+import com.apple.foundationdb.subspace.Subspace;
+import com.apple.foundationdb.tuple.ByteArrayUtil;
+import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.DGen;
+import io.dgen.ServerRef;
+import io.dgen.StartOptions;
+import io.dgen.Tenant;
+import io.dgen.backend.Backend;
+import io.dgen.backend.KeyHeatBackend;
+import io.dgen.benchmarks.Target.Bench;
+import io.dgen.internal.Buckets;
+import io.dgen.internal.TenantKeys;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The scale-out rows that run in one JVM (see {@code docs/scale-out.md}): the hottest key of a
+ * tenant's wake path, a cast through a ref against one through a started process, and idle hosted
+ * servers. The multi-JVM rows are {@link JvmScenarios}'.
+ */
+final class ScaleOutScenarios {
+
+  private static final Duration APPLIED_TIMEOUT = Duration.ofMinutes(10);
+  private static final String KIND = "counter";
+  private static final CounterServer.Add ONE = new CounterServer.Add(1);
+  private static final int DEFAULT_MAX_WATCHES = 10_000;
+
+  /** Overrides the number of idle hosted servers ({@code -Ddgen.bench.idleHosted=N}). */
+  static final String IDLE_HOSTED_PROPERTY = "dgen.bench.idleHosted";
+
+  private final Settings settings;
+  private final Target target;
+  private @Nullable Row refRow;
+  private @Nullable Row startedRow;
+
+  ScaleOutScenarios(Settings settings, Target target) {
+    this.settings = settings;
+    this.target = target;
+  }
+
+  // ---------------------------------------------------------------- the hottest key
+
+  /**
+   * {@code servers} uniformly loaded servers of one tenant, hosted (addressed by ref) or started,
+   * four casts each from eight publishers: the committed mutations of the hottest key or appended
+   * range per message. A hosting runtime's member record (its heartbeat, once a second whatever the
+   * load) is not a key messages touch and is left out.
+   */
+  Row hotKey(String id, boolean hosted, int consumeK) {
+    int servers = settings.throughput().drainServersK1();
+    int perServer = 4;
+    try (Bench bench = target.open(DEFAULT_MAX_WATCHES)) {
+      KeyHeatBackend heat = KeyHeatBackend.wrap(bench.backend());
+      try (DGen dgen = DGen.builder(heat).build()) {
+        Tenant tenant = dgen.tenant(bench.root(), "hot");
+        Progress progress = new Progress();
+        StartOptions options = StartOptions.builder(tenant).consumeK(consumeK).build();
+        List<ServerRef<CounterServer.Msg>> refs = new ArrayList<>(servers);
+        if (hosted) {
+          dgen.host(KIND, () -> new CounterServer(null, progress), options);
+          for (int s = 0; s < servers; s++) {
+            refs.add(dgen.ref(tenant, KIND, Tuple.from(s)));
+          }
+        } else {
+          for (int s = 0; s < servers; s++) {
+            refs.add(dgen.start(new CounterServer(Tuple.from(KIND, s), progress), null, options));
+          }
+        }
+        heat.reset(); // what the messages cost, not the starts
+        Cost before = bench.cost();
+        long cpu0 = Scenarios.processCpuNanos();
+        long t0 = System.nanoTime();
+        long messages = (long) servers * perServer;
+        parallel(8, messages, n -> refs.get((int) (n % servers)).cast(ONE));
+        long end = progress.awaitAtLeast(messages, APPLIED_TIMEOUT);
+        long elapsed = end - t0;
+        Cost cost = bench.cost().minus(before);
+        long cpu = Scenarios.processCpuNanos() - cpu0;
+        byte[] members =
+            new TenantKeys(tenant.subspace(), Buckets.of(tenant.bucketCount())).members().getKey();
+        KeyHeatBackend.Hot hottest =
+            heat.hottest(10).stream()
+                .filter(h -> !ByteArrayUtil.startsWith(h.key(), members))
+                .findFirst()
+                .orElseThrow();
+        double perMessage = (double) hottest.mutations() / messages;
+        Map<String, Double> metrics = new LinkedHashMap<>();
+        metrics.put("hottestPerMessage", perMessage);
+        return Scenarios.row(
+            id,
+            String.format(
+                "hottest key, %,d %s servers, K=%d, %d casts each",
+                servers, hosted ? "hosted" : "started", consumeK, perServer),
+            messages,
+            elapsed,
+            messages * 1e9 / elapsed,
+            null,
+            cost,
+            messages,
+            cpu,
+            metrics,
+            String.format(
+                "hottest: %s %s, %,d mutations = %.4f per message (target ≤ 0.01)",
+                hottest.appended() ? "appended range" : "key",
+                describe(tenant.subspace(), hottest.key()),
+                hottest.mutations(),
+                perMessage));
+      }
+    }
+  }
+
+  /** A key of the tenant as its tuple under the tenant, where it is one. */
+  private static String describe(Subspace tenant, byte[] key) {
+    if (!tenant.contains(key)) {
+      return ByteArrayUtil.printable(key);
+    }
+    try {
+      return tenant.unpack(key).toString();
+    } catch (RuntimeException prefixOfAnAppendedRange) {
+      return ByteArrayUtil.printable(key);
+    }
+  }
+
+  // ---------------------------------------------------------------- ref against start
+
+  /** Casts through refs to hosted servers (the runtime hosts the kind). */
+  Row castRef() {
+    if (refRow == null) {
+      refAndStarted();
+    }
+    return refRow;
+  }
+
+  /** Casts through the refs of started processes, the same servers and load. */
+  Row castStarted() {
+    if (startedRow == null) {
+      refAndStarted();
+    }
+    return startedRow;
+  }
+
+  private void refAndStarted() {
+    startedRow = casts("cast-started", false, null);
+    refRow = casts("cast-ref", true, startedRow);
+  }
+
+  /**
+   * {@code callServers} servers, K=16, casts spread over them from eight publishers; every server
+   * has applied one message before the measured interval (a ref's first message activates its
+   * server: a one-time cost, not the steady state).
+   */
+  private Row casts(String id, boolean hosted, @Nullable Row against) {
+    int servers = settings.throughput().callServers();
+    long messages = (long) servers * 20;
+    try (Bench bench = target.open(DEFAULT_MAX_WATCHES);
+        DGen dgen = DGen.builder(bench.backend()).build()) {
+      Tenant tenant = dgen.tenant(bench.root(), "casts");
+      Progress progress = new Progress();
+      StartOptions options = StartOptions.builder(tenant).consumeK(16).build();
+      List<ServerRef<CounterServer.Msg>> refs = new ArrayList<>(servers);
+      String refCost = "";
+      if (hosted) {
+        // what making refs costs, before this runtime hosts anything that could run meanwhile
+        int many = 10_000;
+        Cost before = bench.cost();
+        for (int s = 0; s < many; s++) {
+          dgen.ref(tenant, KIND, Tuple.from(s));
+        }
+        Cost c = bench.cost().minus(before);
+        refCost =
+            String.format(
+                "; %,d ref() calls: %d transactions, %d reads",
+                many,
+                c.transactionsCommitted() + c.readOnlyCommits(),
+                c.keysRead() + c.rangesRead());
+        dgen.host(KIND, () -> new CounterServer(null, progress), options);
+        for (int s = 0; s < servers; s++) {
+          refs.add(dgen.ref(tenant, KIND, Tuple.from(s)));
+        }
+      } else {
+        for (int s = 0; s < servers; s++) {
+          refs.add(dgen.start(new CounterServer(Tuple.from(KIND, s), progress), null, options));
+        }
+      }
+      for (ServerRef<CounterServer.Msg> r : refs) {
+        r.cast(ONE);
+      }
+      progress.awaitAtLeast(servers, APPLIED_TIMEOUT);
+      Cost before = bench.cost();
+      long cpu0 = Scenarios.processCpuNanos();
+      long t0 = System.nanoTime();
+      parallel(8, messages, n -> refs.get((int) (n % servers)).cast(ONE));
+      long end = progress.awaitAtLeast(servers + messages, APPLIED_TIMEOUT);
+      Cost cost = bench.cost().minus(before);
+      long cpu = Scenarios.processCpuNanos() - cpu0;
+      Row row =
+          Scenarios.row(
+              id,
+              String.format(
+                  "cast through %s, %d servers, K=16",
+                  hosted ? "a ref (hosted)" : "a started process", servers),
+              messages,
+              end - t0,
+              messages * 1e9 / (end - t0),
+              null,
+              cost,
+              messages,
+              cpu,
+              Map.of(),
+              "");
+      if (against == null) {
+        return row;
+      }
+      String note =
+          String.format(
+              "÷ started: reads/msg %.3f, bytes/msg %.3f, commits/msg %.3f (target within"
+                  + " 10%%)%s",
+              row.readsPerMessage() / against.readsPerMessage(),
+              row.bytesWrittenPerMessage() / against.bytesWrittenPerMessage(),
+              row.commitsPerMessage() / against.commitsPerMessage(),
+              refCost);
+      return Scenarios.row(
+          id,
+          row.label(),
+          messages,
+          end - t0,
+          row.opsPerSecond(),
+          null,
+          cost,
+          messages,
+          cpu,
+          Map.of(
+              "readsRatio", row.readsPerMessage() / against.readsPerMessage(),
+              "bytesRatio", row.bytesWrittenPerMessage() / against.bytesWrittenPerMessage()),
+          note);
+    }
+  }
+
+  // ---------------------------------------------------------------- idle hosted servers
+
+  /**
+   * {@code n} servers with stored state, none active, hosted by one runtime: made by a first
+   * runtime (one cast each, then evicted after a one-second idle time; the row's rate and CPU are
+   * this making's), then measured in a fresh runtime that hosts the kind and holds every bucket:
+   * its heap after GC, its watches, its idle CPU, and a message to a random one of them (cast →
+   * applied, which loads it) against a bare commit (get + set) on the same backend.
+   */
+  Row idleHosted() {
+    int n = Integer.getInteger(IDLE_HOSTED_PROPERTY, settings.idleServers());
+    double heapBefore = Scenarios.heapMbAfterGc();
+    try (Bench bench = target.open(DEFAULT_MAX_WATCHES)) {
+      Backend backend = bench.backend();
+      String tenantName = "idle-hosted";
+      long makeCpu0 = Scenarios.processCpuNanos();
+      long t0 = System.nanoTime();
+      try (DGen maker = DGen.builder(backend).build()) {
+        Tenant tenant = maker.tenant(bench.root(), tenantName);
+        Progress made = new Progress();
+        maker.host(
+            KIND,
+            () -> new CounterServer(null, made),
+            StartOptions.builder(tenant).idleTimeout(Duration.ofSeconds(1)).build());
+        parallel(8, n, i -> maker.ref(tenant, KIND, Tuple.from(i)).cast(ONE));
+        made.awaitAtLeast(n, APPLIED_TIMEOUT);
+        awaitNoneReady(backend, tenant);
+      }
+      long madeNanos = System.nanoTime() - t0;
+      long makeCpu = Scenarios.processCpuNanos() - makeCpu0;
+      Cost before = bench.cost();
+      try (DGen dgen = DGen.builder(backend).build()) {
+        Tenant tenant = dgen.tenant(bench.root(), tenantName);
+        Progress progress = new Progress();
+        dgen.host(
+            KIND, () -> new CounterServer(null, progress), StartOptions.builder(tenant).build());
+        awaitAllBuckets(dgen, backend, tenant);
+        double heap = Scenarios.heapMbAfterGc();
+        long watches = bench.cost().minus(before).outstandingWatches();
+        long cpu0 = Scenarios.processCpuNanos();
+        long w0 = System.nanoTime();
+        LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(5)); // measuring idleness: nothing to await
+        double idleCores = (Scenarios.processCpuNanos() - cpu0) / (double) (System.nanoTime() - w0);
+
+        Latencies wake = new Latencies();
+        Latencies commit = new Latencies();
+        SplittableRandom random = new SplittableRandom(7);
+        byte[] key = backend.directory(bench.root(), "raw").pack(Tuple.from("counter"));
+        int samples = settings.wakeSamples();
+        for (int i = 0; i < 2 * samples; i++) {
+          ServerRef<CounterServer.Msg> ref = dgen.ref(tenant, KIND, Tuple.from(random.nextInt(n)));
+          long target = progress.applied() + 1;
+          long sent = System.nanoTime();
+          ref.cast(ONE);
+          long woken = progress.awaitAtLeast(target, APPLIED_TIMEOUT) - sent;
+          long c0 = System.nanoTime();
+          backend.run(
+              tx -> {
+                byte[] v = tx.get(key);
+                long x = v == null ? 0 : ByteBuffer.wrap(v).getLong();
+                tx.set(key, ByteBuffer.allocate(Long.BYTES).putLong(x + 1).array());
+                return null;
+              });
+          long committed = System.nanoTime() - c0;
+          if (i >= samples) { // the first half warms the path up
+            wake.add(woken);
+            commit.add(committed);
+          }
+        }
+        Latencies.Summary w = wake.summarize();
+        Latencies.Summary c = commit.summarize();
+        int buckets = tenant.bucketCount();
+        Map<String, Double> metrics = new LinkedHashMap<>();
+        metrics.put("heapMb", heap);
+        metrics.put("heapAddedMb", heap - heapBefore);
+        metrics.put("watches", (double) watches);
+        metrics.put("idleCores", idleCores);
+        metrics.put("commitP50Micros", c.p50Micros());
+        return Scenarios.row(
+            "idle-hosted",
+            String.format(
+                "%,d idle hosted servers, one runtime: a message = cast→applied (loads it)", n),
+            n,
+            madeNanos,
+            n * 1e9 / madeNanos,
+            w,
+            null,
+            -1,
+            makeCpu,
+            metrics,
+            String.format(
+                "heap after GC %.0f MB (+%.0f); %d watches for %d buckets held; idle CPU %.4f"
+                    + " cores; message p50 %.1f ms = %.2f × a bare commit's p50 (%.1f ms)",
+                heap,
+                heap - heapBefore,
+                watches,
+                buckets,
+                idleCores,
+                w.p50Micros() / 1e3,
+                w.p50Micros() / c.p50Micros(),
+                c.p50Micros() / 1e3));
+      }
+    }
+  }
+
+  /** Waits until no hosted server of {@code tenant} is ready (every one evicted). */
+  private static void awaitNoneReady(Backend backend, Tenant tenant) {
+    Subspace ready = new TenantKeys(tenant.subspace(), Buckets.of(tenant.bucketCount())).ready();
+    long deadline = System.nanoTime() + APPLIED_TIMEOUT.toNanos();
+    while (!backend
+        .run(tx -> tx.getRange(ready.range().begin, ready.range().end, 1, false))
+        .isEmpty()) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("hosted servers still ready after " + APPLIED_TIMEOUT);
+      }
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+    }
+  }
+
+  /** Waits until {@code dgen} holds the lease of every bucket of the kind. */
+  private static void awaitAllBuckets(DGen dgen, Backend backend, Tenant tenant) {
+    long deadline = System.nanoTime() + APPLIED_TIMEOUT.toNanos();
+    io.dgen.admin.TenantAdmin admin =
+        new io.dgen.admin.DGenAdmin(backend)
+            .tenant(tenant.path().toArray(String[]::new))
+            .orElseThrow();
+    while (admin.leases().stream().filter(l -> dgen.memberId().equals(l.holder())).count()
+        < tenant.bucketCount()) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("the runtime did not take every bucket");
+      }
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+    }
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  /** Runs {@code send(0 … count-1)} on {@code threads} threads, each index once. */
+  static void parallel(int threads, long count, LongSender send) {
+    ExecutorService pool = Executors.newFixedThreadPool(threads, ScaleOutScenarios::daemon);
+    AtomicLong next = new AtomicLong();
+    try {
+      List<Future<?>> running = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        running.add(
+            pool.submit(
+                () -> {
+                  long i;
+                  while ((i = next.getAndIncrement()) < count) {
+                    send.send(i);
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> f : running) {
+        f.get();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new IllegalStateException("a publisher failed", e.getCause());
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /** A daemon thread: a scenario that fails leaves none behind to keep the program alive. */
+  static Thread daemon(Runnable r) {
+    Thread t = new Thread(r, "bench-scale-out");
+    t.setDaemon(true);
+    return t;
+  }
+
+  /** Sends message number {@code i}. */
+  @FunctionalInterface
+  interface LongSender {
+    void send(long i);
+  }
+}
