@@ -44,18 +44,18 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * name (strays, read in the applying transaction), and one scale-out event under load: a SIGKILL, a
  * join, a SIGSTOP past the lease followed by the rebalance back.
  *
- * <p>Sized for CI (the three together take about two and a half minutes on a loaded 2-core machine,
- * most of it JVM start-up): a 2 s lease (heartbeats and rounds every 0.4 s), 64 buckets (the join
- * test 1,024, so that the newcomer's rendezvous share is 25 % ± 1.4 % and the 20 % bar cannot fail
- * by chance). The timings printed are those of the machine's minute; the benchmark's scale-out rows
- * ({@code --only jvms-…}) measure them at the default lease. The failover bound is asserted here
- * because it is the guarantee: lease + 5 s.
+ * <p>Sized for CI: the default 5 s lease (heartbeats and rounds each second; at a load average of
+ * 35–48 a 2 s lease expired between the heartbeats of live JVMs and moved their buckets), 64
+ * buckets (the join test 1,024, so that the newcomer's rendezvous share is 25 % ± 1.4 % and a bar
+ * of 20 % cannot fail by chance). The timings printed are those of the machine's minute; the
+ * benchmark's scale-out rows ({@code --only jvms-…}) measure them on servers of their own. The
+ * failover bound is asserted here because it is the guarantee: lease + 5 s.
  */
 @ExtendWith(FdbTestEnvironment.class)
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
 class ScaleOutJvmsTest {
 
-  private static final Duration LEASE = Duration.ofSeconds(2);
+  private static final Duration LEASE = Duration.ofSeconds(5);
   private static final int BUCKETS = 64;
   private static final int SERVERS = 1_000;
   private static final int CONSUME_K = 4;
