@@ -165,7 +165,7 @@ final class ScaleOutScenarios {
    */
   private Row casts(String id, boolean hosted, @Nullable Row against) {
     int servers = settings.throughput().callServers();
-    long messages = (long) servers * 20;
+    long messages = Math.max(1_000L, servers * 20L); // enough for the CPU clock to tick
     try (Bench bench = target.open(DEFAULT_MAX_WATCHES);
         DGen dgen = DGen.builder(bench.backend()).build()) {
       Tenant tenant = dgen.tenant(bench.root(), "casts");
@@ -187,7 +187,9 @@ final class ScaleOutScenarios {
                 many,
                 c.transactionsCommitted() + c.readOnlyCommits(),
                 c.keysRead() + c.rangesRead());
+        Cost hosting = bench.cost();
         dgen.host(KIND, () -> new CounterServer(null, progress), options);
+        awaitSettled(dgen, bench, tenant, hosting);
         for (int s = 0; s < servers; s++) {
           refs.add(dgen.ref(tenant, KIND, Tuple.from(s)));
         }
@@ -286,7 +288,7 @@ final class ScaleOutScenarios {
         Progress progress = new Progress();
         dgen.host(
             KIND, () -> new CounterServer(null, progress), StartOptions.builder(tenant).build());
-        awaitAllBuckets(dgen, backend, tenant);
+        awaitSettled(dgen, bench, tenant, before);
         double heap = Scenarios.heapMbAfterGc();
         long watches = bench.cost().minus(before).outstandingWatches();
         long cpu0 = Scenarios.processCpuNanos();
@@ -366,6 +368,20 @@ final class ScaleOutScenarios {
         throw new IllegalStateException("hosted servers still ready after " + APPLIED_TIMEOUT);
       }
       LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+    }
+  }
+
+  /**
+   * Waits until {@code dgen}, alone in the tenant, holds the lease of every bucket and its doorbell
+   * has armed its watches on them (at most 5 s for the watches, counted since {@code since}): what
+   * is measured after is the steady state, not the start-up of the placement.
+   */
+  private static void awaitSettled(DGen dgen, Bench bench, Tenant tenant, Cost since) {
+    awaitAllBuckets(dgen, bench.backend(), tenant);
+    long settle = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (bench.cost().minus(since).outstandingWatches() < tenant.bucketCount()
+        && System.nanoTime() < settle) {
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
     }
   }
 
