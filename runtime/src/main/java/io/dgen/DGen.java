@@ -4,6 +4,7 @@ import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.Backend;
 import io.dgen.internal.Buckets;
+import io.dgen.internal.LimitKeys;
 import io.dgen.internal.Metrics;
 import io.dgen.internal.MicrometerMetrics;
 import io.dgen.internal.OperationTimeouts;
@@ -78,7 +79,9 @@ public final class DGen implements AutoCloseable {
             b.listener,
             new RuntimeHooks(b.backgroundConsumers, b.metrics),
             b.operationTimeout,
-            b.leaseDuration);
+            b.leaseDuration,
+            b.rateLimits,
+            b.concurrencyLimits);
   }
 
   /**
@@ -149,6 +152,10 @@ public final class DGen implements AutoCloseable {
     if (path.length == 0) {
       throw new IllegalArgumentException("a tenant path needs at least one element");
     }
+    if (LimitKeys.RESERVED.equals(path[0])) {
+      throw new IllegalArgumentException(
+          "the top-level name " + LimitKeys.RESERVED + " is reserved for DGen: " + List.of(path));
+    }
     for (String p : path) {
       if (p == null || p.isEmpty()) {
         throw new IllegalArgumentException(
@@ -177,6 +184,7 @@ public final class DGen implements AutoCloseable {
       DGenServer<S, M> server, @Nullable Object arg, StartOptions options) {
     Objects.requireNonNull(options, "options must not be null");
     checkTenant(options.tenant());
+    core.checkLimits(options);
     return ServerProcess.start(core, server, arg, options);
   }
 
@@ -215,6 +223,7 @@ public final class DGen implements AutoCloseable {
           "a hosted kind always consumes, keeps its servers' state and has no name: build its"
               + " options without consume(false), reset(true) or name(...)");
     }
+    core.checkLimits(options);
     core.host(options.tenant(), kind, behaviour, options);
   }
 
@@ -315,6 +324,8 @@ public final class DGen implements AutoCloseable {
     private Duration leaseDuration = Duration.ofSeconds(5);
     private final Map<String, Map<Integer, UnaryOperator<JsonNode>>> migrations =
         new LinkedHashMap<>();
+    private final Map<String, LimitKeys.RateConfig> rateLimits = new LinkedHashMap<>();
+    private final Map<String, Integer> concurrencyLimits = new LinkedHashMap<>();
 
     private Builder(Backend backend) {
       this.backend = Objects.requireNonNull(backend, "backend must not be null");
@@ -610,6 +621,60 @@ public final class DGen implements AutoCloseable {
                 + fromVersion
                 + " is registered already");
       }
+      return this;
+    }
+
+    /**
+     * Configures the rate limit {@code name}: a token bucket refilled at {@code permitsPerSecond}
+     * and holding at most {@code burst} permits, shared by every server that names it with {@link
+     * StartOptions.Builder#rateLimit}, in every runtime. The configuration is stored when the
+     * runtime is built, so that every runtime enforces the same numbers; a value that differs from
+     * the stored one replaces it, and the change is logged. Over any window of {@code w} seconds
+     * the servers naming it consume at most {@code burst + permitsPerSecond × w} messages, plus
+     * {@code permitsPerSecond × 0.2 s} of slack (see {@code docs/limits.md}). Each runtime reserves
+     * slices of the rate (about 0.2 s of it per transaction), so the bucket's key is written a few
+     * times per second whatever the rate.
+     *
+     * @param name the limit's name, not blank
+     * @param permitsPerSecond positive and finite
+     * @param burst at least 1
+     * @return this builder
+     * @throws IllegalArgumentException if an argument is out of range
+     */
+    public Builder rateLimit(String name, double permitsPerSecond, int burst) {
+      StartOptions.Builder.checkLimitName(name);
+      if (!(permitsPerSecond > 0) || Double.isInfinite(permitsPerSecond)) {
+        throw new IllegalArgumentException(
+            "permitsPerSecond must be positive and finite, was " + permitsPerSecond);
+      }
+      if (burst < 1) {
+        throw new IllegalArgumentException("burst must be at least 1, was " + burst);
+      }
+      rateLimits.put(name, new LimitKeys.RateConfig(permitsPerSecond, burst));
+      return this;
+    }
+
+    /**
+     * Configures the concurrency limit {@code name}: at most {@code limit} servers naming it with
+     * {@link StartOptions.Builder#concurrencyLimit} are inside {@code handleLocked} at once, across
+     * all runtimes. Stored when the runtime is built, like {@link #rateLimit}; a changed value
+     * replaces the stored one and is logged (holders above a lowered limit finish their run).
+     *
+     * @param name the limit's name, not blank
+     * @param limit between 1 and 10,000
+     * @return this builder
+     * @throws IllegalArgumentException if an argument is out of range
+     */
+    public Builder concurrencyLimit(String name, int limit) {
+      StartOptions.Builder.checkLimitName(name);
+      if (limit < 1 || limit > LimitKeys.MAX_CONCURRENCY) {
+        throw new IllegalArgumentException(
+            "a concurrency limit must be between 1 and "
+                + LimitKeys.MAX_CONCURRENCY
+                + ", was "
+                + limit);
+      }
+      concurrencyLimits.put(name, limit);
       return this;
     }
 

@@ -33,6 +33,8 @@ public final class StartOptions {
   private final List<Class<?>> allowedTypes;
   private final Duration idempotencyRetention;
   private final Duration idleTimeout;
+  private final @Nullable String rateLimit;
+  private final @Nullable String concurrencyLimit;
 
   private StartOptions(Builder b) {
     this.tenant = b.tenant;
@@ -47,6 +49,8 @@ public final class StartOptions {
     this.allowedTypes = List.copyOf(b.allowedTypes);
     this.idempotencyRetention = b.idempotencyRetention;
     this.idleTimeout = b.idleTimeout;
+    this.rateLimit = b.rateLimit;
+    this.concurrencyLimit = b.concurrencyLimit;
   }
 
   /**
@@ -126,6 +130,22 @@ public final class StartOptions {
   }
 
   /**
+   * The rate limit whose permits this server's consumed messages take, if any (see {@link
+   * Builder#rateLimit}).
+   */
+  public Optional<String> rateLimit() {
+    return Optional.ofNullable(rateLimit);
+  }
+
+  /**
+   * The concurrency limit that bounds how many servers naming it run {@code handleLocked} at once,
+   * if any (see {@link Builder#concurrencyLimit}).
+   */
+  public Optional<String> concurrencyLimit() {
+    return Optional.ofNullable(concurrencyLimit);
+  }
+
+  /**
    * Builds {@link StartOptions}; setters validate their argument and fail fast. Not thread-safe.
    */
   public static final class Builder {
@@ -141,6 +161,8 @@ public final class StartOptions {
     private List<Class<?>> allowedTypes = List.of();
     private Duration idempotencyRetention = Duration.ofHours(24);
     private Duration idleTimeout = Duration.ofSeconds(60);
+    private @Nullable String rateLimit;
+    private @Nullable String concurrencyLimit;
 
     private Builder(Tenant tenant) {
       this.tenant = Objects.requireNonNull(tenant, "tenant must not be null");
@@ -323,11 +345,69 @@ public final class StartOptions {
     }
 
     /**
+     * Paces this server's consumption with the rate limit {@code name}, configured on a runtime
+     * with {@link DGen.Builder#rateLimit}: each message the server consumes from its queue takes
+     * one permit of the limit's bucket, which every server of every runtime that names it shares. A
+     * server without a permit waits, holding no thread and no transaction; its queue keeps its
+     * order. Publishing is never limited, nor are priority messages (which bypass the queue); calls
+     * of a rate-limited server are always queued, never run inline. A batch takes up to {@code
+     * consumeK} messages, as many as it has permits for. Default: no rate limit. See {@code
+     * docs/limits.md}.
+     *
+     * @param name the limit's name, not blank
+     * @return this builder
+     * @throws IllegalArgumentException if blank; {@link DGen#start} and {@link DGen#host} fail with
+     *     it if no runtime configured the limit
+     */
+    public Builder rateLimit(String name) {
+      this.rateLimit = checkLimitName(name);
+      return this;
+    }
+
+    /**
+     * Bounds, with the concurrency limit {@code name} configured on a runtime with {@link
+     * DGen.Builder#concurrencyLimit}, how many servers naming it are inside {@code handleLocked} at
+     * once, across all runtimes. A server takes a permit in the transaction that takes its lock,
+     * and gives it back in the one that commits or releases {@code handleLocked}'s outcome; the
+     * permit expires with the lock, after {@link #lockTimeout} (which is therefore required), so a
+     * dead holder's permit comes back then, and a holder whose permit expired and was taken by
+     * another has its outcome refused ({@link LockFencedException}). A server finding no permit
+     * free waits, holding no thread, for a release or an expiry. Default: none. See {@code
+     * docs/limits.md}.
+     *
+     * @param name the limit's name, not blank
+     * @return this builder
+     * @throws IllegalArgumentException if blank; {@link DGen#start} and {@link DGen#host} fail with
+     *     it if no runtime configured the limit
+     */
+    public Builder concurrencyLimit(String name) {
+      this.concurrencyLimit = checkLimitName(name);
+      return this;
+    }
+
+    static String checkLimitName(String name) {
+      Objects.requireNonNull(name, "a limit's name must not be null");
+      if (name.isBlank()) {
+        throw new IllegalArgumentException("a limit's name must not be blank");
+      }
+      return name;
+    }
+
+    /**
      * Builds the options.
      *
      * @return the options
+     * @throws IllegalArgumentException if a concurrency limit is named without a {@link
+     *     #lockTimeout} (its permits expire with the lock)
      */
     public StartOptions build() {
+      if (concurrencyLimit != null && lockTimeout == null) {
+        throw new IllegalArgumentException(
+            "concurrencyLimit("
+                + concurrencyLimit
+                + ") needs a lockTimeout: a permit expires with the lock, so that a dead holder's"
+                + " permit comes back");
+      }
       return new StartOptions(this);
     }
   }

@@ -142,6 +142,14 @@ abstract class RuntimeBehaviourSuite {
   }
 
   @Nested
+  class Limits extends LimitsTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
+
+  @Nested
   class Timers extends TimerTest {
     @Override
     Backend newBackend() {

@@ -3,10 +3,13 @@ package io.dgen.admin;
 import com.apple.foundationdb.subspace.Subspace;
 import io.dgen.OperationTimeoutException;
 import io.dgen.backend.Backend;
+import io.dgen.backend.KeyValue;
+import io.dgen.internal.LimitKeys;
 import io.dgen.internal.OperationTimeouts;
 import io.dgen.internal.codec.Serde;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -96,11 +99,85 @@ public final class DGenAdmin {
         operations.call(
             () -> backend.listDirectories(dir), "DGenAdmin.tenants", context + " parent=" + parent);
     for (String name : names) {
+      if (parent.isEmpty() && name.equals(LimitKeys.RESERVED)) {
+        continue; // DGen's own directory (the limits), not a tenant
+      }
       List<String> path = new ArrayList<>(parent);
       path.add(name);
       out.add(List.copyOf(path));
       walk(path, out);
     }
+  }
+
+  /**
+   * Every rate and concurrency limit stored in the backend (configured by some runtime), with its
+   * state, in one snapshot: rate limits first, each kind by name.
+   *
+   * @throws OperationTimeoutException if the cluster does not answer in time
+   */
+  public List<LimitView> limits() {
+    Optional<Subspace> dir =
+        operations.call(
+            () -> backend.openDirectory(LimitKeys.directory()), "DGenAdmin.limits", context);
+    if (dir.isEmpty()) {
+      return List.of();
+    }
+    LimitKeys keys = new LimitKeys(dir.get());
+    long now = clock.millis();
+    return operations.call(
+        () ->
+            backend.run(
+                tx -> {
+                  var snap = tx.snapshot();
+                  List<LimitView> out = new ArrayList<>();
+                  byte[][] rates = keys.rateRange();
+                  for (KeyValue kv : snap.getRange(rates[0], rates[1], Integer.MAX_VALUE, false)) {
+                    var t = keys.unpack(kv.key());
+                    if (t.size() != 2) {
+                      continue; // a bucket
+                    }
+                    String name = t.getString(1);
+                    LimitKeys.RateConfig c = LimitKeys.RateConfig.decode(kv.value());
+                    LimitKeys.Bucket b = LimitKeys.Bucket.decode(snap.get(keys.rateBucket(name)));
+                    double tokens = b == null ? c.burst() : b.tokensAt(now, c);
+                    out.add(
+                        new LimitView(
+                            "rate", name, c.permitsPerSecond(), c.burst(), tokens, 0, List.of()));
+                  }
+                  byte[][] gates = keys.concurrencyRange();
+                  for (KeyValue kv : snap.getRange(gates[0], gates[1], Integer.MAX_VALUE, false)) {
+                    var t = keys.unpack(kv.key());
+                    if (t.size() != 2) {
+                      continue; // a slot or the release counter
+                    }
+                    String name = t.getString(1);
+                    byte[][] slots = keys.slots(name);
+                    List<LimitView.Holder> holders = new ArrayList<>();
+                    for (KeyValue s : snap.getRange(slots[0], slots[1], Integer.MAX_VALUE, false)) {
+                      LimitKeys.Permit p = LimitKeys.Permit.decode(s.value());
+                      holders.add(
+                          new LimitView.Holder(
+                              (int) keys.unpack(s.key()).getLong(3),
+                              p.holder(),
+                              p.token(),
+                              Instant.ofEpochMilli(p.acquiredAtMillis()),
+                              Instant.ofEpochMilli(p.expiresAtMillis()),
+                              p.expired(now)));
+                    }
+                    out.add(
+                        new LimitView(
+                            "concurrency",
+                            name,
+                            0,
+                            0,
+                            0,
+                            Objects.requireNonNull(LimitKeys.decodeLimit(kv.value())),
+                            holders));
+                  }
+                  return out;
+                }),
+        "DGenAdmin.limits",
+        context);
   }
 
   /**

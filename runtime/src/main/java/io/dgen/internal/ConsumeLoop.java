@@ -79,14 +79,25 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
   // Items left to run in batches of one, after a batch of them exceeded a limit of FoundationDB.
   private int oneByOne;
   private final ConsumerBatch.Attempt attempt = new ConsumerBatch.Attempt();
+  private final @Nullable RateLimiter rate;
+  private final @Nullable ConcurrencyGate gate;
+  // Rate permits the loop holds for its next batch; touched by the loop's owner only.
+  private int ratePermits;
+  private volatile RateLimiter.@Nullable Waiter rateWaiter;
+  private volatile ConcurrencyGate.@Nullable Waiter gateWaiter;
+  private boolean gateWoken;
 
   ConsumeLoop(
       RuntimeCore core,
       ConsumerParts<S, M> parts,
       TenantWatcher doorbell,
       int bucket,
+      @Nullable RateLimiter rate,
+      @Nullable ConcurrencyGate gate,
       String context) {
     this.core = core;
+    this.rate = rate;
+    this.gate = gate;
     this.parts = parts;
     this.commits = parts.commits();
     this.batches = parts.batches();
@@ -120,6 +131,15 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
   void stopped() {
     if (running.compareAndSet(false, true)) {
       doorbell.unparked(bucket);
+      quiet.complete(null);
+    }
+    // A loop waiting for a permit is owned, but runs nothing: it is quiet once it stops waiting.
+    RateLimiter.Waiter r = rateWaiter;
+    if (r != null && Objects.requireNonNull(rate).cancel(r)) {
+      quiet.complete(null);
+    }
+    ConcurrencyGate.Waiter g = gateWaiter;
+    if (g != null && Objects.requireNonNull(gate).cancel(g)) {
       quiet.complete(null);
     }
   }
@@ -243,6 +263,9 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
    */
   private void run(long sliceEnd, boolean holdsPermit) {
     while (lifecycle.isAlive()) {
+      if (!holdsPermit && !takeRatePermits()) {
+        return; // the limiter runs the loop again with permits
+      }
       if (!holdsPermit && !core.permits().tryAcquire()) {
         core.permits().enqueue(guarded(() -> run(core.nanoTime() + BATCH_SLICE_NANOS, true)));
         return;
@@ -281,12 +304,49 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     if (holdsPermit) {
       core.permits().release();
     }
+    giveBackRatePermits(0);
     quiet.complete(null); // stopped, with no batch in flight
+  }
+
+  /**
+   * With a rate limit, takes the permits of the next batch (up to {@code consumeK}) unless it holds
+   * some; with none usable now, waits for them in the limiter's line, holding no thread, and
+   * returns false: the grant runs the loop again.
+   */
+  private boolean takeRatePermits() {
+    if (rate == null || ratePermits > 0) {
+      return true;
+    }
+    int n = rate.tryAcquire(consumeK);
+    if (n > 0) {
+      ratePermits = n;
+      return true;
+    }
+    rateWaiter =
+        rate.await(
+            consumeK,
+            granted -> {
+              rateWaiter = null;
+              ratePermits = granted;
+              drain();
+            });
+    return false;
+  }
+
+  /** Gives back the rate permits the last batch did not use ({@code used} of them it did). */
+  private void giveBackRatePermits(int used) {
+    if (rate != null && ratePermits > 0) {
+      rate.giveBack(ratePermits - Math.min(used, ratePermits));
+      ratePermits = 0;
+    }
   }
 
   private CompletableFuture<ConsumerBatch.@Nullable Batch<S, M>> startBatch() {
     rungAll.set(false); // a ring-all before this batch is answered by it
-    int limit = oneByOne > 0 ? 1 : limitOverride > 0 ? limitOverride : consumeK;
+    int limit =
+        Math.min(
+            oneByOne > 0 ? 1 : limitOverride > 0 ? limitOverride : consumeK,
+            rate != null ? ratePermits : Integer.MAX_VALUE);
     long start = core.nanoTime();
     try {
       return commits
@@ -305,6 +365,11 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
    * loop parked, waits for a timer, hands over to another thread, or stopped.
    */
   private boolean afterBatch(ConsumerBatch.@Nullable Batch<S, M> batch, @Nullable Throwable err) {
+    giveBackRatePermits(err == null && batch != null ? batch.processed() : 0);
+    if (gateWoken) {
+      gateWoken = false;
+      Objects.requireNonNull(gate).passed(); // if it took no permit, the next waiter may
+    }
     if (err != null || batch == null) {
       onFailure(Futures.unwrap(Objects.requireNonNull(err)));
       return false;
@@ -391,6 +456,20 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
       }
       states.invalidate();
       execute(this::drain);
+    } else if (cause instanceof ConcurrencyGate.Wait wait) {
+      if (wait.index() > 0) {
+        limitOverride = wait.index(); // commit the items before the one that waits
+        execute(this::drain);
+      } else {
+        gateWaiter =
+            Objects.requireNonNull(gate)
+                .await(
+                    () -> {
+                      gateWaiter = null;
+                      gateWoken = true;
+                      drain();
+                    });
+      }
     } else if (cause instanceof ServerStoppedException e) {
       log.warn("stopping consumer: {}", e.getMessage());
       lifecycle.terminate(null);

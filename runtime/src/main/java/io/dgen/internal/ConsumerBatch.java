@@ -10,6 +10,7 @@ import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.StoredState;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -227,6 +228,10 @@ final class ConsumerBatch<S, M> {
   private final Sweeper sweeper;
   private final LongSupplier nanoTime;
   private final @Nullable Fence fence;
+  private final @Nullable ConcurrencyGate gate;
+  private final LongSupplier wallMillis;
+  private final @Nullable Duration lockTimeout;
+  private final String context;
 
   /**
    * What a hosted server's batch reads besides the queue: its bucket's lease, which must still name
@@ -245,8 +250,16 @@ final class ConsumerBatch<S, M> {
       DeadLetters<M> deadLetters,
       Sweeper sweeper,
       LongSupplier nanoTime,
-      @Nullable Fence fence) {
+      @Nullable Fence fence,
+      @Nullable ConcurrencyGate gate,
+      LongSupplier wallMillis,
+      @Nullable Duration lockTimeout,
+      String context) {
     this.fence = fence;
+    this.gate = gate;
+    this.wallMillis = wallMillis;
+    this.lockTimeout = lockTimeout;
+    this.context = context;
     this.queue = queue;
     this.states = states;
     this.locks = locks;
@@ -279,11 +292,16 @@ final class ConsumerBatch<S, M> {
     CompletableFuture<List<KeyValue>> peek = queue.peek(tx, limit);
     CompletableFuture<byte @Nullable []> lockRead = locks.read(tx);
     CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, true);
+    // The permits of a concurrency limit, as a snapshot: a batch that takes one adds a read
+    // conflict on that one slot only.
+    CompletableFuture<ConcurrencyGate.@Nullable Slots> permits =
+        gate != null ? gate.prefetch(tx) : CompletableFuture.completedFuture(null);
     CompletableFuture<Void> reads =
         CompletableFuture.allOf(
             start,
             peek,
             lockRead,
+            permits,
             version != null ? version : CompletableFuture.completedFuture(null),
             fence != null ? fence.check(tx) : CompletableFuture.completedFuture(null));
     return Async.then(
@@ -291,7 +309,15 @@ final class ConsumerBatch<S, M> {
         executor,
         ignored ->
             afterReads(
-                tx, limit, start.join(), peek.join(), lockRead.join(), version, executor, attempt));
+                tx,
+                limit,
+                start.join(),
+                peek.join(),
+                lockRead.join(),
+                version,
+                permits.join(),
+                executor,
+                attempt));
   }
 
   /**
@@ -310,12 +336,13 @@ final class ConsumerBatch<S, M> {
       List<KeyValue> peeked,
       byte @Nullable [] lockBytes,
       @Nullable CompletableFuture<byte @Nullable []> version,
+      ConcurrencyGate.@Nullable Slots permits,
       Executor executor,
       Attempt attempt) {
     long readVersion = tx.getReadVersion();
     if (lockBytes != null) {
       return CompletableFuture.completedFuture(
-          Batch.locked(locks.meet(tx, lockBytes), readVersion));
+          Batch.locked(locks.meet(tx, lockBytes, permits), readVersion));
     }
     if (peeked.isEmpty()) {
       return idle(tx, readVersion, version, executor);
@@ -338,7 +365,7 @@ final class ConsumerBatch<S, M> {
     return Async.thenApply(
         CompletableFuture.allOf(needed.toArray(CompletableFuture[]::new)),
         executor,
-        ignored -> apply(tx, start, items, loaded.join(), readVersion, sawAll, attempt));
+        ignored -> apply(tx, start, items, loaded.join(), readVersion, sawAll, permits, attempt));
   }
 
   /**
@@ -404,6 +431,7 @@ final class ConsumerBatch<S, M> {
       StateStore.Loaded<S> loaded,
       long readVersion,
       boolean sawAll,
+      ConcurrencyGate.@Nullable Slots permits,
       Attempt attempt) {
     S state = loaded.state(); // null until init ran, for a hosted server not created yet
     List<List<Action<S>>> actions = new ArrayList<>();
@@ -433,6 +461,15 @@ final class ConsumerBatch<S, M> {
       } catch (CallbackInvoker.CallbackFailure failure) {
         throw new ItemFailure(failure.reason(), item.kv(), processed - 1);
       }
+      int slot = -1;
+      if (r.kind() == Result.Kind.LOCK && gate != null && !item.priority()) {
+        slot = Objects.requireNonNull(permits).free(wallMillis.getAsLong());
+        if (slot < 0) {
+          // Nothing of this batch commits: the items before this one commit in a batch that
+          // stops short of it, then the server waits for a permit.
+          throw new ConcurrencyGate.Wait(gate.name(), processed - 1);
+        }
+      }
       state = r.state();
       if (r.kind() == Result.Kind.LOCK && item.priority()) {
         throw new ItemFailure(
@@ -448,6 +485,16 @@ final class ConsumerBatch<S, M> {
                 tx,
                 item.kv().value(),
                 new Event<>(from != null ? Event.Type.CALL : Event.Type.CAST, message(msg), from));
+        if (gate != null) {
+          long now = wallMillis.getAsLong();
+          gate.take(
+              tx,
+              slot,
+              lock.token(),
+              now,
+              now + Objects.requireNonNull(lockTimeout).toMillis(),
+              context);
+        }
         break;
       }
       if (from != null) {

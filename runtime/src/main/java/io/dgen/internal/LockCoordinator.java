@@ -147,6 +147,7 @@ final class LockCoordinator<S, M> {
   private final Optional<Duration> lockTimeout;
   private final LongSupplier wallMillis;
   private final Consumer<LockFencedException> onFenced;
+  private final @Nullable ConcurrencyGate gate;
   private final String context;
 
   /** The runs of this process's batches that took the lock, newest last (bounded). */
@@ -177,8 +178,10 @@ final class LockCoordinator<S, M> {
       @Nullable Holders holders,
       LongSupplier wallMillis,
       Consumer<LockFencedException> onFenced,
+      @Nullable ConcurrencyGate gate,
       String context) {
     this.holders = holders;
+    this.gate = gate;
     this.keys = keys;
     this.serde = serde;
     this.commits = commits;
@@ -251,11 +254,31 @@ final class LockCoordinator<S, M> {
   /**
    * The server is locked: bust the lock if it is older than {@code lockTimeout} (re-queueing the
    * message that took it at the head of the queue), else wait for its release or expiry.
+   *
+   * @param permits the concurrency limit's slots as the batch read them, or null without a limit
    */
-  Meeting<M> meet(Transaction tx, byte[] record) {
+  Meeting<M> meet(Transaction tx, byte[] record, ConcurrencyGate.@Nullable Slots permits) {
     LockRecord lock = decode(record);
     UUID run = runOf(lock.token());
     if (run != null && takenBy.contains(run)) {
+      if (gate != null
+          && !Objects.requireNonNull(permits).holds(lock.token(), wallMillis.getAsLong())) {
+        // Its permit expired (and may be another server's now): running handleLocked would run
+        // it outside the limit, and its commit would be refused for the lost permit, again and
+        // again. The message runs again under a permit of its own.
+        takenBy.remove(run);
+        tx.clear(keys.lockKey());
+        queue.requeue(tx, ServerKeys.LANE_HEAD, lock.envelope());
+        gate.releaseIfHeld(tx, lock.token());
+        log.warn(
+            "found a lock that a batch of this process took without learning its outcome, whose"
+                + " permit of the concurrency limit {} expired; its message is re-queued at the"
+                + " head: {} token={}",
+            gate.name(),
+            context,
+            lock.token());
+        return new Meeting<>(true, -1);
+      }
       Held<M> ours = recovered(tx, lock);
       if (ours != null) {
         return new Meeting<>(false, -1, ours);
@@ -285,10 +308,16 @@ final class LockCoordinator<S, M> {
     return new Meeting<>(false, expiresAt);
   }
 
-  /** Busts {@code lock}: clears it and re-queues the message that took it at the head. */
+  /**
+   * Busts {@code lock}: clears it, re-queues the message that took it at the head and gives back its
+   * concurrency permit.
+   */
   private void bust(Transaction tx, LockRecord lock, String why) {
     tx.clear(keys.lockKey());
     queue.requeue(tx, ServerKeys.LANE_HEAD, lock.envelope());
+    if (gate != null) {
+      gate.releaseIfHeld(tx, lock.token()); // its permit goes with the lock
+    }
     log.warn(
         "busting a lock held since {} ({}); its message is re-queued at the head: {} token={}",
         lock.acquiredAt(),
@@ -380,6 +409,9 @@ final class LockCoordinator<S, M> {
                   return earlier;
                 }
                 ensureHeld(tx, lock);
+                if (gate != null) {
+                  gate.release(tx, lock.token(), context);
+                }
                 StateStore.Loaded<S> loaded = states.load(tx, null, false);
                 StoredState written = states.write(tx, loaded, r.state());
                 tx.clear(keys.lockKey());
@@ -391,6 +423,8 @@ final class LockCoordinator<S, M> {
               });
     } catch (LockFencedException fenced) {
       return fenced(fenced);
+    } catch (ConcurrencyGate.Lost lost) {
+      return permitLost(lock, lost);
     } catch (RuntimeException e) {
       if (isClusterTrouble(e)) {
         return unknown(p, e);
@@ -460,6 +494,9 @@ final class LockCoordinator<S, M> {
                 }
                 ensureHeld(tx, lock);
                 tx.clear(keys.lockKey());
+                if (gate != null) {
+                  gate.releaseIfHeld(tx, lock.token());
+                }
                 queue.wakeConsumers(tx);
                 return new Tried(
                     null,
@@ -510,6 +547,30 @@ final class LockCoordinator<S, M> {
       return !CallbackInvoker.isLimitError(be);
     }
     return e instanceof CancellationException;
+  }
+
+  /**
+   * The holder's concurrency permit expired and was taken by another server while its lock stayed
+   * its own: the outcome is refused as for a busted lock, and the lock released with its message
+   * re-queued at the head, to run again under a permit.
+   */
+  private Run permitLost(Held<M> lock, ConcurrencyGate.Lost lost) {
+    LockFencedException fenced = new LockFencedException(lost.getMessage());
+    try {
+      commits.commit(
+          tx -> {
+            ensureHeld(tx, lock);
+            tx.clear(keys.lockKey());
+            queue.requeue(tx, ServerKeys.LANE_HEAD, lock.envelope());
+            queue.wakeConsumers(tx);
+            return null;
+          });
+    } catch (RuntimeException e) {
+      // busted meanwhile, or the release failed: a batch of this process that meets the lock
+      // re-queues its message (its permit is gone), or anyone busts it at its expiry
+      fenced.addSuppressed(e);
+    }
+    return fenced(fenced);
   }
 
   /**

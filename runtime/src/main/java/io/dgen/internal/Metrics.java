@@ -34,6 +34,32 @@ public interface Metrics {
    */
   default void hosted(String tenant, String kind, IntSupplier buckets, IntSupplier loaded) {}
 
+  /**
+   * The meters of the limit {@code name} of {@code type} ({@code "rate"} or {@code "concurrency"})
+   * in this runtime, with the gauge of its servers waiting for a permit now.
+   */
+  default Limit limit(String name, String type, IntSupplier throttled) {
+    return Limit.NONE;
+  }
+
+  /** Meters of one limit in this runtime. */
+  interface Limit {
+
+    /** Records nothing. */
+    Limit NONE = new Limit() {};
+
+    /** {@code permits} permits were granted to a server (taken by a batch). */
+    default void granted(int permits) {}
+
+    /** A server waited {@code nanos} for a permit. */
+    default void waited(long nanos) {}
+
+    /**
+     * A limiter transaction committed after {@code attempts} attempts (conflicts: attempts - 1).
+     */
+    default void transaction(int attempts) {}
+  }
+
   /** Meters of one tenant and behaviour. */
   interface Server {
 

@@ -92,6 +92,54 @@ public final class MicrometerMetrics implements Metrics {
         .register(registry);
   }
 
+  @Override
+  public Metrics.Limit limit(String name, String type, IntSupplier throttled) {
+    Tags tags = Tags.of("limit", name, "type", type);
+    Gauge.builder("dgen.limit.throttled", throttled::getAsInt)
+        .tags(tags)
+        .description("servers of this runtime waiting for a permit of the limit")
+        .register(registry);
+    Counter granted =
+        Counter.builder("dgen.limit.permits")
+            .tags(tags)
+            .description("permits of the limit granted to this runtime's servers")
+            .register(registry);
+    Timer waited =
+        Timer.builder("dgen.limit.wait")
+            .tags(tags)
+            .description("time a server waited for a permit of the limit")
+            .register(registry);
+    Counter transactions =
+        Counter.builder("dgen.limit.transactions")
+            .tags(tags)
+            .description("committed transactions of the limiter (reservations, takes, releases)")
+            .register(registry);
+    Counter conflicts =
+        Counter.builder("dgen.limit.conflicts")
+            .tags(tags)
+            .description("attempts of the limiter's transactions that conflicted and were retried")
+            .register(registry);
+    return new Metrics.Limit() {
+      @Override
+      public void granted(int permits) {
+        granted.increment(permits);
+      }
+
+      @Override
+      public void waited(long nanos) {
+        waited.record(nanos, TimeUnit.NANOSECONDS);
+      }
+
+      @Override
+      public void transaction(int attempts) {
+        transactions.increment();
+        if (attempts > 1) {
+          conflicts.increment(attempts - 1.0);
+        }
+      }
+    };
+  }
+
   private final class Server implements Metrics.Server {
     private final Counter processed;
     private final Counter failed;

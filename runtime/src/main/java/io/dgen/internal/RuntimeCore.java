@@ -80,6 +80,7 @@ public final class RuntimeCore implements AutoCloseable {
   private final Map<String, ServerProcess<?, ?>> names = new ConcurrentHashMap<>();
   private final Map<ByteBuffer, TenantRuntime> tenants = new ConcurrentHashMap<>();
   private final Duration leaseDuration;
+  private final Limits limits;
   private final UUID memberId = UUID.randomUUID();
   private volatile @Nullable ExecutorService placementThread;
   private final Map<List<Object>, TypeRegistry> typeRegistries = new ConcurrentHashMap<>();
@@ -102,6 +103,8 @@ public final class RuntimeCore implements AutoCloseable {
    * @param hooks background consumers or not, and the metrics
    * @param operationTimeout the bound on pushes, kills and the like (see {@link OperationTimeouts})
    * @param leaseDuration how long a hosting runtime's leases outlive its last heartbeat
+   * @param rateLimits the rate limits this runtime configures, stored by the constructor
+   * @param concurrencyLimits the concurrency limits this runtime configures, stored likewise
    */
   public RuntimeCore(
       Backend backend,
@@ -117,7 +120,9 @@ public final class RuntimeCore implements AutoCloseable {
       DGenListener listener,
       RuntimeHooks hooks,
       Duration operationTimeout,
-      Duration leaseDuration) {
+      Duration leaseDuration,
+      Map<String, LimitKeys.RateConfig> rateLimits,
+      Map<String, Integer> concurrencyLimits) {
     this.leaseDuration = leaseDuration;
     this.hooks = hooks;
     this.operations = new OperationTimeouts(operationTimeout);
@@ -153,6 +158,8 @@ public final class RuntimeCore implements AutoCloseable {
             "blocking steps of this runtime (handleLocked, failure records, push retries)");
     this.deferredClears = new DeferredClears(backend, scheduler);
     measureClockSkew();
+    this.limits = new Limits(this, new Limits.Config(rateLimits, concurrencyLimits));
+    limits.store();
     hooks
         .metrics()
         .runtime(
@@ -243,6 +250,20 @@ public final class RuntimeCore implements AutoCloseable {
 
   Backend backend() {
     return backend;
+  }
+
+  /** The rate and concurrency limits of this runtime. */
+  Limits limits() {
+    return limits;
+  }
+
+  /**
+   * Checks that the limits {@code options} names are configured (stored by some runtime).
+   *
+   * @throws IllegalArgumentException naming the limit, if one is not
+   */
+  public void checkLimits(StartOptions options) {
+    limits.check(options);
   }
 
   RuntimeHooks hooks() {
@@ -487,6 +508,7 @@ public final class RuntimeCore implements AutoCloseable {
       p.stop();
     }
     tenants.values().forEach(TenantRuntime::close);
+    limits.close();
     try {
       backend.awaitQuiet(10, TimeUnit.SECONDS);
     } catch (InterruptedException e) {

@@ -187,6 +187,11 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             invoker,
             core::wallMillis,
             context);
+    ConcurrencyGate gate = options.concurrencyLimit().map(core.limits()::gate).orElse(null);
+    RateLimiter rate =
+        role != Role.REF && options.consume()
+            ? options.rateLimit().map(core.limits()::rate).orElse(null)
+            : null;
     LockCoordinator<S, M> locks =
         new LockCoordinator<>(
             keys,
@@ -203,6 +208,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             role == Role.HOSTED ? Objects.requireNonNull(kind).lockHolders() : null,
             core::wallMillis,
             fenced -> core.lockFenced(this, fenced),
+            gate,
             context);
     ConsumerBatch<S, M> batches =
         new ConsumerBatch<>(
@@ -214,7 +220,11 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             deadLetters,
             new Sweeper(keys, core::wallMillis),
             core::nanoTime,
-            fence);
+            fence,
+            gate,
+            core::wallMillis,
+            options.lockTimeout().orElse(null),
+            context);
     this.loop =
         new ConsumeLoop<>(
             core,
@@ -231,6 +241,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                 undecodable -> core.stateUndecodable(this, undecodable)),
             doorbell,
             keys.bucket(),
+            rate,
+            gate,
             context);
     if (role != Role.REF && options.consume()) {
       lifecycle.onStop(
@@ -585,7 +597,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     Objects.requireNonNull(request, "request must not be null");
     IdempotentRequests.checkTimeout(timeout);
     ServerProcess<S, M> local = role == Role.REF && kind != null ? kind.loadedProcess(tuid) : null;
-    if (local != null && options.consumeK() == 1) {
+    if (local != null && options.consumeK() == 1 && options.rateLimit().isEmpty()) {
       return local.callInternal(request, replyType, timeout); // inline where it runs
     }
     long start = core.nanoTime();
@@ -597,7 +609,10 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       Supplier<byte[]> env = Suppliers.memoize(() -> queue.encode(Envelope.CALL, request, from));
       CallProtocol.Waiting<R> waiting = calls.waiting(from, replyType, timeout);
       CompletableFuture<InlineRunner.Outcome<S>> sent =
-          role != Role.REF && options.consume() && options.consumeK() == 1
+          role != Role.REF
+                  && options.consume()
+                  && options.consumeK() == 1
+                  && options.rateLimit().isEmpty()
               ? inline.call(request, from, env, waiting)
               : calls
                   .pushOnce(env.get(), waiting)

@@ -1,0 +1,286 @@
+package io.dgen;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.apple.foundationdb.tuple.Tuple;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Queue;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Rate and concurrency limits across two runtimes on one backend: the window bound and throughput
+ * of a rate limit with every message applied in order, at most {@code limit} servers inside {@code
+ * handleLocked}, a permit that comes back at its expiry with the late holder's result refused, and
+ * the stored configuration.
+ */
+class LimitsTest extends RuntimeTestBase {
+
+  /** A server's messages, in the order applied. */
+  record Applied(List<Integer> seqs) {}
+
+  /** When each message's batch committed (nanos), and whatever ran inside handleLocked. */
+  static final class Probe {
+    final Queue<Long> appliedAt = new ConcurrentLinkedQueue<>();
+    final AtomicInteger inside = new AtomicInteger();
+    final AtomicInteger mostInside = new AtomicInteger();
+    final Queue<long[]> lockedRuns = new ConcurrentLinkedQueue<>();
+    volatile long lockedMillis = 300;
+    volatile CountDownLatch block = new CountDownLatch(0);
+    final CountDownLatch entered = new CountDownLatch(1);
+  }
+
+  /**
+   * Casts of a non-negative number are applied, recording their commit time; a negative one takes
+   * the lock, and {@code handleLocked} runs for {@link Probe#lockedMillis}.
+   */
+  static final class Paced implements DGenServer<Applied, Integer> {
+    private final Probe probe;
+
+    Paced(Probe probe) {
+      this.probe = probe;
+    }
+
+    @Override
+    public InitResult<Applied> init(Object arg) {
+      return InitResult.ok(Tuple.from("paced", (String) arg), new Applied(List.of()));
+    }
+
+    @Override
+    public Result<Applied> handleCall(Integer request, From from, Applied state) {
+      return Result.reply(state.seqs(), state);
+    }
+
+    @Override
+    public Result<Applied> handleCast(Integer n, Applied state) {
+      List<Integer> seqs = new ArrayList<>(state.seqs());
+      seqs.add(n);
+      if (n < 0) {
+        return Result.lock(new Applied(seqs));
+      }
+      return Result.noReply(
+          new Applied(seqs), List.of(committed -> probe.appliedAt.add(System.nanoTime())));
+    }
+
+    @Override
+    public Result<Applied> handleLocked(DbContext db, Event<Integer> event, Applied state)
+        throws Exception {
+      int now = probe.inside.incrementAndGet();
+      probe.mostInside.accumulateAndGet(now, Math::max);
+      long start = System.nanoTime();
+      probe.entered.countDown();
+      try {
+        if (event.message() == -1) {
+          probe.block.await(); // only the first holder is held up, when a test says so
+        }
+        Thread.sleep(probe.lockedMillis); // the work handleLocked stands for, not a wait
+      } finally {
+        probe.inside.decrementAndGet();
+        probe.lockedRuns.add(new long[] {start, System.nanoTime()});
+      }
+      return Result.noReply(state);
+    }
+  }
+
+  private final String limit = "limit-" + UUID.randomUUID();
+  private final Probe probe = new Probe();
+  private final List<DGen> others = new ArrayList<>();
+  private final List<LockFencedException> fenced = new CopyOnWriteArrayList<>();
+
+  @AfterEach
+  void closeOthers() {
+    probe.block.countDown();
+    others.forEach(DGen::close);
+  }
+
+  /** Another runtime on the test's backend, configured by {@code builder}. */
+  private DGen runtime(java.util.function.UnaryOperator<DGen.Builder> builder) {
+    DGen d =
+        builder
+            .apply(
+                DGen.builder(backend)
+                    .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(50))
+                    .listener(
+                        new DGenListener() {
+                          @Override
+                          public void lockFenced(ServerRef<?> server, LockFencedException error) {
+                            fenced.add(error);
+                          }
+                        }))
+            .build();
+    others.add(d);
+    return d;
+  }
+
+  private ServerRef<Integer> startPaced(DGen d, String id, StartOptions.Builder options) {
+    return d.start(new Paced(probe), id, options.build());
+  }
+
+  private static StartOptions.Builder options(DGen d, Tenant t) {
+    return StartOptions.builder(d.existingTenant(t.path().toArray(String[]::new)));
+  }
+
+  @Test
+  void rateLimit_acrossTwoRuntimes_boundsEveryWindow_andAppliesAllInOrder() {
+    DGen a = runtime(b -> b.rateLimit(limit, 50, 10));
+    DGen b = runtime(x -> x); // names the limit without configuring it: the stored one applies
+    List<ServerRef<Integer>> refs = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      DGen d = i % 2 == 0 ? a : b;
+      refs.add(startPaced(d, "s" + i, options(d, tenant).rateLimit(limit)));
+    }
+    long pushed = System.nanoTime();
+    for (ServerRef<Integer> ref : refs) {
+      ref.castAll(IntStream.range(0, 20).boxed().toList());
+    }
+    await()
+        .atMost(BULK_WAIT)
+        .pollInterval(Duration.ofMillis(200))
+        .until(() -> probe.appliedAt.size() >= 400);
+    for (ServerRef<Integer> ref : refs) {
+      assertThat(ref.<List<Integer>>priorityCall(0))
+          .as("applied in order, each once: %s", ref.tuid())
+          .isEqualTo(IntStream.range(0, 20).boxed().toList());
+    }
+    List<Long> times = new ArrayList<>(probe.appliedAt);
+    Collections.sort(times);
+    long window = TimeUnit.SECONDS.toNanos(4);
+    int most = 0;
+    int leastFull = Integer.MAX_VALUE;
+    for (int i = 0, j = 0; i < times.size(); i++) {
+      while (j < times.size() && times.get(j) - times.get(i) < window) {
+        j++;
+      }
+      most = Math.max(most, j - i);
+      if (times.get(times.size() - 1) - times.get(i) >= window) {
+        leastFull = Math.min(leastFull, j - i);
+      }
+    }
+    int bound = 10 + 50 * 4;
+    assertThat(most)
+        .as("messages consumed in the busiest 4 s window")
+        .isLessThanOrEqualTo((int) (bound * 1.1));
+    assertThat(leastFull)
+        .as("messages consumed in the quietest full 4 s window while a backlog remained")
+        .isGreaterThanOrEqualTo((int) (bound * 0.8));
+    assertThat(times.get(0) - pushed).isGreaterThanOrEqualTo(0);
+  }
+
+  @Test
+  void priorityMessages_areNotLimited() {
+    DGen a = runtime(b -> b.rateLimit(limit, 1, 1));
+    ServerRef<Integer> ref = startPaced(a, "p", options(a, tenant).rateLimit(limit));
+    ref.castAll(IntStream.range(0, 30).boxed().toList()); // 30 s of permits
+    for (int i = 0; i < 20; i++) {
+      assertThat(ref.<List<Integer>>priorityCall(0)).isNotNull();
+    }
+    assertThat(ref.queueLength()).isGreaterThan(20);
+  }
+
+  @Test
+  void start_namingAnUnconfiguredLimit_failsClearly() {
+    String missing = "missing-" + UUID.randomUUID();
+    assertThatThrownBy(() -> startPaced(dgen, "x", StartOptions.builder(tenant).rateLimit(missing)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(missing)
+        .hasMessageContaining("DGen.Builder.rateLimit");
+    assertThatThrownBy(
+            () ->
+                dgen.host(
+                    "paced",
+                    () -> new Paced(probe),
+                    StartOptions.builder(tenant)
+                        .concurrencyLimit(missing)
+                        .lockTimeout(Duration.ofSeconds(1))
+                        .build()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(missing)
+        .hasMessageContaining("DGen.Builder.concurrencyLimit");
+  }
+
+  @Test
+  void concurrencyLimit_withoutLockTimeout_isRefused() {
+    assertThatThrownBy(() -> StartOptions.builder(tenant).concurrencyLimit(limit).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("lockTimeout");
+  }
+
+  @Test
+  void aChangedConfiguration_isStored_andEnforcedByEveryRuntime() {
+    runtime(b -> b.rateLimit(limit, 50, 10).concurrencyLimit(limit, 2));
+    runtime(b -> b.rateLimit(limit, 100, 5).concurrencyLimit(limit, 3));
+    io.dgen.admin.DGenAdmin admin = new io.dgen.admin.DGenAdmin(backend);
+    assertThat(admin.limits())
+        .filteredOn(l -> l.name().equals(limit))
+        .extracting(l -> l.type() + " " + l.describe())
+        .containsExactlyInAnyOrder("rate 100.0/s burst 5", "concurrency 3");
+  }
+
+  @Test
+  void concurrencyLimit_acrossTwoRuntimes_letsAtMostTwoIn_andKeepsTwoBusy() {
+    DGen a = runtime(b -> b.concurrencyLimit(limit, 2));
+    DGen b = runtime(x -> x);
+    List<ServerRef<Integer>> refs = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      DGen d = i % 2 == 0 ? a : b;
+      refs.add(
+          startPaced(
+              d,
+              "c" + i,
+              options(d, tenant).concurrencyLimit(limit).lockTimeout(Duration.ofSeconds(30))));
+    }
+    refs.forEach(r -> r.cast(-1));
+    await().atMost(BULK_WAIT).until(() -> probe.lockedRuns.size() == 10);
+    for (ServerRef<Integer> ref : refs) {
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> ref.<List<Integer>>priorityCall(0).size() == 1);
+    }
+    assertThat(probe.mostInside.get()).isEqualTo(2);
+    long first = probe.lockedRuns.stream().mapToLong(r -> r[0]).min().orElseThrow();
+    long last = probe.lockedRuns.stream().mapToLong(r -> r[1]).max().orElseThrow();
+    long busy = probe.lockedRuns.stream().mapToLong(r -> r[1] - r[0]).sum();
+    assertThat((double) busy / (last - first))
+        .as("servers inside handleLocked on average, from the first entry to the last exit")
+        .isGreaterThanOrEqualTo(1.5);
+    assertThat(fenced).isEmpty();
+  }
+
+  @Test
+  void aStuckHoldersPermit_returnsAtExpiry_andItsLateResultIsRefused() throws Exception {
+    DGen a = runtime(b -> b.concurrencyLimit(limit, 1));
+    probe.block = new CountDownLatch(1);
+    probe.lockedMillis = 0;
+    StartOptions.Builder o =
+        options(a, tenant).concurrencyLimit(limit).lockTimeout(Duration.ofSeconds(1));
+    ServerRef<Integer> stuck = startPaced(a, "stuck", o);
+    stuck.cast(-1);
+    assertThat(probe.entered.await(30, TimeUnit.SECONDS)).isTrue();
+    ServerRef<Integer> next = startPaced(a, "next", o);
+    next.cast(-2);
+    // The stuck holder's permit expires after a second: the next server takes it and completes.
+    await().atMost(Duration.ofSeconds(30)).until(() -> probe.lockedRuns.size() >= 1);
+    probe.block.countDown(); // the stuck holder returns late: its result is refused
+    await().atMost(Duration.ofSeconds(30)).until(() -> !fenced.isEmpty());
+    assertThat(fenced.get(0)).hasMessageContaining(limit);
+    // Its lock is released and its message re-queued at the head, as after a bust: the message
+    // runs again (its cast, then handleLocked under a permit).
+    await().atMost(Duration.ofSeconds(30)).until(() -> probe.lockedRuns.size() == 3);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> stuck.<List<Integer>>priorityCall(0).equals(List.of(-1, -1)));
+    assertThat(next.<List<Integer>>priorityCall(0)).isEqualTo(List.of(-2));
+  }
+}
