@@ -80,6 +80,7 @@ class LimitsTest extends RuntimeTestBase {
       int now = probe.inside.incrementAndGet();
       probe.mostInside.accumulateAndGet(now, Math::max);
       long start = System.nanoTime();
+      long startMillis = System.currentTimeMillis();
       probe.entered.countDown();
       try {
         if (event.message() == -1) {
@@ -88,7 +89,7 @@ class LimitsTest extends RuntimeTestBase {
         Thread.sleep(probe.lockedMillis); // the work handleLocked stands for, not a wait
       } finally {
         probe.inside.decrementAndGet();
-        probe.lockedRuns.add(new long[] {start, System.nanoTime()});
+        probe.lockedRuns.add(new long[] {start, System.nanoTime(), startMillis});
       }
       return Result.noReply(state);
     }

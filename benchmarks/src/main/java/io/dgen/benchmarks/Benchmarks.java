@@ -145,6 +145,7 @@ public final class Benchmarks {
   private static List<Planned> classic(Settings settings, Target target) {
     Scenarios s = new Scenarios(settings, target);
     TimerScenarios timers = new TimerScenarios(settings, target);
+    LimitScenarios limits = new LimitScenarios(settings, target);
     return List.of(
         new Planned("raw-tx", s::rawTransactions),
         new Planned("plain-actor", s::plainActor),
@@ -187,7 +188,9 @@ public final class Benchmarks {
         new Planned("wide-term", () -> s.wideState(StateEncoding.TERM)),
         new Planned("idle", s::idleServers),
         new Planned("timers-fire", timers::fire),
-        new Planned("idle-timers", timers::idle));
+        new Planned("idle-timers", timers::idle),
+        new Planned("limit-rate", limits::rate),
+        new Planned("limit-throttled", limits::throttledCpu));
   }
 
   /**

@@ -1,6 +1,7 @@
 package io.dgen.cli;
 
 import io.dgen.admin.DGenAdmin;
+import io.dgen.admin.LimitView;
 import io.dgen.admin.ServerAdmin;
 import io.dgen.admin.TenantAdmin;
 import io.dgen.admin.Tuids;
@@ -122,6 +123,48 @@ final class Commands {
         rows.add(List.of(name, Integer.toString(servers)));
       }
       return listing(list, List.of("TENANT", "SERVERS"), rows);
+    }
+  }
+
+  @Command(
+      name = "limits",
+      mixinStandardHelpOptions = true,
+      description =
+          "List the rate and concurrency limits runtimes configured: each one's numbers, a rate"
+              + " limit's tokens now (negative while runtimes reserved permits ahead), and a"
+              + " concurrency limit's holders.")
+  static final class Limits extends Base {
+    @Override
+    public Integer call() {
+      ArrayNode list = Output.array();
+      List<List<String>> rows = new ArrayList<>();
+      for (LimitView l : admin().limits()) {
+        ObjectNode o = list.addObject().put("type", l.type()).put("name", l.name());
+        String state;
+        if (l.type().equals("rate")) {
+          o.put("permitsPerSecond", l.permitsPerSecond()).put("burst", l.burst());
+          o.put("tokens", l.tokens());
+          state = String.format(java.util.Locale.ROOT, "tokens %.1f", l.tokens());
+        } else {
+          o.put("limit", l.limit());
+          ArrayNode holders = o.putArray("holders");
+          List<String> names = new ArrayList<>();
+          for (LimitView.Holder h : l.holders()) {
+            holders
+                .addObject()
+                .put("slot", h.slot())
+                .put("holder", h.holder())
+                .put("token", h.token())
+                .put("acquiredAt", h.acquiredAt().toString())
+                .put("expiresAt", h.expiresAt().toString())
+                .put("expired", h.expired());
+            names.add(h.holder() + (h.expired() ? " (expired)" : ""));
+          }
+          state = "held " + l.holders().size() + (names.isEmpty() ? "" : ": " + names);
+        }
+        rows.add(List.of(l.type(), l.name(), l.describe(), state));
+      }
+      return listing(list, List.of("TYPE", "NAME", "LIMIT", "STATE"), rows);
     }
   }
 

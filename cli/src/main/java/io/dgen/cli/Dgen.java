@@ -31,6 +31,7 @@ import picocli.CommandLine.Spec;
     subcommands = {
       Commands.Tenants.class,
       Commands.Servers.class,
+      Commands.Limits.class,
       Commands.PlacementView.class,
       Commands.Inspect.class,
       Commands.StateReplace.class,

@@ -67,6 +67,36 @@ class DgenTest {
   }
 
   @Test
+  void limits_showsEachLimitsConfigurationAndHolders() throws Exception {
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+    try (DGen d =
+        DGen.builder(memory).rateLimit("api", 50, 10).concurrencyLimit("slots", 2).build()) {
+      io.dgen.Tenant t = d.tenant("limited");
+      io.dgen.ServerRef<Shop.Msg> ref =
+          d.start(
+              new Shop(entered, release),
+              com.apple.foundationdb.tuple.Tuple.from("desk", 1),
+              io.dgen.StartOptions.builder(t)
+                  .concurrencyLimit("slots")
+                  .lockTimeout(java.time.Duration.ofMinutes(1))
+                  .build());
+      ref.cast(new Shop.Hold("h"));
+      assertThat(entered.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      assertThat(dgen("limits").ok().out().lines())
+          .containsExactly(
+              "TYPE         NAME   LIMIT            STATE",
+              "rate         api    50.0/s burst 10  tokens 10.0",
+              "concurrency  slots  2                held 1: [tenant=[limited] tuid=(\"desk\", 1)]");
+      assertThat(dgen("limits", "--json").ok().out())
+          .contains("\"permitsPerSecond\" : 50.0")
+          .contains("\"holders\"");
+      assertThat(dgen("tenants").ok().out()).doesNotContain("$dgen");
+      release.countDown();
+    }
+  }
+
+  @Test
   void placement_showsTheHostingRuntimesAndTheirBuckets() {
     try (DGen host = DGen.builder(memory).buckets(16).build()) {
       io.dgen.Tenant t = host.tenant("bank");
