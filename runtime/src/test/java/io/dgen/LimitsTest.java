@@ -5,7 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.backend.BackendException;
+import io.dgen.internal.Buckets;
+import io.dgen.internal.ServerKeys;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -17,6 +21,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -40,6 +45,7 @@ class LimitsTest extends RuntimeTestBase {
     volatile long lockedMillis = 300;
     volatile CountDownLatch block = new CountDownLatch(0);
     final CountDownLatch entered = new CountDownLatch(1);
+    volatile @Nullable Runnable arm;
   }
 
   /**
@@ -70,6 +76,11 @@ class LimitsTest extends RuntimeTestBase {
       List<Integer> seqs = new ArrayList<>(state.seqs());
       seqs.add(n);
       if (n < 0) {
+        Runnable arm = probe.arm;
+        if (arm != null && n == -3) {
+          probe.arm = null;
+          arm.run(); // faults for the batch that takes this lock
+        }
         return Result.lock(new Applied(seqs));
       }
       return Result.noReply(
@@ -225,6 +236,22 @@ class LimitsTest extends RuntimeTestBase {
   }
 
   @Test
+  void meters_countPermitsWaitsAndTheLimitersTransactions() {
+    io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+        new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+    DGen a = runtime(b -> b.rateLimit(limit, 20, 1).meterRegistry(registry));
+    ServerRef<Integer> ref = startPaced(a, "m", options(a, tenant).rateLimit(limit));
+    ref.castAll(IntStream.range(0, 10).boxed().toList());
+    await().atMost(Duration.ofSeconds(30)).until(() -> probe.appliedAt.size() == 10);
+    assertThat(registry.get("dgen.limit.permits").tag("limit", limit).counter().count())
+        .isGreaterThanOrEqualTo(10);
+    assertThat(registry.get("dgen.limit.wait").tag("limit", limit).timer().count()).isPositive();
+    assertThat(registry.get("dgen.limit.transactions").tag("limit", limit).counter().count())
+        .isPositive();
+    assertThat(registry.get("dgen.limit.throttled").tag("limit", limit).gauge().value()).isZero();
+  }
+
+  @Test
   void priorityMessages_areNotLimited() {
     DGen a = runtime(b -> b.rateLimit(limit, 1, 1));
     ServerRef<Integer> ref = startPaced(a, "p", options(a, tenant).rateLimit(limit));
@@ -328,5 +355,71 @@ class LimitsTest extends RuntimeTestBase {
         .atMost(Duration.ofSeconds(30))
         .until(() -> stuck.<List<Integer>>priorityCall(0).equals(List.of(-1, -1)));
     assertThat(next.<List<Integer>>priorityCall(0)).isEqualTo(List.of(-2));
+  }
+
+  /**
+   * A batch takes the lock and its permit, but does not learn that it committed; by the time its
+   * process meets its own lock again, the permit has expired and another server holds it. The lock
+   * is not run as this process's (that would run handleLocked beside the permit's holder, and have
+   * its result refused for the lost permit): its message is re-queued at the head and runs again
+   * under a permit of its own.
+   */
+  @Test
+  void aRecoveredLockWhosePermitExpired_isRequeued_notRunBesideThePermitsHolder() throws Exception {
+    ManualTestClock clock = new ManualTestClock(Instant.now());
+    // The holder's next batch comes three seconds after the one that did not learn its outcome.
+    DGen a =
+        runtime(
+            b ->
+                b.concurrencyLimit(limit, 1)
+                    .clock(clock)
+                    .retryBackoff(Duration.ofSeconds(3), Duration.ofSeconds(3)));
+    DGen b = runtime(x -> x.clock(clock));
+    probe.block = new CountDownLatch(1);
+    probe.lockedMillis = 0;
+    ServerRef<Integer> holder =
+        startPaced(
+            a,
+            "holder",
+            options(a, tenant).concurrencyLimit(limit).lockTimeout(Duration.ofSeconds(1)));
+    ServerKeys keys =
+        new ServerKeys(tenant.subspace(), Buckets.of(tenant.bucketCount()), holder.tuid());
+    probe.arm =
+        () -> {
+          faults().failCommits(1, BackendException.TRANSACTION_TIMED_OUT, true);
+          faults()
+              .failReads(
+                  keys.markers().range().begin,
+                  keys.markers().range().end,
+                  1,
+                  BackendException.TRANSACTION_TIMED_OUT);
+        };
+    holder.cast(-3);
+    await().atMost(Duration.ofSeconds(30)).until(() -> lockOf(keys) != null);
+    clock.advance(Duration.ofSeconds(2)); // the lock's permit expires
+    ServerRef<Integer> other =
+        startPaced(
+            b,
+            "other",
+            options(b, tenant).concurrencyLimit(limit).lockTimeout(Duration.ofSeconds(1)));
+    other.cast(-1); // takes the expired permit, and stays inside handleLocked
+    assertThat(probe.entered.await(30, TimeUnit.SECONDS)).isTrue();
+
+    // The holder meets its lock, finds its permit gone, and re-queues the message.
+    await().atMost(Duration.ofSeconds(30)).until(() -> lockOf(keys) == null);
+    assertThat(probe.mostInside.get()).isEqualTo(1);
+    assertThat(probe.lockedRuns).isEmpty();
+
+    probe.block.countDown(); // the other server's permit comes back: the message runs under it
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> holder.<List<Integer>>priorityCall(0).equals(List.of(-3, -3)));
+    assertThat(probe.lockedRuns).hasSize(2);
+    assertThat(probe.mostInside.get()).isEqualTo(1);
+    assertThat(fenced).isEmpty();
+  }
+
+  private byte @Nullable [] lockOf(ServerKeys keys) {
+    return backend.run(tx -> tx.get(keys.lockKey()));
   }
 }

@@ -5,11 +5,12 @@ import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -37,6 +38,7 @@ final class ConcurrencyGate {
   private static final Logger log = LoggerFactory.getLogger(ConcurrencyGate.class);
 
   private static final long RETRY_MILLIS = 100;
+  private static final int REMEMBERED_TOKENS = 4_096;
 
   /** The limit and its slots as a batch read them (a snapshot read). */
   record Slots(int limit, List<LimitKeys.@Nullable Permit> held) {
@@ -137,8 +139,19 @@ final class ConcurrencyGate {
   private final LimitKeys keys;
   private final RuntimeCore core;
   private final Metrics.Limit meters;
-  // the slot each token took here, so that its holder reads one slot, not all of them
-  private final Map<String, Integer> slotOfToken = new ConcurrentHashMap<>();
+  // The slot each token took here, so that its holder reads one slot, not all of them; bounded,
+  // as attempts that took a slot and did not commit leave theirs (a holder not found here reads
+  // every slot).
+  private final Map<String, Integer> slotOfToken =
+      Collections.synchronizedMap(
+          new LinkedHashMap<>() {
+            private static final long serialVersionUID = 1L;
+
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, Integer> eldest) {
+              return size() > REMEMBERED_TOKENS;
+            }
+          });
 
   // Guarded by this.
   private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
@@ -384,8 +397,15 @@ final class ConcurrencyGate {
           watch = w;
           w.whenComplete(
               (v, e) -> {
-                if (!w.isCancelled()) {
+                if (w.isCancelled()) {
+                  return; // replaced by a newer watch, or closed
+                }
+                if (e == null) {
                   check();
+                } else {
+                  synchronized (this) {
+                    wakeAt(core.wallMillis() + RETRY_MILLIS); // a failed watch: no busy loop
+                  }
                 }
               });
         }

@@ -269,7 +269,7 @@ final class LockCoordinator<S, M> {
         takenBy.remove(run);
         tx.clear(keys.lockKey());
         queue.requeue(tx, ServerKeys.LANE_HEAD, lock.envelope());
-        gate.releaseIfHeld(tx, lock.token());
+        gate.releaseIfHeld(tx, permits, lock.token());
         log.warn(
             "found a lock that a batch of this process took without learning its outcome, whose"
                 + " permit of the concurrency limit {} expired; its message is re-queued at the"
@@ -287,14 +287,14 @@ final class LockCoordinator<S, M> {
     long now = wallMillis.getAsLong();
     UUID member = holders == null ? null : memberOf(lock.token());
     if (member != null && !member.equals(holders.self()) && holders.gone(member)) {
-      bust(tx, lock, "its holder's runtime is gone (member " + member + ")");
+      bust(tx, lock, permits, "its holder's runtime is gone (member " + member + ")");
       return new Meeting<>(true, -1);
     }
     long expiresAt = -1;
     if (lockTimeout.isPresent()) {
       expiresAt = lock.acquiredAt() + lockTimeout.get().toMillis();
       if (now >= expiresAt) {
-        bust(tx, lock, "lockTimeout " + lockTimeout.get().toMillis() + " ms");
+        bust(tx, lock, permits, "lockTimeout " + lockTimeout.get().toMillis() + " ms");
         return new Meeting<>(true, -1);
       }
     }
@@ -312,11 +312,13 @@ final class LockCoordinator<S, M> {
    * Busts {@code lock}: clears it, re-queues the message that took it at the head and gives back its
    * concurrency permit.
    */
-  private void bust(Transaction tx, LockRecord lock, String why) {
+  private void bust(
+      Transaction tx, LockRecord lock, ConcurrencyGate.@Nullable Slots permits, String why) {
     tx.clear(keys.lockKey());
     queue.requeue(tx, ServerKeys.LANE_HEAD, lock.envelope());
     if (gate != null) {
-      gate.releaseIfHeld(tx, lock.token()); // its permit goes with the lock
+      // its permit goes with it: given back from the batch's own read of the slots
+      gate.releaseIfHeld(tx, Objects.requireNonNull(permits), lock.token());
     }
     log.warn(
         "busting a lock held since {} ({}); its message is re-queued at the head: {} token={}",
