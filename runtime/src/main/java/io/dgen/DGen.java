@@ -631,9 +631,9 @@ public final class DGen implements AutoCloseable {
      * runtime is built, so that every runtime enforces the same numbers; a value that differs from
      * the stored one replaces it, and the change is logged. Over any window of {@code w} seconds
      * the servers naming it consume at most {@code burst + permitsPerSecond × w} messages, plus
-     * {@code permitsPerSecond × 0.2 s} of slack (see {@code docs/limits.md}). Each runtime reserves
-     * slices of the rate (about 0.2 s of it per transaction), so the bucket's key is written a few
-     * times per second whatever the rate.
+     * {@code permitsPerSecond × 0.22 s} of slack (see {@code docs/limits.md}). Each runtime
+     * reserves slices of the rate (about 0.2 s of it per transaction), so the bucket's key is
+     * written a few times per second whatever the rate.
      *
      * @param name the limit's name, not blank
      * @param permitsPerSecond positive and finite

@@ -44,7 +44,8 @@ final class LimitScenarios {
     double rate = 1_000;
     int burst = 100;
     int servers = 20;
-    double seconds = Math.max(0.5, settings.measure().toMillis() / 1000.0);
+    // long enough for a few dozen reservations: the conflict rate is a ratio of small counts
+    double seconds = Math.max(0.5, 3 * settings.measure().toMillis() / 1000.0);
     int perServer = (int) Math.ceil((burst + rate * seconds) / servers);
     int n = perServer * servers;
     String limit = "bench-" + UUID.randomUUID();
@@ -121,7 +122,7 @@ final class LimitScenarios {
                 null,
                 StartOptions.builder(t).rateLimit(limit).build()));
       }
-      pause(500); // let the starts' first batches settle
+      pause(2_000); // let the starts' first batches, JIT and GC settle
       long idleCpu = cpuOver(measure);
       for (ServerRef<CounterServer.Msg> ref : refs) {
         ref.castAll(Collections.nCopies(5, ONE));

@@ -30,8 +30,9 @@ import org.slf4j.LoggerFactory;
  * usable {@code max(0, (k + 1 - tokens) / rate)} seconds after the reservation, exactly when a
  * token bucket of that size would have had a token for it; so over any window the servers of every
  * runtime together take at most {@code burst + rate × window} permits, plus the slack of permits
- * handed out late (at most {@value #STALE_MILLIS} ms late, or dropped). A runtime reserves only
- * while its servers take permits or wait, and at most {@value #AHEAD_MILLIS} ms ahead.
+ * handed out late (at most {@value #STALE_MILLIS} ms late, or dropped) or early (at most {@value
+ * #LEAD_MILLIS} ms, to a batch that takes several). A runtime reserves only while its servers take
+ * permits or wait, and at most {@value #AHEAD_MILLIS} ms ahead.
  *
  * <p>Never holds a thread for a waiting server: a waiter is a callback in a queue, and one timer
  * (for the next permit's time, or the next reservation) runs the hand-out. Never touches a server's
@@ -53,6 +54,13 @@ final class RateLimiter {
   /** A permit not handed out within this of its time is dropped (it would exceed the bound). */
   static final long STALE_MILLIS = 200;
 
+  /**
+   * A waiter handed permits takes those due within this too, so that a batch gets several at a high
+   * rate instead of one per timer tick.
+   */
+  static final long LEAD_MILLIS = 20;
+
+  private static final long LEAD_NANOS = TimeUnit.MILLISECONDS.toNanos(LEAD_MILLIS);
   private static final long STALE_NANOS = TimeUnit.MILLISECONDS.toNanos(STALE_MILLIS);
   private static final long SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(SLICE_MILLIS);
   private static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
@@ -262,7 +270,7 @@ final class RateLimiter {
   /** Takes up to {@code max} permits usable at {@code now}. Holds the monitor. */
   private int take(int max, long now) {
     int n = 0;
-    while (n < max && !permits.isEmpty() && permits.peek() - now <= 0) {
+    while (n < max && !permits.isEmpty() && permits.peek() - now <= LEAD_NANOS) {
       permits.poll();
       n++;
     }
