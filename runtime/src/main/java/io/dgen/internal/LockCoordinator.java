@@ -309,8 +309,8 @@ final class LockCoordinator<S, M> {
   }
 
   /**
-   * Busts {@code lock}: clears it, re-queues the message that took it at the head and gives back its
-   * concurrency permit.
+   * Busts {@code lock}: clears it, re-queues the message that took it at the head and gives back
+   * its concurrency permit.
    */
   private void bust(
       Transaction tx, LockRecord lock, ConcurrencyGate.@Nullable Slots permits, String why) {
