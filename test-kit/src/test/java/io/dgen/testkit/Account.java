@@ -36,8 +36,11 @@ final class Account implements DGenServer<Account.State, Account.Msg> {
   /** A slow job in lock mode: adds 100 outside any transaction. */
   record Audit() implements Msg {}
 
-  /** Thrown by handleLocked to play a process that dies while it holds the lock. */
-  static final class Crash extends Error {
+  /**
+   * Thrown by handleLocked to play a process that dies while it holds the lock: a fatal VM error
+   * (any other {@code Error} is only that run's failure, and the lock would be released).
+   */
+  static final class Crash extends VirtualMachineError {
     private static final long serialVersionUID = 1L;
   }
 

@@ -122,16 +122,15 @@ class TestKitTest {
   @Test
   void aLockOfADeadHolderIsBustedOnceTheClockPassesLockTimeout(TestKit kit) {
     Account behaviour = new Account();
-    ServerRef<Account.Msg> account =
-        kit.dgen()
-            .start(
-                behaviour,
-                null,
-                StartOptions.builder(kit.tenant()).lockTimeout(Duration.ofSeconds(30)).build());
+    StartOptions options =
+        StartOptions.builder(kit.tenant()).lockTimeout(Duration.ofSeconds(30)).build();
+    ServerRef<Account.Msg> dying = kit.dgen().start(behaviour, null, options);
     behaviour.crashInLock.set(true);
-    account.castAll(List.of(new Account.Audit(), new Account.Deposit(1)));
-    assertThatThrownBy(() -> kit.drain(account)).isInstanceOf(Account.Crash.class);
+    dying.castAll(List.of(new Account.Audit(), new Account.Deposit(1)));
+    assertThatThrownBy(() -> kit.drain(dying)).isInstanceOf(Account.Crash.class);
 
+    // the process died holding the lock; a new process of the server meets it
+    ServerRef<Account.Msg> account = kit.dgen().start(new Account(), null, options);
     assertThat(kit.drain(account)).isZero(); // locked by the holder that died
     kit.advance(Duration.ofSeconds(29));
     assertThat(kit.drain(account)).isZero();
