@@ -41,7 +41,13 @@ class BenchmarksTest {
     for (Row r : report.rows()) {
       assertThat(r.messages()).as(r.id()).isPositive();
       assertThat(r.opsPerSecond()).as(r.id()).isPositive();
-      assertThat(r.cpuMicrosPerMessage()).as(r.id()).isPositive();
+      if (r.id().equals("limit-throttled")) {
+        // the process's CPU while its servers wait for permits: nothing is the ideal, and a
+        // short tiny-run interval may well measure nothing
+        assertThat(r.cpuMicrosPerMessage()).as(r.id()).isNotNegative();
+      } else {
+        assertThat(r.cpuMicrosPerMessage()).as(r.id()).isPositive();
+      }
     }
     String out = report.render();
     assertThat(out)
