@@ -8,12 +8,16 @@ import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.backend.memory.MemoryBackend;
+import io.dgen.internal.Placement;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -241,35 +245,63 @@ class DashboardBrowserTest {
 
   @Test
   @Order(4)
-  void placement_showsTheHostingRuntime_andTheBucketsItHolds() {
+  void placement_showsEachHostingRuntime_andTheBucketsItHolds() {
     DGen dgen = ui.shop.dgen;
     Tenant hosted = dgen.tenant("shop", "hosted");
     dgen.host(
         "carts",
         () -> new Shop(new CountDownLatch(1), new CountDownLatch(0)),
         StartOptions.builder(hosted).build());
-    String member = dgen.memberId().toString();
+    String first = dgen.memberId().toString();
     int buckets = hosted.bucketCount();
     var d = browser.driver;
     d.get(ui.url("/tenant?t=shop/hosted"));
     d.findElement(By.linkText("placement")).click();
-    browser.awaitText(By.cssSelector("tr[data-member='" + member + "'] td.kinds"), "carts");
-    assertThat(d.findElement(By.id("buckets")).getText()).contains(Integer.toString(buckets));
     // the only member takes every bucket within a few rounds; the page shows it on a reload
+    awaitHeld(Map.of(first, buckets));
+    assertThat(d.findElement(By.cssSelector("tr[data-member='" + first + "'] td.kinds")).getText())
+        .isEqualTo("carts");
+    assertThat(d.findElement(By.id("buckets")).getText()).contains(Integer.toString(buckets));
+
+    // a second runtime joins: the buckets are shared as rendezvous hashing says, row by row
+    try (DGen second = DGen.builder(memory).build()) {
+      second.host(
+          "carts",
+          () -> new Shop(new CountDownLatch(1), new CountDownLatch(0)),
+          StartOptions.builder(second.tenant("shop", "hosted")).build());
+      List<UUID> ids = new ArrayList<>(List.of(dgen.memberId(), second.memberId()));
+      ids.sort(null);
+      Map<String, Integer> share = new HashMap<>();
+      for (int b = 0; b < buckets; b++) {
+        share.merge(Placement.desiredOwner("carts", b, ids).toString(), 1, Integer::sum);
+      }
+      assertThat(share).hasSize(2);
+      awaitHeld(share);
+      assertThat(
+              d.findElement(By.cssSelector("tr[data-member='" + first + "'] td.changed")).getText())
+          .isNotEmpty();
+      assertNoInjection();
+      browser.screenshot("placement");
+    }
+  }
+
+  /** Reloads the placement page until each member's row shows the buckets it should hold. */
+  private void awaitHeld(Map<String, Integer> held) {
+    var d = browser.driver;
     browser
         .waiting()
-        .withMessage(() -> "every bucket held by " + member + ": " + d.getPageSource())
+        .withMessage(() -> "buckets held as " + held + ": " + d.getPageSource())
         .until(
             x -> {
               x.navigate().refresh();
-              return x.findElement(By.cssSelector("tr[data-member='" + member + "'] td.held"))
-                  .getText()
-                  .equals("{carts=" + buckets + "}");
+              return held.entrySet().stream()
+                  .allMatch(
+                      e ->
+                          x
+                              .findElements(
+                                  By.cssSelector("tr[data-member='" + e.getKey() + "'] td.held"))
+                              .stream()
+                              .anyMatch(td -> td.getText().equals("{carts=" + e.getValue() + "}")));
             });
-    assertThat(
-            d.findElement(By.cssSelector("tr[data-member='" + member + "'] td.changed")).getText())
-        .isNotEmpty();
-    assertNoInjection();
-    browser.screenshot("placement");
   }
 }
