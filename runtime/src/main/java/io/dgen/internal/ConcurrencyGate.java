@@ -14,7 +14,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -333,38 +332,27 @@ final class ConcurrencyGate {
       checking = true;
       checkAgain = false;
     }
-    AtomicInteger attempts = new AtomicInteger();
-    CompletableFuture<Object[]> done;
-    try {
-      done =
-          core.backend()
-              .runAsync(
-                  tx -> {
-                    attempts.incrementAndGet();
-                    return read(tx, true)
-                        .thenApply(
-                            s -> {
-                              long now = core.wallMillis();
-                              int free = s.freeCount(now);
-                              CompletableFuture<Void> w =
-                                  free > 0 ? null : tx.watch(keys.releases(name));
-                              return new Object[] {s, free, w};
-                            });
-                  });
-    } catch (RuntimeException e) {
-      done = CompletableFuture.failedFuture(e);
-    }
-    done.whenComplete(
-        (r, err) -> {
-          if (err == null) {
-            meters.transaction(attempts.get());
-          }
-          checked(r, err);
-        });
+    Limits.counted(
+            core.backend(),
+            meters,
+            tx ->
+                read(tx, true)
+                    .thenApply(
+                        slots -> {
+                          int free = slots.freeCount(core.wallMillis());
+                          return new Check(
+                              slots, free, free > 0 ? null : tx.watch(keys.releases(name)));
+                        }))
+        .whenComplete(this::checked);
   }
 
-  @SuppressWarnings("unchecked")
-  private void checked(Object @Nullable [] r, @Nullable Throwable err) {
+  /**
+   * What a check read: the slots, how many were free, and the watch of the release counter armed
+   * when none was.
+   */
+  private record Check(Slots slots, int free, @Nullable CompletableFuture<@Nullable Void> watch) {}
+
+  private void checked(@Nullable Check r, @Nullable Throwable err) {
     List<Runnable> woken = new ArrayList<>();
     long now = core.nanoTime();
     boolean again;
@@ -382,9 +370,9 @@ final class ConcurrencyGate {
             Futures.unwrap(err));
         wakeAt(core.wallMillis() + RETRY_MILLIS);
       } else {
-        Slots s = (Slots) r[0];
-        int free = (Integer) r[1];
-        CompletableFuture<@Nullable Void> w = (CompletableFuture<@Nullable Void>) r[2];
+        Slots s = r.slots();
+        int free = r.free();
+        CompletableFuture<@Nullable Void> w = r.watch();
         for (int i = 0; i < free && !waiters.isEmpty(); i++) {
           Waiter next = waiters.poll();
           woken.add(next.wake);

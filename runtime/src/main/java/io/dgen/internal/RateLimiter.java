@@ -12,7 +12,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntConsumer;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -332,55 +331,42 @@ final class RateLimiter {
   }
 
   private void reserve(int size) {
-    AtomicInteger attempts = new AtomicInteger();
-    CompletableFuture<Reservation> done;
-    try {
-      done =
-          backend.runAsync(
-              tx -> {
-                attempts.incrementAndGet();
-                CompletableFuture<byte @Nullable []> config = tx.getAsync(configKey);
-                CompletableFuture<byte @Nullable []> bucket = tx.getAsync(bucketKey);
-                return CompletableFuture.allOf(config, bucket)
-                    .thenApply(
-                        ignored -> {
-                          LimitKeys.RateConfig c = LimitKeys.RateConfig.decode(config.join());
-                          if (c == null) {
-                            throw new IllegalStateException(
-                                "the rate limit " + name + " is no longer stored");
-                          }
-                          long now = wallMillis.getAsLong();
-                          LimitKeys.Bucket b = LimitKeys.Bucket.decode(bucket.join());
-                          if (b == null) {
-                            b = new LimitKeys.Bucket(c.burst(), now);
-                          }
-                          double tokens = b.tokensAt(now, c);
-                          double firstMillis = (1 - tokens) / c.permitsPerSecond() * 1000;
-                          if (firstMillis > AHEAD_MILLIS) {
-                            return new Reservation(
-                                c.permitsPerSecond(),
-                                tokens,
-                                0,
-                                (long) Math.ceil(firstMillis - AHEAD_MILLIS));
-                          }
-                          int n = (int) Math.min(size, sliceOf(c.permitsPerSecond()));
-                          tx.set(
-                              bucketKey,
-                              new LimitKeys.Bucket(tokens - n, Math.max(now, b.atMillis()))
-                                  .encode());
-                          return new Reservation(c.permitsPerSecond(), tokens, n, 0);
-                        });
-              });
-    } catch (RuntimeException e) {
-      done = CompletableFuture.failedFuture(e);
-    }
-    done.whenComplete(
-        (r, err) -> {
-          if (err == null) {
-            meters.transaction(attempts.get());
-          }
-          reserved(r, err);
-        });
+    Limits.counted(
+            backend,
+            meters,
+            tx -> {
+              CompletableFuture<byte @Nullable []> config = tx.getAsync(configKey);
+              CompletableFuture<byte @Nullable []> bucket = tx.getAsync(bucketKey);
+              return CompletableFuture.allOf(config, bucket)
+                  .thenApply(
+                      ignored -> {
+                        LimitKeys.RateConfig c = LimitKeys.RateConfig.decode(config.join());
+                        if (c == null) {
+                          throw new IllegalStateException(
+                              "the rate limit " + name + " is no longer stored");
+                        }
+                        long now = wallMillis.getAsLong();
+                        LimitKeys.Bucket b = LimitKeys.Bucket.decode(bucket.join());
+                        if (b == null) {
+                          b = new LimitKeys.Bucket(c.burst(), now);
+                        }
+                        double tokens = b.tokensAt(now, c);
+                        double firstMillis = (1 - tokens) / c.permitsPerSecond() * 1000;
+                        if (firstMillis > AHEAD_MILLIS) {
+                          return new Reservation(
+                              c.permitsPerSecond(),
+                              tokens,
+                              0,
+                              (long) Math.ceil(firstMillis - AHEAD_MILLIS));
+                        }
+                        int n = (int) Math.min(size, sliceOf(c.permitsPerSecond()));
+                        tx.set(
+                            bucketKey,
+                            new LimitKeys.Bucket(tokens - n, Math.max(now, b.atMillis())).encode());
+                        return new Reservation(c.permitsPerSecond(), tokens, n, 0);
+                      });
+            })
+        .whenComplete(this::reserved);
   }
 
   private void reserved(@Nullable Reservation r, @Nullable Throwable err) {
