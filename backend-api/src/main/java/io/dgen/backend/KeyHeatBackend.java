@@ -9,6 +9,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
@@ -70,6 +71,23 @@ public final class KeyHeatBackend extends ForwardingBackend {
     heat.forEach((t, c) -> all.add(new Hot(t.key().array(), t.appended(), c.sum())));
     all.sort(Comparator.comparingLong(Hot::mutations).reversed());
     return all.subList(0, Math.min(n, all.size()));
+  }
+
+  /**
+   * The hottest key or appended range outside {@code except} (keys written at a steady rate
+   * whatever the load, such as heartbeats), or empty if nothing else was written.
+   */
+  public Optional<Hot> hottestOutside(byte[] except) {
+    @Nullable Hot hottest = null;
+    for (Map.Entry<Target, LongAdder> e : heat.entrySet()) {
+      byte[] key = e.getKey().key().array();
+      long mutations = e.getValue().sum();
+      if (!ByteArrayUtil.startsWith(key, except)
+          && (hottest == null || mutations > hottest.mutations())) {
+        hottest = new Hot(key, e.getKey().appended(), mutations);
+      }
+    }
+    return Optional.ofNullable(hottest);
   }
 
   /** Forgets what was counted. */

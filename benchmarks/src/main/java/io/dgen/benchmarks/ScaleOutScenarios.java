@@ -92,11 +92,7 @@ final class ScaleOutScenarios {
         long cpu = Scenarios.processCpuNanos() - cpu0;
         byte[] members =
             new TenantKeys(tenant.subspace(), Buckets.of(tenant.bucketCount())).members().getKey();
-        KeyHeatBackend.Hot hottest =
-            heat.hottest(10).stream()
-                .filter(h -> !ByteArrayUtil.startsWith(h.key(), members))
-                .findFirst()
-                .orElseThrow();
+        KeyHeatBackend.Hot hottest = heat.hottestOutside(members).orElseThrow();
         double perMessage = (double) hottest.mutations() / messages;
         Map<String, Double> metrics = new LinkedHashMap<>();
         metrics.put("hottestPerMessage", perMessage);
