@@ -15,12 +15,9 @@ import io.dgen.backend.Backend;
 import io.dgen.backend.BackendException;
 import io.dgen.backend.ForwardingBackend;
 import io.dgen.backend.Transaction;
-import io.dgen.internal.Placement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -30,10 +27,13 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Servers addressed by id ({@code DGen.host} and {@code DGen.ref}), several runtimes on one
@@ -62,11 +62,17 @@ class HostingTest extends RuntimeTestBase {
 
   /** A runtime over {@code over} (the test's backend unless given), with a short lease. */
   private DGen runtime(Backend over) {
+    return runtime(over, b -> b);
+  }
+
+  /** As {@link #runtime(Backend)}, with more of the builder set by {@code more}. */
+  private DGen runtime(Backend over, UnaryOperator<DGen.Builder> more) {
     DGen d =
-        DGen.builder(over)
-            .buckets(BUCKETS)
-            .leaseDuration(lease)
-            .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(50))
+        more.apply(
+                DGen.builder(over)
+                    .buckets(BUCKETS)
+                    .leaseDuration(lease)
+                    .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(50)))
             .build();
     runtimes.add(d);
     return d;
@@ -99,21 +105,18 @@ class HostingTest extends RuntimeTestBase {
     for (DGen m : members) {
       ids.add(m.memberId());
     }
-    ids.sort(null);
-    Map<Integer, UUID> desired = new HashMap<>();
-    for (int b = 0; b < BUCKETS; b++) {
-      desired.put(b, Placement.desiredOwner(KIND, b, ids));
+    SettledPlacement.await(this::admin, KIND, BUCKETS, ids, Duration.ofSeconds(60));
+  }
+
+  /**
+   * Waits until each of servers {@code 0..servers-1}, seen through {@code d}, tallied {@code
+   * expected} (looking at once: most are done by the time the first is).
+   */
+  private void awaitTallies(DGen d, int servers, long expected) {
+    for (int s = 0; s < servers; s++) {
+      ServerRef<Msg> r = refIn(d, s);
+      await().pollDelay(Duration.ZERO).atMost(BULK_WAIT).until(() -> tallied(r) == expected);
     }
-    await()
-        .atMost(Duration.ofSeconds(60))
-        .until(
-            () -> {
-              Map<Integer, UUID> held = new HashMap<>();
-              for (TenantAdmin.Lease l : admin().leases()) {
-                held.put(l.bucket(), l.holder());
-              }
-              return held.equals(desired);
-            });
   }
 
   private static long tallied(ServerRef<Msg> ref) {
@@ -192,10 +195,7 @@ class HostingTest extends RuntimeTestBase {
     } finally {
       pool.shutdown();
     }
-    for (int s = 0; s < servers; s++) {
-      ServerRef<Msg> r = refIn(a, s);
-      await().atMost(BULK_WAIT).until(() -> tallied(r) == 3L * perServer);
-    }
+    awaitTallies(a, servers, 3L * perServer);
     assertThat(seen.runtimes).hasSize(servers);
     assertThat(seen.runtimes.values()).allSatisfy(in -> assertThat(in).hasSize(1));
     assertThat(seen.runtimes.values().stream().flatMap(Set::stream).collect(Collectors.toSet()))
@@ -245,28 +245,22 @@ class HostingTest extends RuntimeTestBase {
     for (int s = 0; s < servers; s++) {
       refIn(b, s).cast(new Add(1));
     }
-    for (int s = 0; s < servers; s++) {
-      ServerRef<Msg> r = refIn(b, s);
-      await().atMost(BULK_WAIT).until(() -> tallied(r) == 1);
-    }
+    awaitTallies(b, servers, 1);
 
     cutOff.cut = true; // a stops beating and committing, as if stalled or partitioned
     for (int s = 0; s < servers; s++) {
       refIn(b, s).cast(new Add(10));
     }
     awaitPlacement(b);
-    for (int s = 0; s < servers; s++) {
-      ServerRef<Msg> r = refIn(b, s);
-      await().atMost(BULK_WAIT).until(() -> tallied(r) == 11);
-    }
+    awaitTallies(b, servers, 11);
 
     cutOff.cut = false; // a comes back: its old leases are gone, its batches fenced
     for (int s = 0; s < servers; s++) {
       refIn(a, s).cast(new Add(100));
     }
+    awaitTallies(a, servers, 111);
     for (int s = 0; s < servers; s++) {
       ServerRef<Msg> r = refIn(a, s);
-      await().atMost(BULK_WAIT).until(() -> tallied(r) == 111);
       assertThat(r.call(new Get(), State.class, Duration.ofSeconds(30)).count())
           .as("messages applied")
           .isEqualTo(3);
@@ -315,38 +309,51 @@ class HostingTest extends RuntimeTestBase {
   }
 
   /**
-   * Without a {@code lockTimeout}, a lock taken by a hosted server's holder whose runtime then
-   * stops beating is busted by the runtime that takes the bucket over, as soon as it sees the
-   * holder gone: the holder can neither commit nor release (its lease is lost), so nobody else
-   * would ever release it.
+   * A lock taken by a hosted server's holder whose runtime then stops beating is busted by the
+   * runtime that takes the bucket over, as soon as it sees the holder gone, not at a {@code
+   * lockTimeout} (none, or one of ten minutes): the holder can neither commit nor release (its
+   * lease is lost), so nobody else would release it before. With a concurrency limit, the bust
+   * gives the lock's permit back too, or the new holder's run would wait for the permit's expiry
+   * instead.
    */
-  @Test
-  void aLockWhoseHoldersRuntimeIsGone_isBustedByTheNewHolder_withoutALockTimeout() {
+  @ParameterizedTest(name = "concurrency limit={0}")
+  @ValueSource(booleans = {false, true})
+  void aLockWhoseHoldersRuntimeIsGone_isBustedByTheNewHolder_beforeAnyLockTimeout(boolean limited) {
+    String gate = "gate-" + UUID.randomUUID();
+    UnaryOperator<DGen.Builder> limits = b -> limited ? b.concurrencyLimit(gate, 1) : b;
+    UnaryOperator<StartOptions.Builder> options =
+        o -> limited ? o.concurrencyLimit(gate).lockTimeout(Duration.ofMinutes(10)) : o;
     CountDownLatch holding = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
     Partition cutOff = new Partition(backend);
     try {
-      DGen a = runtime(cutOff);
+      DGen a = runtime(cutOff, limits);
       a.host(
           "locker",
           () -> new Locker("a", holding, release),
-          StartOptions.builder(a.tenant(path)).build());
+          options.apply(StartOptions.builder(a.tenant(path))).build());
       ServerRef<String> viaA = a.ref(a.tenant(path), "locker", Tuple.from(7L));
       viaA.cast("job 1");
       await("a runs handleLocked").atMost(BULK_WAIT).until(() -> holding.getCount() == 0);
 
       cutOff.cut = true; // a stops beating and committing while its handleLocked runs
-      DGen b = runtime(backend);
+      DGen b = runtime(backend, limits);
       b.host(
           "locker",
           () -> new Locker("b", holding, release),
-          StartOptions.builder(b.tenant(path)).build());
+          options.apply(StartOptions.builder(b.tenant(path))).build());
       ServerRef<String> viaB = b.ref(b.tenant(path), "locker", Tuple.from(7L));
       viaB.cast("job 2");
       await("b busts a's lock and completes both jobs")
-          .atMost(BULK_WAIT)
+          .atMost(Duration.ofMinutes(2)) // well inside the ten minutes of the lockTimeout
           .until(() -> viaB.call("get", Long.class, Duration.ofSeconds(30)) == 2L);
       assertThat(admin().server(Tuple.from("locker", 7L)).orElseThrow().lock()).isEmpty();
+      if (limited) {
+        assertThat(new DGenAdmin(backend).limits())
+            .filteredOn(l -> l.name().equals(gate))
+            .singleElement()
+            .satisfies(l -> assertThat(l.holders()).isEmpty());
+      }
     } finally {
       release.countDown();
       cutOff.cut = false;

@@ -105,24 +105,13 @@ class LimitsKillTest {
   }
 
   private static Process startHolderJvm(String tenantId, String limit) throws IOException {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-Xmx256m");
-    FdbTestEnvironment.clientLibrary()
-        .ifPresent(lib -> command.add("-D" + "FDB_LIBRARY_PATH_FDB_C=" + lib));
-    command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
-    command.add(PermitHolderJvm.class.getName());
-    command.add(FdbTestEnvironment.clusterFile().toString());
-    command.add(tenantId);
-    command.add(limit);
-    command.add(Long.toString(LOCK_TIMEOUT_MS));
-    Path out = output();
-    Files.createDirectories(out.getParent());
-    return new ProcessBuilder(command)
-        .redirectErrorStream(true)
-        .redirectOutput(out.toFile())
-        .start();
+    return FdbChildJvm.start(
+        PermitHolderJvm.class,
+        output(),
+        List.of(),
+        tenantId,
+        limit,
+        Long.toString(LOCK_TIMEOUT_MS));
   }
 
   private static Path output() {

@@ -11,13 +11,11 @@ import io.dgen.admin.DGenAdmin;
 import io.dgen.admin.TenantAdmin;
 import io.dgen.backend.fdb.FdbBackend;
 import io.dgen.backend.fdb.FdbTestEnvironment;
-import io.dgen.internal.Placement;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -283,27 +281,17 @@ class ScaleOutJvmsTest {
     for (int i = 0; i < n; i++) {
       Path log =
           Path.of("target", "scale-out-jvms", tenantId + "-" + (children.size() + i) + ".log");
-      Files.createDirectories(log.getParent());
-      List<String> command = new ArrayList<>();
-      command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-      command.add("-Xmx256m");
-      command.add("-XX:TieredStopAtLevel=1"); // less JIT work on a shared 2-core machine
-      command.add("-Dorg.slf4j.simpleLogger.log.io.dgen.internal.Placement=info");
-      FdbTestEnvironment.clientLibrary()
-          .ifPresent(lib -> command.add("-DFDB_LIBRARY_PATH_FDB_C=" + lib));
-      command.add("-cp");
-      command.add(System.getProperty("java.class.path"));
-      command.add(HostingJvm.class.getName());
-      command.add(FdbTestEnvironment.clusterFile().toString());
-      command.add(tenantId);
-      command.add(Integer.toString(buckets));
-      command.add(Long.toString(LEASE.toMillis()));
-      command.add(Integer.toString(CONSUME_K));
       started.add(
-          new ProcessBuilder(command)
-              .redirectErrorStream(true)
-              .redirectOutput(log.toFile())
-              .start());
+          FdbChildJvm.start(
+              HostingJvm.class,
+              log,
+              List.of(
+                  "-XX:TieredStopAtLevel=1", // less JIT work on a shared 2-core machine
+                  "-Dorg.slf4j.simpleLogger.log.io.dgen.internal.Placement=info"),
+              tenantId,
+              Integer.toString(buckets),
+              Long.toString(LEASE.toMillis()),
+              Integer.toString(CONSUME_K)));
       logs.add(log);
     }
     List<Child> out = new ArrayList<>();
@@ -358,26 +346,7 @@ class ScaleOutJvmsTest {
    * returns how many each holds.
    */
   private Map<UUID, Integer> awaitPlacement(List<Child> hosts, int buckets) {
-    List<UUID> ids = new ArrayList<>(ids(hosts));
-    ids.sort(null);
-    Map<Integer, UUID> desired = new HashMap<>();
-    for (int b = 0; b < buckets; b++) {
-      desired.put(b, Placement.desiredOwner(Ledger.KIND, b, ids));
-    }
-    await("every lease held by its desired owner among " + ids)
-        .atMost(CONVERGED)
-        .pollInterval(Duration.ofMillis(200))
-        .until(
-            () -> {
-              Map<Integer, UUID> held = new HashMap<>();
-              for (TenantAdmin.Lease l : admin().leases()) {
-                held.put(l.bucket(), l.holder());
-              }
-              return held.equals(desired);
-            });
-    Map<UUID, Integer> count = new HashMap<>();
-    desired.values().forEach(id -> count.merge(id, 1, Integer::sum));
-    return count;
+    return SettledPlacement.await(this::admin, Ledger.KIND, buckets, ids(hosts), CONVERGED);
   }
 
   private ServerRef<Msg> ref(int server) {

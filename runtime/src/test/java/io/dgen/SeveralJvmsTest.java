@@ -159,23 +159,8 @@ class SeveralJvmsTest {
 
   /** A JVM with this test's class path running {@link ConsumerJvm}; its output goes to a file. */
   private static Process startConsumerJvm(String tenantId, int index) throws IOException {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-Xmx256m");
-    FdbTestEnvironment.clientLibrary()
-        .ifPresent(lib -> command.add("-D" + "FDB_LIBRARY_PATH_FDB_C=" + lib));
-    command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
-    command.add(ConsumerJvm.class.getName());
-    command.add(FdbTestEnvironment.clusterFile().toString());
-    command.add(tenantId);
-    command.add(Integer.toString(CONSUME_K));
-    Path out = output(index);
-    Files.createDirectories(out.getParent());
-    return new ProcessBuilder(command)
-        .redirectErrorStream(true)
-        .redirectOutput(out.toFile())
-        .start();
+    return FdbChildJvm.start(
+        ConsumerJvm.class, output(index), List.of(), tenantId, Integer.toString(CONSUME_K));
   }
 
   private static Path output(int index) {
