@@ -135,28 +135,11 @@ class FieldEvolutionTest extends RuntimeTestBase {
 
   record Seen(List<String> items) {}
 
-  /** A server of version 1's messages: records what it saw. */
-  static final class SeenV1 implements DGenServer<Seen, Object> {
-    @Override
-    public InitResult<Seen> init(@Nullable Object arg) {
-      return InitResult.ok(Tuple.from("fe", "orders"), new Seen(List.of()));
-    }
-
-    @Override
-    public Result<Seen> handleCast(Object m, Seen s) {
-      List<String> items = new ArrayList<>(s.items());
-      items.add(String.valueOf(m));
-      return Result.noReply(new Seen(items));
-    }
-
-    @Override
-    public Result<Seen> handleCall(Object m, From from, Seen s) {
-      return Result.reply(s, s);
-    }
-  }
-
-  /** The same server with version 2's messages. */
-  static final class SeenV2 implements DGenServer<Seen, Object> {
+  /**
+   * A server that records what it saw; which version of the messages it reads is its start's
+   * allowed types.
+   */
+  static final class Recorder implements DGenServer<Seen, Object> {
     @Override
     public InitResult<Seen> init(@Nullable Object arg) {
       return InitResult.ok(Tuple.from("fe", "orders"), new Seen(List.of()));
@@ -353,14 +336,14 @@ class FieldEvolutionTest extends RuntimeTestBase {
     DGen d = runtime(encoding);
     ServerRef<Object> publisher =
         d.start(
-            new SeenV1(),
+            new Recorder(),
             null,
             options(d).consume(false).allowTypes(OrderV1.class, CountV1.class).build());
     publisher.cast(new OrderV1("pen", "gone"));
     publisher.cast(new CountV1("twelve"));
     publisher.stop();
     ServerRef<Object> consumer =
-        d.start(new SeenV2(), null, options(d).allowTypes(OrderV2.class, CountV2.class).build());
+        d.start(new Recorder(), null, options(d).allowTypes(OrderV2.class, CountV2.class).build());
     await()
         .atMost(Duration.ofSeconds(30))
         .until(() -> consumer.queueLength() == 0 && consumer.deadLetters().size() == 1);
@@ -374,7 +357,7 @@ class FieldEvolutionTest extends RuntimeTestBase {
     consumer.stop();
     // Its bytes are kept: version 1 takes it back and applies it.
     ServerRef<Object> v1 =
-        d.start(new SeenV1(), null, options(d).allowTypes(OrderV1.class, CountV1.class).build());
+        d.start(new Recorder(), null, options(d).allowTypes(OrderV1.class, CountV1.class).build());
     assertThat(v1.requeueDeadLetter(aside.id(), false)).isTrue();
     await().atMost(Duration.ofSeconds(30)).until(() -> v1.<Seen>call("get").items().size() == 2);
     assertThat(v1.<Seen>call("get").items()).last().isEqualTo(new CountV1("twelve").toString());

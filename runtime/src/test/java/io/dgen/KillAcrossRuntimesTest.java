@@ -211,6 +211,18 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
   static final class AfterServer extends Recording<After> {}
 
   /**
+   * Kills the server from {@code elsewhere} and starts it there again with another message set
+   * ({@link AfterServer}'s), consuming.
+   */
+  private ServerRef<After> redeploy(DGen elsewhere) {
+    Tenant there = elsewhere.tenant(tenant.path().toArray(String[]::new));
+    elsewhere
+        .start(new BeforeServer(), null, StartOptions.builder(there).consume(false).build())
+        .kill("redeploy");
+    return elsewhere.start(new AfterServer(), null, StartOptions.builder(there).build());
+  }
+
+  /**
    * A publish-only process learned the server's type table; the server is killed elsewhere and
    * started again with another message set, whose table gives the same index to another class. The
    * stale process's message must never be decoded as that class: its publish fails, writes nothing,
@@ -223,12 +235,7 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
     stale.cast(new Alpha("before the redeploy"));
 
     try (DGen elsewhere = newDGen()) {
-      Tenant there = elsewhere.tenant(tenant.path().toArray(String[]::new));
-      elsewhere
-          .start(new BeforeServer(), null, StartOptions.builder(there).consume(false).build())
-          .kill("redeploy");
-      ServerRef<After> redeployed =
-          elsewhere.start(new AfterServer(), null, StartOptions.builder(there).build());
+      ServerRef<After> redeployed = redeploy(elsewhere);
 
       assertThatThrownBy(() -> stale.cast(new Alpha("stale")))
           .isInstanceOf(ServerStoppedException.class)
@@ -259,12 +266,7 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
     stale.cast(new Alpha("before the redeploy"));
 
     try (DGen elsewhere = newDGen()) {
-      Tenant there = elsewhere.tenant(tenant.path().toArray(String[]::new));
-      elsewhere
-          .start(new BeforeServer(), null, StartOptions.builder(there).consume(false).build())
-          .kill("redeploy");
-      ServerRef<After> redeployed =
-          elsewhere.start(new AfterServer(), null, StartOptions.builder(there).build());
+      ServerRef<After> redeployed = redeploy(elsewhere);
       redeployed.cast(new Gamma("fresh"));
 
       await().atMost(WITHIN).until(() -> !stale.isAlive());

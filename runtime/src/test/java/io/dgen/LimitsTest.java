@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.tuple.Tuple;
-import io.dgen.backend.BackendException;
 import io.dgen.internal.Buckets;
 import io.dgen.internal.ServerKeys;
 import java.time.Duration;
@@ -384,16 +383,7 @@ class LimitsTest extends RuntimeTestBase {
             options(a, tenant).concurrencyLimit(limit).lockTimeout(Duration.ofSeconds(1)));
     ServerKeys keys =
         new ServerKeys(tenant.subspace(), Buckets.of(tenant.bucketCount()), holder.tuid());
-    probe.arm =
-        () -> {
-          faults().failCommits(1, BackendException.TRANSACTION_TIMED_OUT, true);
-          faults()
-              .failReads(
-                  keys.markers().range().begin,
-                  keys.markers().range().end,
-                  1,
-                  BackendException.TRANSACTION_TIMED_OUT);
-        };
+    probe.arm = () -> hideTheNextCommitsOutcome(keys);
     holder.cast(-3);
     await().atMost(Duration.ofSeconds(30)).until(() -> lockOf(keys) != null);
     clock.advance(Duration.ofSeconds(2)); // the lock's permit expires

@@ -238,17 +238,7 @@ class LockModeTest extends RuntimeTestBase {
     ServerRef<Msg> ref = start(b -> b.consumeK(4));
     ServerKeys keys =
         new ServerKeys(tenant.subspace(), Buckets.of(tenant.bucketCount()), ref.tuid());
-    hooks.callbackHooks.put(
-        "arm",
-        () -> {
-          faults().failCommits(1, BackendException.TRANSACTION_TIMED_OUT, true);
-          faults()
-              .failReads(
-                  keys.markers().range().begin,
-                  keys.markers().range().end,
-                  1,
-                  BackendException.TRANSACTION_TIMED_OUT);
-        });
+    hooks.callbackHooks.put("arm", () -> hideTheNextCommitsOutcome(keys));
     ref.castAll(List.of(new TestServer.Hook("arm"), new Work("k")));
 
     awaitTotal(ref, 1000);

@@ -3,11 +3,13 @@ package io.dgen;
 import static org.awaitility.Awaitility.await;
 
 import io.dgen.backend.Backend;
+import io.dgen.backend.BackendException;
 import io.dgen.backend.CountingBackend;
 import io.dgen.backend.FaultInjectingBackend;
 import io.dgen.backend.ForwardingBackend;
 import io.dgen.backend.fdb.FdbBackend;
 import io.dgen.backend.memory.MemoryBackend;
+import io.dgen.internal.ServerKeys;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.function.Consumer;
@@ -55,6 +57,19 @@ abstract class RuntimeTestBase {
   /** Fault injection into the test's backend (forced conflicts, 1021, latency). */
   FaultInjectingBackend faults() {
     return faults;
+  }
+
+  /**
+   * Makes the next commit apply but report a timeout, and the next read of the server's commit
+   * markers fail too: the run that made it can never learn that it committed.
+   */
+  void hideTheNextCommitsOutcome(ServerKeys keys) {
+    faults.failCommits(1, BackendException.TRANSACTION_TIMED_OUT, true);
+    faults.failReads(
+        keys.markers().range().begin,
+        keys.markers().range().end,
+        1,
+        BackendException.TRANSACTION_TIMED_OUT);
   }
 
   /**
