@@ -450,7 +450,8 @@ public final class Placement {
       }
     }
     seen.keySet().retainAll(members.keySet());
-    live.putIfAbsent(me, new Member(me, heartbeat.get(), 0, startedAtMillis, "", 0, List.copyOf(kinds)));
+    live.putIfAbsent(
+        me, new Member(me, heartbeat.get(), 0, startedAtMillis, "", 0, List.copyOf(kinds)));
     liveMembers = Set.copyOf(live.keySet());
     return live;
   }
