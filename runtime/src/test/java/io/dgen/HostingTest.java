@@ -203,16 +203,20 @@ class HostingTest extends RuntimeTestBase {
     assertThat(seen.inits).hasSize(servers);
   }
 
-  /** The test's backend, which can cut its runtime off: every transaction then fails. */
+  /**
+   * The test's backend, which can cut its runtime off: every transaction then fails; or only its
+   * blocking ones ({@code run}), which are its placement rounds.
+   */
   private static final class Partition extends ForwardingBackend {
     volatile boolean cut;
+    volatile boolean roundsCut;
 
     Partition(Backend delegate) {
       super(delegate);
     }
 
     private void check() {
-      if (cut) {
+      if (cut || roundsCut) {
         throw new BackendException(
             BackendException.TRANSACTION_TIMED_OUT, "this runtime is cut off (a test's partition)");
       }
@@ -264,6 +268,38 @@ class HostingTest extends RuntimeTestBase {
       assertThat(r.call(new Get(), State.class, Duration.ofSeconds(30)).count())
           .as("messages applied")
           .isEqualTo(3);
+    }
+  }
+
+  @Test
+  void aCallInARuntimeThatLostTheBucket_beforeItsRoundSaysSo_isAnsweredByTheNewHolder() {
+    Partition cutOff = new Partition(backend);
+    DGen a = hosting("a", cutOff, b -> b);
+    DGen b = hosting("b");
+    awaitPlacement(a, b);
+    int servers = 40;
+    for (int s = 0; s < servers; s++) {
+      refIn(a, s).cast(new Add(1)); // a loads the servers of the buckets it holds
+    }
+    awaitTallies(a, servers, 1);
+
+    List<ServerRef<Msg>> refs = new ArrayList<>();
+    for (int s = 0; s < servers; s++) {
+      refs.add(refIn(a, s));
+    }
+
+    cutOff.cut = true;
+    awaitPlacement(b); // b took a's buckets
+    cutOff.roundsCut = true; // a's rounds still fail: in its own view it holds its old buckets
+    cutOff.cut = false;
+
+    List<CompletableFuture<State>> calls = new ArrayList<>();
+    for (ServerRef<Msg> ref : refs) {
+      calls.add(ref.callAsync(new Get(), Duration.ofSeconds(30)));
+    }
+    cutOff.roundsCut = false;
+    for (int s = 0; s < servers; s++) {
+      assertThat(calls.get(s).join().count()).as("server %d answered", s).isEqualTo(1);
     }
   }
 

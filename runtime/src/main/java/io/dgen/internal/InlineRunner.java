@@ -16,6 +16,8 @@ import java.util.concurrent.Executor;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Callbacks that run outside the consume loop, each in a transaction of its own: the inline call
@@ -33,6 +35,8 @@ import org.jspecify.annotations.Nullable;
  * @param <M> the message type
  */
 final class InlineRunner<S, M> {
+
+  private static final Logger log = LoggerFactory.getLogger(InlineRunner.class);
 
   /** What an inline call did: replied (with what to do after), or queued the call instead. */
   record Outcome<S>(
@@ -191,6 +195,19 @@ final class InlineRunner<S, M> {
           }
           if (failure instanceof CallbackInvoker.CallbackFailure callback) {
             return queueForRetry(envelope.get(), callback, waiting);
+          }
+          if (failure instanceof Placement.Deposed deposed) {
+            // This runtime lost the server's bucket since it loaded the server (a round has not
+            // told it yet): the call is queued for the bucket's new holder, which replies into its
+            // slot, and the process unloads, as its consume loop does when fenced.
+            log.info("{}; the inline call is queued for the new holder", deposed.getMessage());
+            return calls
+                .pushOnce(envelope.get(), waiting)
+                .thenApply(
+                    v -> {
+                      lifecycle.terminate(null);
+                      return Outcome.<S>queuedInstead();
+                    });
           }
           if (failure != null) {
             return CompletableFuture.failedFuture(failure);

@@ -22,6 +22,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -50,9 +52,10 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>Never runs callbacks and never loads servers: it tells its {@link Holder} what it acquired,
- * must release, and lost. Threading: heartbeats and rounds run one at a time on the executor given
- * to {@link #start} (their transactions block that one thread); {@link #fence} and {@link #epoch}
- * may be called from any thread.
+ * must release, and lost. Threading: rounds run one at a time on the executor given to {@link
+ * #start} (their transactions block that one thread); a heartbeat is an asynchronous write from the
+ * scheduler's thread, at most one in flight; {@link #fence} and {@link #epoch} may be called from
+ * any thread.
  */
 public final class Placement {
 
@@ -168,8 +171,9 @@ public final class Placement {
   /** The members the last round found live (this one included), for any thread to ask. */
   private volatile Set<UUID> liveMembers = Set.of();
 
-  private long heartbeat;
-  private boolean warnedBeat;
+  private final AtomicLong heartbeat = new AtomicLong();
+  private final AtomicBoolean beating = new AtomicBoolean();
+  private volatile boolean warnedBeat;
   private volatile @Nullable Executor executor;
   private volatile boolean closed;
 
@@ -281,8 +285,10 @@ public final class Placement {
   }
 
   /**
-   * Starts heartbeats and rounds on {@code placementThread} (one thread, which the placement's
-   * transactions block), scheduled by {@code scheduler}.
+   * Starts rounds on {@code placementThread} (one thread, which the rounds' transactions block) and
+   * heartbeats, scheduled by {@code scheduler}. A heartbeat is one blind asynchronous write sent
+   * from the scheduler's thread, never queued behind a round: a round slowed by a loaded cluster
+   * must not make the others judge this runtime dead.
    */
   void start(Executor placementThread, java.util.concurrent.ScheduledExecutorService scheduler) {
     runOn(placementThread);
@@ -290,11 +296,10 @@ public final class Placement {
     long round = Math.min(TimeUnit.SECONDS.toNanos(1), period);
     placementThread.execute(
         () -> {
-          beat();
+          beat().join(); // the first round finds this member's record
           round();
         });
-    scheduler.scheduleWithFixedDelay(
-        () -> submit(this::beat), period, period, TimeUnit.NANOSECONDS);
+    scheduler.scheduleWithFixedDelay(this::beat, period, period, TimeUnit.NANOSECONDS);
     scheduler.scheduleWithFixedDelay(() -> submit(this::round), round, round, TimeUnit.NANOSECONDS);
   }
 
@@ -316,33 +321,51 @@ public final class Placement {
 
   // ---------------------------------------------------------------- heartbeat
 
-  /** Rewrites this member's record with the next counter: a blind write, nothing else renewed. */
-  void beat() {
-    if (closed) {
-      return;
+  /**
+   * Rewrites this member's record with the next counter: a blind write, nothing else renewed, and
+   * no thread waits for it. Skipped while the previous one is still under way, so that a slow
+   * cluster cannot pile them up, nor commit an older counter after a newer one.
+   *
+   * @return a future that completes (never exceptionally) once the write committed or failed
+   */
+  CompletableFuture<Void> beat() {
+    if (closed || !beating.compareAndSet(false, true)) {
+      return CompletableFuture.completedFuture(null);
     }
     Member record =
         new Member(
             me,
-            ++heartbeat,
+            heartbeat.incrementAndGet(),
             TimeUnit.NANOSECONDS.toMillis(leaseNanos),
             startedAtMillis,
             host(),
             ProcessHandle.current().pid(),
             List.copyOf(new TreeSet<>(kinds)));
+    CompletableFuture<Void> write;
     try {
-      backend.run(
-          tx -> {
-            tx.set(keys.member(me), record.encode());
-            return null;
-          });
-      warnedBeat = false;
+      write =
+          backend.runAsync(
+              tx -> {
+                tx.set(keys.member(me), record.encode());
+                return CompletableFuture.completedFuture(null);
+              });
     } catch (RuntimeException e) {
-      if (!warnedBeat) {
-        warnedBeat = true;
-        log.warn("heartbeat failed; others may take this runtime's leases: {}", context, e);
-      }
+      write = CompletableFuture.failedFuture(e);
     }
+    return write.handle(
+        (done, e) -> {
+          beating.set(false);
+          if (e == null) {
+            warnedBeat = false;
+          } else if (!warnedBeat) {
+            warnedBeat = true;
+            log.warn(
+                "heartbeat failed; others may take this runtime's leases: {}",
+                context,
+                Futures.unwrap(e));
+          }
+          return null;
+        });
   }
 
   private static String host() {
@@ -427,7 +450,8 @@ public final class Placement {
       }
     }
     seen.keySet().retainAll(members.keySet());
-    live.putIfAbsent(me, new Member(me, heartbeat, 0, startedAtMillis, "", 0, List.copyOf(kinds)));
+    live.putIfAbsent(
+        me, new Member(me, heartbeat.get(), 0, startedAtMillis, "", 0, List.copyOf(kinds)));
     liveMembers = Set.copyOf(live.keySet());
     return live;
   }

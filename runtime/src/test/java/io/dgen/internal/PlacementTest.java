@@ -2,6 +2,7 @@ package io.dgen.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.subspace.Subspace;
 import io.dgen.backend.Futures;
@@ -13,6 +14,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
@@ -58,7 +63,7 @@ class PlacementTest {
     }
 
     void step() {
-      placement.beat();
+      placement.beat().join();
       placement.round();
     }
 
@@ -138,7 +143,7 @@ class PlacementTest {
     a.step();
     Node b = new Node();
     b.step(); // a member now, and a's round sees it
-    a.placement.beat();
+    a.placement.beat().join();
     long before = backend.counters().transactionsCommitted();
     a.placement.round();
     long commits = backend.counters().transactionsCommitted() - before;
@@ -203,11 +208,50 @@ class PlacementTest {
     int aHeld = a.mine.size();
     for (int i = 0; i < 5; i++) {
       advance(Duration.ofSeconds(3));
-      a.placement.beat(); // beats, never runs a round
+      a.placement.beat().join(); // beats, never runs a round
       b.step();
     }
     assertThat(a.mine).hasSize(aHeld);
     assertThat(b.mine).hasSize(BUCKETS - aHeld);
+  }
+
+  /**
+   * A round blocked by a cluster that does not answer holds the placement's one thread; the
+   * heartbeats go on regardless, so the others do not judge this member dead and take its buckets
+   * while it still holds them.
+   */
+  @Test
+  void heartbeats_goOnWhileTheRoundsAreStuck() {
+    Node a = new Node();
+    ExecutorService placementThread = Executors.newSingleThreadExecutor();
+    ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+    CountDownLatch unstuck = new CountDownLatch(1);
+    placementThread.execute(
+        () -> {
+          try {
+            unstuck.await(); // a round waiting on the cluster
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+    try {
+      a.placement.start(placementThread, scheduler);
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .pollDelay(Duration.ZERO)
+          .until(() -> heartbeatOf(a.id) >= 3);
+      assertThat(a.mine).as("no round ran").isEmpty();
+    } finally {
+      unstuck.countDown();
+      a.placement.close();
+      scheduler.shutdownNow();
+      placementThread.shutdownNow();
+    }
+  }
+
+  private long heartbeatOf(UUID member) {
+    byte[] record = backend.run(tx -> tx.get(keys.member(member)));
+    return record == null ? 0 : Placement.Member.decode(member, record).heartbeat();
   }
 
   @Test
