@@ -236,4 +236,12 @@ abstract class RuntimeBehaviourSuite {
       return backend();
     }
   }
+
+  @Nested
+  class AsyncApi extends AsyncApiTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
 }
