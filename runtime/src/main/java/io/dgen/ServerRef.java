@@ -21,6 +21,15 @@ import java.util.concurrent.CompletableFuture;
  * {@link #tuid}, {@link #tenant}, {@link #name} and {@link #stop} throws {@link
  * ServerStoppedException}.
  *
+ * <p>Every operation that waits for the store has a non-blocking twin ending in {@code Async}
+ * ({@link #castAsync(Object)}, {@link #submitAsync}, {@link #killAsync}, ...): it returns a future
+ * at once, holds no thread while the store works, and completes with what the blocking form
+ * returns or fails with what it throws; the blocking form is that future, waited for. Bad
+ * arguments throw at once in both forms; a stopped process fails the future. A future may be
+ * completed by the caller's thread, a runtime thread or the backend's callback thread: keep what
+ * you chain to it short and non-blocking, or use the {@code Async} variants of {@link
+ * CompletableFuture} with an executor of yours (see {@code docs/async.md}).
+ *
  * @param <M> the server's message type
  */
 public interface ServerRef<M> {

@@ -138,6 +138,7 @@ class AsyncApiTest extends RuntimeTestBase {
     }
     ThreadMXBean threads = ManagementFactory.getThreadMXBean();
     int before = threads.getThreadCount();
+    Set<Thread> old = Thread.getAllStackTraces().keySet();
     threads.resetPeakThreadCount();
     Set<Thread> completing = ConcurrentHashMap.newKeySet();
 
@@ -152,7 +153,12 @@ class AsyncApiTest extends RuntimeTestBase {
 
     int peak = threads.getPeakThreadCount();
     assertThat(peak - before)
-        .as("threads started while 1,000 casts were in flight")
+        .as(
+            "threads started while 1,000 casts were in flight: %s",
+            Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> !old.contains(t))
+                .map(Thread::getName)
+                .toList())
         .isLessThanOrEqualTo(16);
     assertThat(completing).as("threads that completed the casts").hasSizeLessThanOrEqualTo(16);
     if (memory != null) {

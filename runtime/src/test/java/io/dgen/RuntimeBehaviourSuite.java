@@ -236,12 +236,4 @@ abstract class RuntimeBehaviourSuite {
       return backend();
     }
   }
-
-  @Nested
-  class AsyncApi extends AsyncApiTest {
-    @Override
-    Backend newBackend() {
-      return backend();
-    }
-  }
 }
