@@ -23,12 +23,12 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Every operation that waits for the store has a non-blocking twin ending in {@code Async}
  * ({@link #castAsync(Object)}, {@link #submitAsync}, {@link #killAsync}, ...): it returns a future
- * at once, holds no thread while the store works, and completes with what the blocking form
- * returns or fails with what it throws; the blocking form is that future, waited for. Bad
- * arguments throw at once in both forms; a stopped process fails the future. A future may be
- * completed by the caller's thread, a runtime thread or the backend's callback thread: keep what
- * you chain to it short and non-blocking, or use the {@code Async} variants of {@link
- * CompletableFuture} with an executor of yours (see {@code docs/async.md}).
+ * at once, holds no thread while the store works, and completes with what the blocking form returns
+ * or fails with what it throws; the blocking form is that future, waited for. Bad arguments throw
+ * at once in both forms; a stopped process fails the future. A future may be completed by the
+ * caller's thread, a runtime thread or the backend's callback thread: keep what you chain to it
+ * short and non-blocking, or use the {@code Async} variants of {@link CompletableFuture} with an
+ * executor of yours (see {@code docs/async.md}).
  *
  * @param <M> the server's message type
  */
@@ -48,8 +48,8 @@ public interface ServerRef<M> {
 
   /**
    * Enqueues {@code message} without blocking: the future completes once it is durably queued.
-   * Casts in flight together are concurrent: one whose commit is retried may be queued after a
-   * cast sent later. Wait for the future before sending what must follow it.
+   * Casts in flight together are concurrent: one whose commit is retried may be queued after a cast
+   * sent later. Wait for the future before sending what must follow it.
    *
    * @param message the message, not null
    * @return a future completing once the message is queued, failing with the exceptions {@link

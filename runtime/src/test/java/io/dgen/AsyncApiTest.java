@@ -26,8 +26,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The non-blocking forms of {@link ServerRef}: each completes with what its blocking form returns
- * or throws, none blocks its caller while the store works, and a thousand in flight from one
- * thread need no thread each.
+ * or throws, none blocks its caller while the store works, and a thousand in flight from one thread
+ * need no thread each.
  */
 class AsyncApiTest extends RuntimeTestBase {
 

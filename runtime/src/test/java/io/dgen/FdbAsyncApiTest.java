@@ -8,8 +8,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * {@link AsyncApiTest} on FoundationDB, whose client runs its callbacks on a bounded pool of four
  * threads: fdb-java's default pool grows with the completions in flight (about 30 threads for a
- * thousand casts at once), which is why {@code docs/async.md} tells a service to give the backend
- * a bounded executor.
+ * thousand casts at once), which is why {@code docs/async.md} tells a service to give the backend a
+ * bounded executor.
  */
 @ExtendWith(FdbTestEnvironment.class)
 class FdbAsyncApiTest extends AsyncApiTest {

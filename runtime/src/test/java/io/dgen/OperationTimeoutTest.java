@@ -215,9 +215,9 @@ class OperationTimeoutTest extends RuntimeTestBase {
 
   /**
    * A timed-out blocking operation (the admin's, whose reads block) leaves its thread blocked on
-   * the cluster until the backend gives up: on a cluster that does not answer, many of them must not
-   * grow the JVM's threads without bound. Past the bound they queue, and past the queue they fail at
-   * once, saying so.
+   * the cluster until the backend gives up: on a cluster that does not answer, many of them must
+   * not grow the JVM's threads without bound. Past the bound they queue, and past the queue they
+   * fail at once, saying so.
    */
   @Test
   void blockingOperationsOnAnUnreachableCluster_holdABoundedNumberOfThreads() throws Exception {

@@ -9,7 +9,6 @@ import io.dgen.From;
 import io.dgen.ReplyTooLargeException;
 import io.dgen.backend.Backend;
 import io.dgen.backend.ByteKeys;
-import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.DeadRecord;
@@ -409,8 +408,7 @@ final class DeadLetters<M> {
                       if (!page.isEmpty()) {
                         // exactly what was read: the read's conflict range ends at its last key too
                         tx.clearRange(
-                            dead.range().begin,
-                            ByteKeys.keyAfter(page.get(page.size() - 1).key()));
+                            dead.range().begin, ByteKeys.keyAfter(page.get(page.size() - 1).key()));
                       }
                       return page.size();
                     }),

@@ -197,8 +197,8 @@ public final class OperationTimeouts {
   }
 
   /**
-   * Runs {@code body}, whose reads are asynchronous, in a transaction of {@code backend}, bounded by
-   * the timeout: no thread of its own. Once the timeout passed, the future fails with {@link
+   * Runs {@code body}, whose reads are asynchronous, in a transaction of {@code backend}, bounded
+   * by the timeout: no thread of its own. Once the timeout passed, the future fails with {@link
    * OperationTimeoutException} and no further attempt starts (one under way may still commit).
    * <b>The body may execute more than once.</b>
    */

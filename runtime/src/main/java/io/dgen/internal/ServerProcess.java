@@ -137,8 +137,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     } else {
       scheduled = () -> here.wakeTimers(keys.bucket()); // the holder fires them
     }
-    this.timers =
-        Timers.create(core, here.keys(), tuid, keys, queue, commits, scheduled);
+    this.timers = Timers.create(core, here.keys(), tuid, keys, queue, commits, scheduled);
     this.slots =
         new ReplySlots(
             core.backend(),
@@ -178,15 +177,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             context);
     this.deadLetters =
         new DeadLetters<>(
-            core,
-            keys,
-            core.serde(),
-            commits,
-            queue,
-            slots,
-            invoker,
-            core::wallMillis,
-            context);
+            core, keys, core.serde(), commits, queue, slots, invoker, core::wallMillis, context);
     ConcurrencyGate gate = options.concurrencyLimit().map(core.limits()::gate).orElse(null);
     RateLimiter rate =
         role != Role.REF && options.consume()

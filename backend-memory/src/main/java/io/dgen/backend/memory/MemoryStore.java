@@ -352,18 +352,17 @@ final class MemoryStore {
     } catch (RuntimeException e) {
       durable = CompletableFuture.failedFuture(e);
     }
-    return durable
-        .handle(
-            (version, failure) -> {
-              if (failure != null) {
-                RuntimeException e = asRuntime(Futures.unwrap(failure));
-                storageFailure = e;
-                unreadable = e;
-                throw e;
-              }
-              publish(version);
-              return finish(applied);
-            });
+    return durable.handle(
+        (version, failure) -> {
+          if (failure != null) {
+            RuntimeException e = asRuntime(Futures.unwrap(failure));
+            storageFailure = e;
+            unreadable = e;
+            throw e;
+          }
+          publish(version);
+          return finish(applied);
+        });
   }
 
   private static RuntimeException asRuntime(Throwable t) {

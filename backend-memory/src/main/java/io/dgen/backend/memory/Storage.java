@@ -15,9 +15,9 @@ import org.jspecify.annotations.Nullable;
  * <p>The engine keeps its multi-version index in memory and serves every read from it; a storage
  * holds the newest committed value of every key and the newest commit version, and gives them back
  * once, when the engine is built. The engine calls {@link #append} under its commit lock, in commit
- * order, and {@link #awaitDurable} (or {@link #durableAsync}) after releasing it, so that concurrent
- * commits share one sync
- * (group commit); a commit is neither acknowledged nor visible to readers before it is durable.
+ * order, and {@link #awaitDurable} (or {@link #durableAsync}) after releasing it, so that
+ * concurrent commits share one sync (group commit); a commit is neither acknowledged nor visible to
+ * readers before it is durable.
  *
  * <p>Implementations must be thread-safe.
  */

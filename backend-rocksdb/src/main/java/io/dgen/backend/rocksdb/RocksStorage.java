@@ -33,7 +33,8 @@ import org.rocksdb.WriteOptions;
  * engine calls it under its commit lock). {@link #awaitDurable} then makes one caller the leader,
  * which syncs the log once for every batch appended so far; the others wait for that sync, or lead
  * the next one. A commit of {@code runAsync} waits without a thread ({@link #durableAsync}): one
- * sync thread leads or joins those syncs for all such commits at once. A failed write or sync is sticky: this storage fails every later call.
+ * sync thread leads or joins those syncs for all such commits at once. A failed write or sync is
+ * sticky: this storage fails every later call.
  */
 final class RocksStorage implements Storage {
 
@@ -54,13 +55,14 @@ final class RocksStorage implements Storage {
   private @Nullable RuntimeException failure;
   private boolean closed;
   private long syncs;
-  // Guarded by syncLock: durableAsync's futures for the sync thread, and whether it is draining them.
+  // Guarded by syncLock: durableAsync's futures for the sync thread, and whether it is draining
+  // them.
   private final List<Waiter> waiters = new ArrayList<>();
   private boolean draining;
 
   /**
-   * The thread that syncs for {@link #durableAsync}'s callers, so that none of them waits in its own
-   * thread; made on demand, dropped when idle.
+   * The thread that syncs for {@link #durableAsync}'s callers, so that none of them waits in its
+   * own thread; made on demand, dropped when idle.
    */
   private final ThreadPoolExecutor syncer =
       new ThreadPoolExecutor(
