@@ -21,6 +21,15 @@ import java.util.concurrent.CompletableFuture;
  * {@link #tuid}, {@link #tenant}, {@link #name} and {@link #stop} throws {@link
  * ServerStoppedException}.
  *
+ * <p>Every operation that waits for the store has a non-blocking twin ending in {@code Async}
+ * ({@link #castAsync(Object)}, {@link #submitAsync}, {@link #killAsync}, ...): it returns a future
+ * at once, holds no thread while the store works, and completes with what the blocking form returns
+ * or fails with what it throws; the blocking form is that future, waited for. Bad arguments throw
+ * at once in both forms; a stopped process fails the future. A future may be completed by the
+ * caller's thread, a runtime thread or the backend's callback thread: keep what you chain to it
+ * short and non-blocking, or use the {@code Async} variants of {@link CompletableFuture} with an
+ * executor of yours (see {@code docs/async.md}).
+ *
  * @param <M> the server's message type
  */
 public interface ServerRef<M> {
@@ -33,7 +42,20 @@ public interface ServerRef<M> {
    * @throws OperationTimeoutException if the cluster did not answer within the operation timeout
    *     ({@link DGen.Builder#operationTimeout}); the outcome is unknown
    */
-  void cast(M message);
+  default void cast(M message) {
+    Futures.joinBounded(castAsync(message));
+  }
+
+  /**
+   * Enqueues {@code message} without blocking: the future completes once it is durably queued.
+   * Casts in flight together are concurrent: one whose commit is retried may be queued after a cast
+   * sent later. Wait for the future before sending what must follow it.
+   *
+   * @param message the message, not null
+   * @return a future completing once the message is queued, failing with the exceptions {@link
+   *     #cast(Object)} throws
+   */
+  CompletableFuture<Void> castAsync(M message);
 
   /**
    * Enqueues {@code messages} in one transaction, in order: all are queued or none.
@@ -43,7 +65,18 @@ public interface ServerRef<M> {
    * @throws OperationTimeoutException if the cluster did not answer within the operation timeout
    *     ({@link DGen.Builder#operationTimeout}); the outcome is unknown
    */
-  void castAll(List<? extends M> messages);
+  default void castAll(List<? extends M> messages) {
+    Futures.joinBounded(castAllAsync(messages));
+  }
+
+  /**
+   * Enqueues {@code messages} in one transaction, in order, without blocking.
+   *
+   * @param messages the messages, none null
+   * @return a future completing once all are queued, failing with the exceptions {@link #castAll}
+   *     throws
+   */
+  CompletableFuture<Void> castAllAsync(List<? extends M> messages);
 
   /**
    * Durably schedules a cast of {@code message} once {@code delay} has passed on the runtime's
@@ -59,7 +92,19 @@ public interface ServerRef<M> {
    * @throws OperationTimeoutException if the cluster did not answer within the operation timeout
    *     ({@link DGen.Builder#operationTimeout}); the outcome is unknown
    */
-  String castAfter(M message, Duration delay);
+  default String castAfter(M message, Duration delay) {
+    return Futures.joinBounded(castAfterAsync(message, delay));
+  }
+
+  /**
+   * {@link #castAfter} without blocking.
+   *
+   * @param message the message, not null
+   * @param delay how long from now; zero or negative fires at once
+   * @return a future of the timer's id, completing once the timer is stored, failing with the
+   *     exceptions {@link #castAfter} throws
+   */
+  CompletableFuture<String> castAfterAsync(M message, Duration delay);
 
   /**
    * Like {@link #castAfter}, due at {@code when} on the runtime's clock.
@@ -71,7 +116,18 @@ public interface ServerRef<M> {
    * @throws OperationTimeoutException if the cluster did not answer within the operation timeout
    *     ({@link DGen.Builder#operationTimeout}); the outcome is unknown
    */
-  String castAt(M message, Instant when);
+  default String castAt(M message, Instant when) {
+    return Futures.joinBounded(castAtAsync(message, when));
+  }
+
+  /**
+   * {@link #castAt} without blocking.
+   *
+   * @param message the message, not null
+   * @param when the due time; a past one fires at once
+   * @return a future of the timer's id, completing once the timer is stored
+   */
+  CompletableFuture<String> castAtAsync(M message, Instant when);
 
   /**
    * Cancels a pending timer of this server, from any runtime.
@@ -81,7 +137,18 @@ public interface ServerRef<M> {
    *     cancelled, or is not this server's
    * @throws IllegalArgumentException if {@code timerId} is not a timer id at all
    */
-  boolean cancelTimer(String timerId);
+  default boolean cancelTimer(String timerId) {
+    return Futures.joinBounded(cancelTimerAsync(timerId));
+  }
+
+  /**
+   * {@link #cancelTimer} without blocking.
+   *
+   * @param timerId an id returned by {@code castAfter}/{@code castAt}
+   * @return a future of whether the timer was pending and is now cancelled
+   * @throws IllegalArgumentException if {@code timerId} is not a timer id at all
+   */
+  CompletableFuture<Boolean> cancelTimerAsync(String timerId);
 
   /**
    * Sends a call and waits for the reply, at most the process's default call timeout (5 s unless
@@ -198,7 +265,19 @@ public interface ServerRef<M> {
    * @throws IllegalArgumentException if the key is longer than 256 bytes (nothing is stored)
    * @throws ServerStoppedException if this process was stopped
    */
-  boolean cast(M message, String idempotencyKey);
+  default boolean cast(M message, String idempotencyKey) {
+    return Futures.joinBounded(castAsync(message, idempotencyKey));
+  }
+
+  /**
+   * The keyed {@link #cast(Object, String)} without blocking.
+   *
+   * @param message the message, not null
+   * @param idempotencyKey an opaque key, 1 to 256 bytes in UTF-8, unique per message to this server
+   * @return a future of whether this call queued the message (false: the key had queued it)
+   * @throws IllegalArgumentException if the key is longer than 256 bytes (nothing is stored)
+   */
+  CompletableFuture<Boolean> castAsync(M message, String idempotencyKey);
 
   /**
    * Sends a call that runs once per {@code idempotencyKey} within the retention window: the first
@@ -217,7 +296,21 @@ public interface ServerRef<M> {
    * @throws IllegalArgumentException if the key is too long, or was used by a keyed cast
    * @throws ServerStoppedException if this process was stopped
    */
-  <R> R call(M request, String idempotencyKey, Duration timeout);
+  default <R> R call(M request, String idempotencyKey, Duration timeout) {
+    return Futures.join(this.<R>callAsync(request, idempotencyKey, timeout));
+  }
+
+  /**
+   * The keyed {@link #call(Object, String, Duration)} without blocking or holding a thread.
+   *
+   * @param request the request, not null
+   * @param idempotencyKey an opaque key, 1 to 256 bytes in UTF-8
+   * @param timeout how long to wait for the reply, positive, at most one hour
+   * @param <R> the reply type
+   * @return a future of the first call's reply, failing with the exceptions the blocking form
+   *     throws
+   */
+  <R> CompletableFuture<R> callAsync(M request, String idempotencyKey, Duration timeout);
 
   /**
    * Queues {@code request} as a call whose reply is kept for the retention window, and returns its
@@ -228,7 +321,17 @@ public interface ServerRef<M> {
    * @return the call id, an opaque string
    * @throws ServerStoppedException if this process was stopped
    */
-  String submit(M request);
+  default String submit(M request) {
+    return Futures.joinBounded(submitAsync(request));
+  }
+
+  /**
+   * {@link #submit} without blocking.
+   *
+   * @param request the request, not null
+   * @return a future of the call id, completing once the call is durably queued
+   */
+  CompletableFuture<String> submitAsync(M request);
 
   /**
    * Waits for the kept reply of a {@link #submit}ted call; see {@link #awaitReplyAsync}.
@@ -270,7 +373,16 @@ public interface ServerRef<M> {
    *
    * @return the queue length
    */
-  long queueLength();
+  default long queueLength() {
+    return Futures.joinBounded(queueLengthAsync());
+  }
+
+  /**
+   * {@link #queueLength} without blocking.
+   *
+   * @return a future of the queue length
+   */
+  CompletableFuture<Long> queueLengthAsync();
 
   /** The server's identity tuple. */
   Tuple tuid();
@@ -299,7 +411,16 @@ public interface ServerRef<M> {
    *
    * @return the dead letters
    */
-  List<DeadLetter<M>> deadLetters();
+  default List<DeadLetter<M>> deadLetters() {
+    return Futures.joinBounded(deadLettersAsync());
+  }
+
+  /**
+   * {@link #deadLetters} without blocking.
+   *
+   * @return a future of the dead letters, oldest first
+   */
+  CompletableFuture<List<DeadLetter<M>>> deadLettersAsync();
 
   /**
    * Moves a dead letter back into the queue, at its head (processed next) or at its tail, with a
@@ -309,7 +430,19 @@ public interface ServerRef<M> {
    * @param head true to put it at the head of the queue
    * @return true if it existed
    */
-  boolean requeueDeadLetter(String id, boolean head);
+  default boolean requeueDeadLetter(String id, boolean head) {
+    return Futures.joinBounded(requeueDeadLetterAsync(id, head));
+  }
+
+  /**
+   * {@link #requeueDeadLetter} without blocking.
+   *
+   * @param id the dead letter's id
+   * @param head true to put it at the head of the queue
+   * @return a future of whether it existed
+   * @throws IllegalArgumentException if {@code id} is not a dead letter id at all
+   */
+  CompletableFuture<Boolean> requeueDeadLetterAsync(String id, boolean head);
 
   /**
    * Deletes one dead letter.
@@ -317,14 +450,35 @@ public interface ServerRef<M> {
    * @param id the dead letter's id
    * @return true if it existed
    */
-  boolean purgeDeadLetter(String id);
+  default boolean purgeDeadLetter(String id) {
+    return Futures.joinBounded(purgeDeadLetterAsync(id));
+  }
+
+  /**
+   * {@link #purgeDeadLetter} without blocking.
+   *
+   * @param id the dead letter's id
+   * @return a future of whether it existed
+   * @throws IllegalArgumentException if {@code id} is not a dead letter id at all
+   */
+  CompletableFuture<Boolean> purgeDeadLetterAsync(String id);
 
   /**
    * Deletes every dead letter of the server.
    *
    * @return how many there were
    */
-  int purgeDeadLetters();
+  default int purgeDeadLetters() {
+    return Futures.joinBounded(purgeDeadLettersAsync());
+  }
+
+  /**
+   * {@link #purgeDeadLetters} without blocking: one transaction per page of dead letters, each
+   * started when the one before committed.
+   *
+   * @return a future of how many there were
+   */
+  CompletableFuture<Integer> purgeDeadLettersAsync();
 
   /**
    * Stops this process. The durable state and queue are kept; another process (or a later {@link
@@ -341,5 +495,16 @@ public interface ServerRef<M> {
    * @throws OperationTimeoutException if the cluster did not answer within the operation timeout
    *     ({@link DGen.Builder#operationTimeout}); the outcome is unknown
    */
-  void kill(Object reason);
+  default void kill(Object reason) {
+    Futures.joinBounded(killAsync(reason));
+  }
+
+  /**
+   * {@link #kill} without blocking: the future completes once the server is deleted and this
+   * runtime's processes of it have stopped.
+   *
+   * @param reason why (logged)
+   * @return a future completing once the server is deleted
+   */
+  CompletableFuture<Void> killAsync(Object reason);
 }

@@ -214,13 +214,20 @@ class OperationTimeoutTest extends RuntimeTestBase {
   }
 
   /**
-   * A timed-out blocking operation leaves its thread blocked on the cluster until the backend gives
-   * up: on a cluster that does not answer, many of them must not grow the JVM's threads without
-   * bound. Past the bound they queue, and past the queue they fail at once, saying so.
+   * A timed-out blocking operation (the admin's, whose reads block) leaves its thread blocked on
+   * the cluster until the backend gives up: on a cluster that does not answer, many of them must
+   * not grow the JVM's threads without bound. Past the bound they queue, and past the queue they
+   * fail at once, saying so.
    */
   @Test
   void blockingOperationsOnAnUnreachableCluster_holdABoundedNumberOfThreads() throws Exception {
-    ServerRef<Msg> ref = startOrders(false);
+    startOrders(false);
+    ServerAdmin server =
+        new DGenAdmin(backend, TIMEOUT)
+            .tenant(tenant.path().toArray(String[]::new))
+            .orElseThrow()
+            .server(ORDERS)
+            .orElseThrow();
     unreachable();
     int operations =
         io.dgen.internal.OperationTimeouts.MAX_BLOCKING_THREADS
@@ -236,7 +243,7 @@ class OperationTimeoutTest extends RuntimeTestBase {
             callers.submit(
                 () -> {
                   try {
-                    ref.kill("test");
+                    server.kill();
                   } catch (RuntimeException e) {
                     failures.add(e);
                   }

@@ -34,6 +34,35 @@ public final class Futures {
   }
 
   /**
+   * Waits for {@code future}, which completes on its own within a bound (an operation's timeout
+   * fails it), and returns its value, rethrowing its failure as {@link #join} does. An interrupt
+   * does not end the wait, since the operation's outcome would then be unknown: the wait goes on,
+   * and the interrupt flag is set again when this method returns or throws.
+   *
+   * @param future the future to wait for, bounded by a timeout of its own
+   * @param <T> the value type
+   * @return the future's value
+   */
+  public static <T> T joinBounded(Future<T> future) {
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          return future.get();
+        } catch (InterruptedException e) {
+          interrupted = true;
+        } catch (ExecutionException e) {
+          throw propagate(e.getCause() == null ? e : e.getCause());
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /**
    * Strips {@link CompletionException} and {@link ExecutionException} wrappers from {@code t}.
    *
    * @param t a failure, possibly wrapped

@@ -22,7 +22,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
-import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -119,17 +118,18 @@ final class CommitRunner {
 
   /**
    * Runs a writing body that does not block (it only writes, or starts its reads asynchronously)
-   * exactly once in effect, and waits for the outcome at most the {@linkplain OperationTimeouts
-   * operation timeout}: a user's push. The first attempt runs in this thread, retries (and steps
-   * whose reads were not ready) on {@code executor}, which must not be the worker pool: the caller
-   * may be one of its threads (an action that casts), and would wait for itself. An interrupt does
-   * not abandon the push (see {@link OperationTimeouts#await}).
+   * exactly once in effect, bounded by the {@linkplain OperationTimeouts operation timeout}: a
+   * user's push, or any operation of a {@code ServerRef}'s non-blocking forms. The first attempt
+   * runs in this thread, retries (and steps whose reads were not ready) on {@code executor}, which
+   * must not be the worker pool: the caller may be one of its threads (an action that casts), and
+   * would wait for itself if it then blocks on the future.
    *
-   * @throws io.dgen.OperationTimeoutException once the timeout passed; no further attempt starts
+   * @return a future of the committing attempt's value, failed with {@link
+   *     io.dgen.OperationTimeoutException} once the timeout passed (no further attempt starts)
    */
-  <T> @Nullable T commitWithin(AsyncBody<T> body, String operation, Executor executor) {
-    return operations.await(
-        commitAsync(body, (tx, previous) -> previous, executor), operation, context);
+  <T> CompletableFuture<@Nullable T> commitBounded(
+      AsyncBody<T> body, String operation, Executor executor, ScheduledExecutorService scheduler) {
+    return bounded(commitAsync(body, (tx, previous) -> previous, executor), scheduler, operation);
   }
 
   /**
@@ -174,38 +174,17 @@ final class CommitRunner {
   }
 
   /**
-   * {@link #commit(Body)} for a body that blocks on its reads, within the operation timeout: the
-   * run goes on a thread of its own, which the caller stops waiting for once the timeout passed; no
-   * further attempt starts then.
+   * Runs a read-only transaction whose reads are asynchronous, bounded by the operation timeout: no
+   * thread of its own, none blocked while the cluster does not answer.
    *
-   * @throws io.dgen.OperationTimeoutException once the timeout passed
+   * @return a future of the read, failed with {@link io.dgen.OperationTimeoutException} once the
+   *     timeout passed
    */
-  <T> @Nullable T commitBlockingWithin(Body<T> body, String operation) {
-    Run<T> run = new Run<>((tx, previous) -> previous, nanoTime.getAsLong());
-    CompletableFuture<@Nullable T> op = OperationTimeouts.blocking(() -> commit(run, body));
-    op.whenComplete((value, failure) -> run.abandoned = true);
-    return operations.await(op, operation, context);
-  }
-
-  /**
-   * Runs a read that blocks (its own transactions, no commit marker) on a thread of its own and
-   * waits for it within the operation timeout.
-   *
-   * @throws io.dgen.OperationTimeoutException once the timeout passed
-   */
-  <T> T readWithin(Supplier<T> read, String operation) {
-    return operations.call(read, operation, context);
-  }
-
-  /**
-   * Runs a read-only transaction whose reads are asynchronous and waits for it within the operation
-   * timeout: no thread of its own, none blocked while the cluster does not answer.
-   *
-   * @throws io.dgen.OperationTimeoutException once the timeout passed
-   */
-  <T> T readAsyncWithin(
-      Function<? super Transaction, ? extends CompletableFuture<T>> read, String operation) {
-    return operations.await(backend.runAsync(read), operation, context);
+  <T> CompletableFuture<T> readBounded(
+      Function<? super Transaction, ? extends CompletableFuture<T>> read,
+      String operation,
+      ScheduledExecutorService scheduler) {
+    return bounded(backend.runAsync(read), scheduler, operation);
   }
 
   /**

@@ -9,7 +9,6 @@ import io.dgen.From;
 import io.dgen.ReplyTooLargeException;
 import io.dgen.backend.Backend;
 import io.dgen.backend.ByteKeys;
-import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.DeadRecord;
@@ -22,6 +21,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -41,6 +41,7 @@ final class DeadLetters<M> {
 
   private static final Logger log = LoggerFactory.getLogger(DeadLetters.class);
 
+  private final RuntimeCore core;
   private final Backend backend;
   private final ServerKeys keys;
   private final Serde serde;
@@ -52,7 +53,7 @@ final class DeadLetters<M> {
   private final String context;
 
   DeadLetters(
-      Backend backend,
+      RuntimeCore core,
       ServerKeys keys,
       Serde serde,
       CommitRunner commits,
@@ -61,7 +62,8 @@ final class DeadLetters<M> {
       CallbackInvoker<?, M> invoker,
       LongSupplier wallMillis,
       String context) {
-    this.backend = backend;
+    this.core = core;
+    this.backend = core.backend();
     this.keys = keys;
     this.serde = serde;
     this.commits = commits;
@@ -260,12 +262,18 @@ final class DeadLetters<M> {
   }
 
   /** Every dead letter, oldest first; one whose message no longer decodes is listed without it. */
-  List<DeadLetter<M>> list() {
+  CompletableFuture<List<DeadLetter<M>>> list() {
     Subspace dead = keys.dead();
-    List<KeyValue> rows =
-        commits.readWithin(
-            () -> backend.run(tx -> tx.snapshot().getRange(dead.range().begin, dead.range().end)),
-            "deadLetters");
+    return commits
+        .readBounded(
+            tx -> tx.snapshot().getRangeAsync(dead.range().begin, dead.range().end, 0, false),
+            "deadLetters",
+            core.scheduler())
+        .thenApply(this::decode);
+  }
+
+  private List<DeadLetter<M>> decode(List<KeyValue> rows) {
+    Subspace dead = keys.dead();
     List<DeadLetter<M>> out = new ArrayList<>(rows.size());
     for (KeyValue kv : rows) {
       Versionstamp stamp = dead.unpack(kv.key()).getVersionstamp(0);
@@ -309,30 +317,43 @@ final class DeadLetters<M> {
   }
 
   /** Moves a dead letter back into the queue; false if there is no such dead letter. */
-  boolean requeue(String id, boolean head) {
+  CompletableFuture<Boolean> requeue(String id, boolean head) {
     Versionstamp stamp = parseDeadLetterId(id);
-    Boolean moved =
-        commits.commitBlockingWithin(
-            tx -> {
-              byte[] dead = tx.get(deadKey(stamp));
-              if (dead == null) {
-                return false;
+    return commit(
+            tx ->
+                Async.then(
+                    tx.getAsync(deadKey(stamp)),
+                    core.blocking(),
+                    dead -> {
+                      if (dead == null) {
+                        return CompletableFuture.completedFuture(false);
+                      }
+                      var entry = queue.publishing(tx); // an idle hosted server is activated
+                      DeadRecord d = DeadRecord.decode(dead, serde);
+                      tx.clear(deadKey(stamp));
+                      queue.push(
+                          tx,
+                          head ? ServerKeys.LANE_HEAD : ServerKeys.LANE_NORMAL,
+                          freshCount(d.envelope()));
+                      return entry.thenApply(published -> true);
+                    }),
+            "requeueDeadLetter")
+        .thenApply(
+            moved -> {
+              if (Boolean.TRUE.equals(moved)) {
+                log.info(
+                    "dead letter re-queued at the {}: {} id={}",
+                    head ? "head" : "tail",
+                    context,
+                    id);
               }
-              var entry = queue.publishing(tx); // an idle hosted server is activated
-              DeadRecord d = DeadRecord.decode(dead, serde);
-              tx.clear(deadKey(stamp));
-              queue.push(
-                  tx,
-                  head ? ServerKeys.LANE_HEAD : ServerKeys.LANE_NORMAL,
-                  freshCount(d.envelope()));
-              Futures.join(entry);
-              return true;
-            },
-            "requeueDeadLetter");
-    if (Boolean.TRUE.equals(moved)) {
-      log.info("dead letter re-queued at the {}: {} id={}", head ? "head" : "tail", context, id);
-    }
-    return Boolean.TRUE.equals(moved);
+              return Boolean.TRUE.equals(moved);
+            });
+  }
+
+  /** Runs {@code body} through the commit runner, bounded by the operation timeout. */
+  private <T> CompletableFuture<T> commit(CommitRunner.AsyncBody<T> body, String operation) {
+    return commits.commitBounded(body, operation, core.blocking(), core.scheduler());
   }
 
   /**
@@ -351,16 +372,18 @@ final class DeadLetters<M> {
   }
 
   /** Deletes a dead letter; false if there was none. */
-  boolean purge(String id) {
+  CompletableFuture<Boolean> purge(String id) {
     byte[] key = deadKey(parseDeadLetterId(id));
-    return Boolean.TRUE.equals(
-        commits.commitBlockingWithin(
-            tx -> {
-              boolean existed = tx.get(key) != null;
-              tx.clear(key);
-              return existed;
-            },
-            "purgeDeadLetter"));
+    return commit(
+        tx ->
+            Async.thenApply(
+                tx.getAsync(key),
+                core.blocking(),
+                dead -> {
+                  tx.clear(key);
+                  return dead != null;
+                }),
+        "purgeDeadLetter");
   }
 
   /**
@@ -369,29 +392,32 @@ final class DeadLetters<M> {
    * how many there were. Each page is a transaction of the commit runner, so a page retried after
    * {@code commit_unknown_result} is counted once. Each page is bounded by the operation timeout.
    */
-  int purgeAll() {
+  CompletableFuture<Integer> purgeAll() {
+    return purgeFrom(0);
+  }
+
+  /** Purges the next page; then, if it was full, the one after (a transaction each). */
+  private CompletableFuture<Integer> purgeFrom(int total) {
     Subspace dead = keys.dead();
-    int total = 0;
-    while (true) {
-      Integer purged =
-          commits.commitBlockingWithin(
-              tx -> {
-                List<KeyValue> page =
-                    tx.getRange(dead.range().begin, dead.range().end, PURGE_PAGE, false);
-                if (!page.isEmpty()) {
-                  // exactly what was read: the read's conflict range ends at its last key too
-                  tx.clearRange(
-                      dead.range().begin, ByteKeys.keyAfter(page.get(page.size() - 1).key()));
-                }
-                return page.size();
-              },
-              "purgeDeadLetters");
-      int n = purged == null ? 0 : purged;
-      total += n;
-      if (n < PURGE_PAGE) {
-        return total;
-      }
-    }
+    return commit(
+            tx ->
+                Async.thenApply(
+                    tx.getRangeAsync(dead.range().begin, dead.range().end, PURGE_PAGE, false),
+                    core.blocking(),
+                    page -> {
+                      if (!page.isEmpty()) {
+                        // exactly what was read: the read's conflict range ends at its last key too
+                        tx.clearRange(
+                            dead.range().begin, ByteKeys.keyAfter(page.get(page.size() - 1).key()));
+                      }
+                      return page.size();
+                    }),
+            "purgeDeadLetters")
+        .thenCompose(
+            n ->
+                n < PURGE_PAGE
+                    ? CompletableFuture.completedFuture(total + n)
+                    : purgeFrom(total + n));
   }
 
   /** The most dead letters one transaction of {@link #purgeAll} removes. */

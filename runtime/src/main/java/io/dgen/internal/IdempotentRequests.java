@@ -77,13 +77,13 @@ final class IdempotentRequests<M> {
   }
 
   /** Queues {@code message} unless its key was claimed within the window; true if it queued it. */
-  boolean cast(M message, String key) {
+  CompletableFuture<Boolean> cast(M message, String key) {
     Objects.requireNonNull(message, "message must not be null");
     IdempotencyKeys.check(key);
     byte[] env = queue.encode(Envelope.CAST, message, null);
     long now = core.wallMillis();
-    IdempotencyKeys.Claim claim =
-        commits.commitWithin(
+    return commits
+        .commitBounded(
             tx ->
                 Async.thenApply(
                     // the server's entry is read with the key's
@@ -91,8 +91,9 @@ final class IdempotentRequests<M> {
                     core.blocking(),
                     read -> claimAndCast(tx, key, env, read, now)),
             "cast",
-            core.blocking());
-    return Objects.requireNonNull(claim).ours();
+            core.blocking(),
+            core.scheduler())
+        .thenApply(claim -> Objects.requireNonNull(claim).ours());
   }
 
   /** A key's record and the server's entry, read together by a keyed push. */
@@ -172,21 +173,23 @@ final class IdempotentRequests<M> {
   }
 
   /** Queues {@code request} as a call with a kept reply; returns its call id once queued. */
-  String submit(M request) {
+  CompletableFuture<String> submit(M request) {
     Objects.requireNonNull(request, "request must not be null");
     types.messageTag(request);
     From from = KeptReplies.newFrom(core.wallMillis(), retention);
     byte[] env = queue.encode(Envelope.CALL, request, from);
-    commits.commitWithin(
-        tx -> {
-          CompletableFuture<@Nullable Void> live = queue.publishing(tx);
-          slots.open(tx, from);
-          queue.push(tx, ServerKeys.LANE_NORMAL, env);
-          return live;
-        },
-        "submit",
-        core.blocking());
-    return KeptReplies.callId(from);
+    return commits
+        .commitBounded(
+            tx -> {
+              CompletableFuture<@Nullable Void> live = queue.publishing(tx);
+              slots.open(tx, from);
+              queue.push(tx, ServerKeys.LANE_NORMAL, env);
+              return live;
+            },
+            "submit",
+            core.blocking(),
+            core.scheduler())
+        .thenApply(done -> KeptReplies.callId(from));
   }
 
   /** Waits for the kept reply of {@code callId}. */

@@ -196,6 +196,32 @@ public final class OperationTimeouts {
     return await(op, operation, context);
   }
 
+  /**
+   * Runs {@code body}, whose reads are asynchronous, in a transaction of {@code backend}, bounded
+   * by the timeout: no thread of its own. Once the timeout passed, the future fails with {@link
+   * OperationTimeoutException} and no further attempt starts (one under way may still commit).
+   * <b>The body may execute more than once.</b>
+   */
+  public <T> CompletableFuture<T> runAsync(
+      Backend backend,
+      Function<? super Transaction, ? extends CompletableFuture<? extends T>> body,
+      ScheduledExecutorService scheduler,
+      String operation,
+      String context) {
+    AtomicBoolean abandoned = new AtomicBoolean();
+    CompletableFuture<T> op =
+        backend.runAsync(
+            tx -> {
+              if (abandoned.get()) {
+                throw new CancellationException(
+                    operation + " abandoned after timeout=" + timeout + ": " + context);
+              }
+              return body.apply(tx);
+            });
+    op.whenComplete((v, e) -> abandoned.set(true));
+    return bound(op, scheduler, operation, context);
+  }
+
   /** {@link #run} for a body that returns nothing. */
   public void execute(
       Backend backend, Consumer<? super Transaction> body, String operation, String context) {

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -286,26 +287,42 @@ public final class ServerKeys {
    * @return whether this attempt removed the server
    */
   public boolean kill(Transaction tx, TenantKeys tenant, KillTarget target) {
-    byte[] entry = tx.get(tenant.serverKey(tuid));
-    if (!target.aims(entry)) {
-      return false;
-    }
+    return Futures.join(killAsync(tx, tenant, target, Runnable::run));
+  }
+
+  /**
+   * {@link #kill} with its reads started together and the writes made once they are in, on {@code
+   * executor} if they were not in at once.
+   */
+  CompletableFuture<Boolean> killAsync(
+      Transaction tx, TenantKeys tenant, KillTarget target, Executor executor) {
+    var entry = tx.getAsync(tenant.serverKey(tuid));
     var slots = tx.getRangeAsync(calls.range().begin, calls.range().end, 0, false);
-    for (KeyValue kv : tx.getRange(timers.range().begin, timers.range().end)) {
-      long due = Tuple.fromBytes(kv.value()).getLong(0);
-      tx.clear(tenant.timers(bucket).pack(Tuple.from(due, timers.unpack(kv.key()).getUUID(0))));
-    }
-    for (KeyValue kv : Futures.join(slots)) {
-      Tuple t = calls.unpack(kv.key());
-      if (t.size() >= 2 && t.get(0) instanceof Long sec && t.get(1) instanceof String id) {
-        tenant.ring(tx, bucket, slotWakeId(sec, id));
-      }
-    }
-    tenant.ring(tx, bucket, wakeId);
-    tx.clearRange(root.range().begin, root.range().end);
-    tx.clear(tenant.serverKey(tuid));
-    tx.clear(tenant.readyKey(bucket, tuid));
-    return true;
+    var pending = tx.getRangeAsync(timers.range().begin, timers.range().end, 0, false);
+    return Async.thenApply(
+        CompletableFuture.allOf(entry, slots, pending),
+        executor,
+        ready -> {
+          if (!target.aims(entry.join())) {
+            return false;
+          }
+          for (KeyValue kv : pending.join()) {
+            long due = Tuple.fromBytes(kv.value()).getLong(0);
+            tx.clear(
+                tenant.timers(bucket).pack(Tuple.from(due, timers.unpack(kv.key()).getUUID(0))));
+          }
+          for (KeyValue kv : slots.join()) {
+            Tuple t = calls.unpack(kv.key());
+            if (t.size() >= 2 && t.get(0) instanceof Long sec && t.get(1) instanceof String id) {
+              tenant.ring(tx, bucket, slotWakeId(sec, id));
+            }
+          }
+          tenant.ring(tx, bucket, wakeId);
+          tx.clearRange(root.range().begin, root.range().end);
+          tx.clear(tenant.serverKey(tuid));
+          tx.clear(tenant.readyKey(bucket, tuid));
+          return true;
+        });
   }
 
   /** Chunk {@code n} of a reply slot. */
@@ -389,15 +406,25 @@ public final class ServerKeys {
    * @throws IllegalArgumentException if {@code timerId} is not a timer id
    */
   public boolean cancelTimer(Transaction tx, TenantKeys tenant, String timerId) {
+    return Futures.join(cancelTimerAsync(tx, tenant, timerId, Runnable::run));
+  }
+
+  /** {@link #cancelTimer}, continued on {@code executor} if its read was not in at once. */
+  CompletableFuture<Boolean> cancelTimerAsync(
+      Transaction tx, TenantKeys tenant, String timerId, Executor executor) {
     UUID id = Timers.parse(timerId);
     byte[] own = timers.pack(Tuple.from(id));
-    byte[] due = tx.get(own);
-    if (due == null) {
-      return false;
-    }
-    tx.clear(own);
-    tx.clear(tenant.timers(bucket).pack(Tuple.from(Tuple.fromBytes(due).getLong(0), id)));
-    return true;
+    return Async.thenApply(
+        tx.getAsync(own),
+        executor,
+        due -> {
+          if (due == null) {
+            return false;
+          }
+          tx.clear(own);
+          tx.clear(tenant.timers(bucket).pack(Tuple.from(Tuple.fromBytes(due).getLong(0), id)));
+          return true;
+        });
   }
 
   /**

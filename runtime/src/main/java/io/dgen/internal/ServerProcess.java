@@ -137,8 +137,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     } else {
       scheduled = () -> here.wakeTimers(keys.bucket()); // the holder fires them
     }
-    this.timers =
-        Timers.create(core, here.keys(), tuid, keys, queue, commits, scheduled, lifecycle);
+    this.timers = Timers.create(core, here.keys(), tuid, keys, queue, commits, scheduled);
     this.slots =
         new ReplySlots(
             core.backend(),
@@ -178,15 +177,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             context);
     this.deadLetters =
         new DeadLetters<>(
-            core.backend(),
-            keys,
-            core.serde(),
-            commits,
-            queue,
-            slots,
-            invoker,
-            core::wallMillis,
-            context);
+            core, keys, core.serde(), commits, queue, slots, invoker, core::wallMillis, context);
     ConcurrencyGate gate = options.concurrencyLimit().map(core.limits()::gate).orElse(null);
     RateLimiter rate =
         role != Role.REF && options.consume()
@@ -493,45 +484,70 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   // ---------------------------------------------------------------- pushes
 
   @Override
-  public void cast(M message) {
-    ensureAlive();
-    byte[] env = queue.encode(Envelope.CAST, message, null);
-    commits.commitWithin(tx -> queue.publish(tx, List.of(env)), "cast", core.blocking());
+  public CompletableFuture<Void> castAsync(M message) {
+    return ifAlive(
+        () -> {
+          byte[] env = queue.encode(Envelope.CAST, message, null);
+          return push(tx -> queue.publish(tx, List.of(env)), "cast");
+        });
   }
 
   @Override
-  public void castAll(List<? extends M> messages) {
-    ensureAlive();
-    Objects.requireNonNull(messages, "messages must not be null");
-    List<byte[]> envs = new ArrayList<>(messages.size());
-    for (M m : messages) {
-      envs.add(queue.encode(Envelope.CAST, m, null));
+  public CompletableFuture<Void> castAllAsync(List<? extends M> messages) {
+    return ifAlive(
+        () -> {
+          Objects.requireNonNull(messages, "messages must not be null");
+          List<byte[]> envs = new ArrayList<>(messages.size());
+          for (M m : messages) {
+            envs.add(queue.encode(Envelope.CAST, m, null));
+          }
+          if (envs.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
+          }
+          return push(tx -> queue.publish(tx, envs), "castAll");
+        });
+  }
+
+  private CompletableFuture<Void> push(
+      CommitRunner.AsyncBody<@Nullable Void> body, String operation) {
+    return commits
+        .commitBounded(body, operation, core.blocking(), core.scheduler())
+        .thenApply(done -> null);
+  }
+
+  /**
+   * Runs {@code op} if this process is alive, else returns a future failed with {@link
+   * io.dgen.ServerStoppedException}. Bad arguments still throw at once, from {@code op}.
+   */
+  private <T> CompletableFuture<T> ifAlive(Supplier<CompletableFuture<T>> op) {
+    if (!lifecycle.isAlive()) {
+      try {
+        ensureAlive();
+      } catch (RuntimeException stopped) {
+        return CompletableFuture.failedFuture(stopped);
+      }
     }
-    if (envs.isEmpty()) {
-      return;
-    }
-    commits.commitWithin(tx -> queue.publish(tx, envs), "castAll", core.blocking());
+    return op.get();
   }
 
   @Override
-  public boolean cast(M message, String idempotencyKey) {
-    ensureAlive();
-    return requests.cast(message, idempotencyKey);
+  public CompletableFuture<Boolean> castAsync(M message, String idempotencyKey) {
+    return ifAlive(() -> requests.cast(message, idempotencyKey));
   }
 
   @Override
-  public String castAfter(M message, Duration delay) {
-    return timers.castAfter(message, delay);
+  public CompletableFuture<String> castAfterAsync(M message, Duration delay) {
+    return ifAlive(() -> timers.castAfter(message, delay));
   }
 
   @Override
-  public String castAt(M message, Instant when) {
-    return timers.castAt(message, when);
+  public CompletableFuture<String> castAtAsync(M message, Instant when) {
+    return ifAlive(() -> timers.castAt(message, when));
   }
 
   @Override
-  public boolean cancelTimer(String timerId) {
-    return timers.cancel(timerId);
+  public CompletableFuture<Boolean> cancelTimerAsync(String timerId) {
+    return ifAlive(() -> timers.cancel(timerId));
   }
 
   @Override
@@ -541,9 +557,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   }
 
   @Override
-  public long queueLength() {
-    ensureAlive();
-    return commits.readAsyncWithin(queue::length, "queueLength");
+  public CompletableFuture<Long> queueLengthAsync() {
+    return ifAlive(() -> commits.readBounded(queue::length, "queueLength", core.scheduler()));
   }
 
   // ---------------------------------------------------------------- calls
@@ -575,15 +590,13 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   }
 
   @Override
-  public <R> R call(M request, String idempotencyKey, Duration timeout) {
-    ensureAlive();
-    return Futures.join(requests.<R>call(request, idempotencyKey, timeout));
+  public <R> CompletableFuture<R> callAsync(M request, String idempotencyKey, Duration timeout) {
+    return ifAlive(() -> requests.<R>call(request, idempotencyKey, timeout));
   }
 
   @Override
-  public String submit(M request) {
-    ensureAlive();
-    return requests.submit(request);
+  public CompletableFuture<String> submitAsync(M request) {
+    return ifAlive(() -> requests.submit(request));
   }
 
   @Override
@@ -687,27 +700,23 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   // ---------------------------------------------------------------- failures and dead letters
 
   @Override
-  public List<DeadLetter<M>> deadLetters() {
-    ensureAlive();
-    return deadLetters.list();
+  public CompletableFuture<List<DeadLetter<M>>> deadLettersAsync() {
+    return ifAlive(deadLetters::list);
   }
 
   @Override
-  public boolean requeueDeadLetter(String id, boolean head) {
-    ensureAlive();
-    return deadLetters.requeue(id, head);
+  public CompletableFuture<Boolean> requeueDeadLetterAsync(String id, boolean head) {
+    return ifAlive(() -> deadLetters.requeue(id, head));
   }
 
   @Override
-  public boolean purgeDeadLetter(String id) {
-    ensureAlive();
-    return deadLetters.purge(id);
+  public CompletableFuture<Boolean> purgeDeadLetterAsync(String id) {
+    return ifAlive(() -> deadLetters.purge(id));
   }
 
   @Override
-  public int purgeDeadLetters() {
-    ensureAlive();
-    return deadLetters.purgeAll();
+  public CompletableFuture<Integer> purgeDeadLettersAsync() {
+    return ifAlive(deadLetters::purgeAll);
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -753,15 +762,26 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   }
 
   @Override
-  public void kill(Object reason) {
-    ensureAlive();
-    // Idempotent by the incarnation its first attempt found (a commit marker would outlive the
-    // server): a retry after an applied commit_unknown_result spares a server started meanwhile.
-    ServerKeys.KillTarget target = new ServerKeys.KillTarget();
-    core.operations()
-        .execute(core.backend(), tx -> keys.kill(tx, doorbell.keys(), target), "kill", context);
-    log.info("server killed: {} reason={}", context, reason);
-    core.stopLocal(keys, target.incarnation());
+  public CompletableFuture<Void> killAsync(Object reason) {
+    return ifAlive(
+        () -> {
+          // Idempotent by the incarnation its first attempt found (a commit marker would outlive
+          // the server): a retry after an applied commit_unknown_result spares a server started
+          // meanwhile.
+          ServerKeys.KillTarget target = new ServerKeys.KillTarget();
+          return core.operations()
+              .runAsync(
+                  core.backend(),
+                  tx -> keys.killAsync(tx, doorbell.keys(), target, core.blocking()),
+                  core.scheduler(),
+                  "kill",
+                  context)
+              .thenRun(
+                  () -> {
+                    log.info("server killed: {} reason={}", context, reason);
+                    core.stopLocal(keys, target.incarnation());
+                  });
+        });
   }
 
   /** The incarnation of the server this process started in (see {@link ServerEntry}). */

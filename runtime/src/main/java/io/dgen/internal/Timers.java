@@ -12,8 +12,10 @@ import java.time.Instant;
 import java.util.Base64;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -49,8 +51,8 @@ final class Timers<M> {
   private final CommitRunner commits;
   private final Clock clock;
   private final Runnable scheduled;
-  private final Lifecycle lifecycle;
   private final Executor executor;
+  private final ScheduledExecutorService scheduler;
   private final byte[] tuid;
 
   /**
@@ -66,8 +68,7 @@ final class Timers<M> {
       ServerKeys keys,
       ServerQueue<M> queue,
       CommitRunner commits,
-      Runnable scheduled,
-      Lifecycle lifecycle) {
+      Runnable scheduled) {
     Timers<M> timers =
         new Timers<>(
             tuid,
@@ -77,17 +78,17 @@ final class Timers<M> {
             commits,
             core.clock(),
             scheduled,
-            lifecycle,
-            core.blocking());
+            core.blocking(),
+            core.scheduler());
     queue.timers(timers);
     return timers;
   }
 
   /**
    * @param scheduled tells this runtime's scheduler that a timer was just committed here
-   * @param lifecycle the process's, checked by the {@code ServerRef} methods
    * @param executor runs the retries of a scheduling push: not the worker pool, which its waiting
    *     caller may occupy
+   * @param scheduler bounds the scheduling and cancelling pushes by the operation timeout
    */
   private Timers(
       Tuple tuid,
@@ -97,10 +98,10 @@ final class Timers<M> {
       CommitRunner commits,
       Clock clock,
       Runnable scheduled,
-      Lifecycle lifecycle,
-      Executor executor) {
-    this.lifecycle = lifecycle;
+      Executor executor,
+      ScheduledExecutorService scheduler) {
     this.executor = executor;
+    this.scheduler = scheduler;
     this.keys = keys;
     this.tenantKeys = tenantKeys;
     this.queue = queue;
@@ -112,32 +113,35 @@ final class Timers<M> {
 
   // ---------------------------------------------------------------- scheduling
 
-  /** {@code ServerRef.castAfter}: its own transaction. */
-  String castAfter(M message, Duration delay) {
-    lifecycle.ensureAlive();
+  /** {@code ServerRef.castAfterAsync}: its own transaction. */
+  CompletableFuture<String> castAfter(M message, Duration delay) {
     Objects.requireNonNull(delay, "delay must not be null");
     return castAt(message, dueAfter(delay));
   }
 
-  /** {@code ServerRef.castAt}: its own transaction. */
-  String castAt(M message, Instant when) {
-    lifecycle.ensureAlive();
+  /** {@code ServerRef.castAtAsync}: its own transaction. */
+  CompletableFuture<String> castAt(M message, Instant when) {
     Objects.requireNonNull(when, "when must not be null");
     long due = micros(when);
     byte[] value = value(message);
     UUID id = UUID.randomUUID();
     // Through the commit runner: a re-run after commit_unknown_result must not write the timer
     // again, since it may have fired in between.
-    commits.commitWithin( // bounded by the operation timeout, as a cast
-        tx -> {
-          var live = queue.requireServer(tx); // a timer of a killed server would never fire
-          write(tx, due, id, value);
-          return live;
-        },
-        "castAt",
-        executor);
-    scheduled.run();
-    return format(id);
+    return commits
+        .commitBounded( // bounded by the operation timeout, as a cast
+            tx -> {
+              var live = queue.requireServer(tx); // a timer of a killed server would never fire
+              write(tx, due, id, value);
+              return live;
+            },
+            "castAt",
+            executor,
+            scheduler)
+        .thenApply(
+            done -> {
+              scheduled.run();
+              return format(id);
+            });
   }
 
   /**
@@ -217,13 +221,16 @@ final class Timers<M> {
 
   // ---------------------------------------------------------------- cancelling
 
-  /** {@code ServerRef.cancelTimer}: its own transaction, exactly once in effect. */
-  boolean cancel(String timerId) {
-    lifecycle.ensureAlive();
+  /** {@code ServerRef.cancelTimerAsync}: its own transaction, exactly once in effect. */
+  CompletableFuture<Boolean> cancel(String timerId) {
     parse(timerId); // a malformed id is refused before any transaction
-    return Boolean.TRUE.equals(
-        commits.commitBlockingWithin(
-            tx -> keys.cancelTimer(tx, tenantKeys, timerId), "cancelTimer"));
+    return commits
+        .commitBounded(
+            tx -> keys.cancelTimerAsync(tx, tenantKeys, timerId, executor),
+            "cancelTimer",
+            executor,
+            scheduler)
+        .thenApply(Boolean.TRUE::equals);
   }
 
   /** {@code TxContext.cancelTimer}: in the callback's transaction. */

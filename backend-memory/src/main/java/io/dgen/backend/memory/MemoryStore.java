@@ -2,6 +2,7 @@ package io.dgen.backend.memory;
 
 import io.dgen.backend.BackendException;
 import io.dgen.backend.ByteKeys;
+import io.dgen.backend.Futures;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -10,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -324,6 +326,68 @@ final class MemoryStore {
    * @throws BackendException 1007, 1020 or 1021 (injected)
    */
   long commit(MemoryTransaction tx, KeyRanges reads, KeyRanges.Builder writeRanges) {
+    Applied applied = apply(tx, reads, writeRanges);
+    if (storage != null) {
+      publish(awaitDurable(storage, applied.version()));
+    }
+    return finish(applied);
+  }
+
+  /**
+   * {@link #commit} without waiting for durability in this thread: with a storage, the future
+   * completes once the storage made the commit durable (its sync is shared with the commits around
+   * it, see {@link Storage#durableAsync}); resolution and application happen in this thread.
+   *
+   * @throws BackendException 1007, 1020 or 1021 (injected), before anything was applied
+   */
+  CompletableFuture<Long> commitAsync(
+      MemoryTransaction tx, KeyRanges reads, KeyRanges.Builder writeRanges) {
+    Applied applied = apply(tx, reads, writeRanges);
+    if (storage == null) {
+      return CompletableFuture.completedFuture(finish(applied));
+    }
+    CompletableFuture<Long> durable;
+    try {
+      durable = storage.durableAsync(applied.version());
+    } catch (RuntimeException e) {
+      durable = CompletableFuture.failedFuture(e);
+    }
+    return durable.handle(
+        (version, failure) -> {
+          if (failure != null) {
+            RuntimeException e = asRuntime(Futures.unwrap(failure));
+            storageFailure = e;
+            unreadable = e;
+            throw e;
+          }
+          publish(version);
+          return finish(applied);
+        });
+  }
+
+  private static RuntimeException asRuntime(Throwable t) {
+    return t instanceof RuntimeException e ? e : new CompletionException(t);
+  }
+
+  /** A commit resolved and applied in memory, not yet visible with a storage. */
+  private record Applied(
+      long version,
+      ArrayList<Watch> fired,
+      @Nullable ArrayList<Watch> cancelled,
+      boolean unknownAfterApply) {}
+
+  /** Completes an applied commit's watches; throws the injected 1021 after an applied commit. */
+  private long finish(Applied applied) {
+    completeLater(applied.fired(), applied.cancelled());
+    if (applied.unknownAfterApply()) {
+      throw new BackendException(
+          BackendException.COMMIT_UNKNOWN_RESULT,
+          "injected by faults().commitUnknownResult applied=true version=" + applied.version());
+    }
+    return applied.version();
+  }
+
+  private Applied apply(MemoryTransaction tx, KeyRanges reads, KeyRanges.Builder writeRanges) {
     ArrayList<Watch> fired = new ArrayList<>();
     ArrayList<Watch> cancelled = null;
     long version;
@@ -375,16 +439,7 @@ final class MemoryStore {
         cancelled = armAll(tx.watches, fired);
       }
     }
-    if (storage != null) {
-      publish(awaitDurable(storage, version));
-    }
-    completeLater(fired, cancelled);
-    if (unknownAfterApply) {
-      throw new BackendException(
-          BackendException.COMMIT_UNKNOWN_RESULT,
-          "injected by faults().commitUnknownResult applied=true version=" + version);
-    }
-    return version;
+    return new Applied(version, fired, cancelled, unknownAfterApply);
   }
 
   /** Hands the applying commit's writes to the storage; a failure stops every later commit. */

@@ -3,6 +3,7 @@ package io.dgen.backend.memory;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.BackendException;
 import io.dgen.backend.ByteKeys;
+import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
@@ -17,6 +18,7 @@ import java.util.Objects;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -1030,16 +1032,54 @@ final class MemoryTransaction implements Transaction {
     }
     long latency = isReadOnly() ? 0 : faults.latencyNanos();
     if (latency <= 0) {
+      return finishCommitAsync();
+    }
+    return CompletableFuture.supplyAsync(
+            this::finishCommitAsync,
+            CompletableFuture.delayedExecutor(latency, TimeUnit.NANOSECONDS, executor))
+        .thenCompose(f -> f);
+  }
+
+  /**
+   * {@link #finishCommit} without waiting in this thread for a storage to make the commit durable:
+   * the future completes once it is (resolution and application happen in this thread).
+   */
+  private CompletableFuture<Void> finishCommitAsync() {
+    if (isReadOnly()) {
       try {
         finishCommit();
         return CompletableFuture.completedFuture(null);
-      } catch (BackendException e) {
+      } catch (RuntimeException e) {
         return CompletableFuture.failedFuture(e);
       }
     }
-    return CompletableFuture.runAsync(
-        this::finishCommit,
-        CompletableFuture.delayedExecutor(latency, TimeUnit.NANOSECONDS, executor));
+    CompletableFuture<Long> version;
+    try {
+      checkCommittable();
+      version = store.commitAsync(this, mergedReads(), writeRanges());
+    } catch (BackendException e) {
+      finishFailed(e);
+      return CompletableFuture.failedFuture(e);
+    } catch (RuntimeException e) {
+      releaseEpoch();
+      return CompletableFuture.failedFuture(e);
+    }
+    return version.handle(
+        (v, failure) -> {
+          try {
+            if (failure != null) {
+              Throwable cause = Futures.unwrap(failure);
+              if (cause instanceof BackendException e) {
+                finishFailed(e);
+              }
+              throw cause instanceof RuntimeException e ? e : new CompletionException(cause);
+            }
+            committed(v);
+            return null;
+          } finally {
+            releaseEpoch();
+          }
+        });
   }
 
   private synchronized void beginCommit() {
@@ -1052,14 +1092,7 @@ final class MemoryTransaction implements Transaction {
 
   private void finishCommit() {
     try {
-      byte[] unreadable = unreadableRead;
-      if (unreadable != null) {
-        throw error(
-            BackendException.ACCESSED_UNREADABLE,
-            "the transaction read key="
-                + ByteKeys.printable(unreadable)
-                + ", which it had written with a versionstamp");
-      }
+      checkCommittable();
       if (isReadOnly()) {
         stats.readOnlyCommits.increment();
         if (versionstamp != null) {
@@ -1069,25 +1102,44 @@ final class MemoryTransaction implements Transaction {
         if (watches != null) {
           store.armReadOnly(watches);
         }
+        state = DONE;
       } else {
-        long raw = writeBytes + readConflictBytes;
-        long size = raw <= TRANSACTION_SIZE_LIMIT ? raw : exactSize();
-        if (size > TRANSACTION_SIZE_LIMIT) {
-          throw error(BackendException.TRANSACTION_TOO_LARGE, "size=" + size);
-        }
-        long version = store.commit(this, mergedReads(), writeRanges());
-        stats.transactionsCommitted.increment();
-        if (versionstamp != null) {
-          versionstamp.complete(Stamps.transactionStamp(version, 0));
-        }
+        committed(store.commit(this, mergedReads(), writeRanges()));
       }
-      state = DONE;
     } catch (BackendException e) {
       finishFailed(e);
       throw e;
     } finally {
       releaseEpoch();
     }
+  }
+
+  /** Refuses a commit that read an unreadable key, or one that writes too much. */
+  private void checkCommittable() {
+    byte[] unreadable = unreadableRead;
+    if (unreadable != null) {
+      throw error(
+          BackendException.ACCESSED_UNREADABLE,
+          "the transaction read key="
+              + ByteKeys.printable(unreadable)
+              + ", which it had written with a versionstamp");
+    }
+    if (!isReadOnly()) {
+      long raw = writeBytes + readConflictBytes;
+      long size = raw <= TRANSACTION_SIZE_LIMIT ? raw : exactSize();
+      if (size > TRANSACTION_SIZE_LIMIT) {
+        throw error(BackendException.TRANSACTION_TOO_LARGE, "size=" + size);
+      }
+    }
+  }
+
+  /** A writing commit succeeded at {@code version}. */
+  private void committed(long version) {
+    stats.transactionsCommitted.increment();
+    if (versionstamp != null) {
+      versionstamp.complete(Stamps.transactionStamp(version, 0));
+    }
+    state = DONE;
   }
 
   private void finishFailed(BackendException e) {

@@ -1,6 +1,7 @@
 package io.dgen.backend.memory;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.BiConsumer;
 import org.jspecify.annotations.Nullable;
 
@@ -14,8 +15,9 @@ import org.jspecify.annotations.Nullable;
  * <p>The engine keeps its multi-version index in memory and serves every read from it; a storage
  * holds the newest committed value of every key and the newest commit version, and gives them back
  * once, when the engine is built. The engine calls {@link #append} under its commit lock, in commit
- * order, and {@link #awaitDurable} after releasing it, so that concurrent commits share one sync
- * (group commit); a commit is neither acknowledged nor visible to readers before it is durable.
+ * order, and {@link #awaitDurable} (or {@link #durableAsync}) after releasing it, so that
+ * concurrent commits share one sync (group commit); a commit is neither acknowledged nor visible to
+ * readers before it is durable.
  *
  * <p>Implementations must be thread-safe.
  */
@@ -51,6 +53,23 @@ public interface Storage extends AutoCloseable {
    * @throws RuntimeException if the sync fails; the engine then refuses further commits
    */
   long awaitDurable(long version);
+
+  /**
+   * {@link #awaitDurable} for a commit whose committer does not wait in its thread (the engine's
+   * {@code runAsync}): completes once every batch up to {@code version} is durable, or fails as
+   * {@link #awaitDurable} throws. The default waits in the calling thread; a storage whose sync
+   * takes a while overrides it so that no caller's thread waits for it.
+   *
+   * @param version an appended version
+   * @return a future of a version {@code >= version} up to which every appended batch is durable
+   */
+  default CompletableFuture<Long> durableAsync(long version) {
+    try {
+      return CompletableFuture.completedFuture(awaitDurable(version));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
 
   /** Releases the store; called once by {@link MemoryBackend#close()}. */
   @Override

@@ -4,7 +4,14 @@ import io.dgen.backend.BackendException;
 import io.dgen.backend.memory.Storage;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import org.jspecify.annotations.Nullable;
 import org.rocksdb.FlushOptions;
@@ -25,7 +32,9 @@ import org.rocksdb.WriteOptions;
  * {@link #append} writes the batch to the memtable and the write-ahead log without syncing (the
  * engine calls it under its commit lock). {@link #awaitDurable} then makes one caller the leader,
  * which syncs the log once for every batch appended so far; the others wait for that sync, or lead
- * the next one. A failed write or sync is sticky: this storage fails every later call.
+ * the next one. A commit of {@code runAsync} waits without a thread ({@link #durableAsync}): one
+ * sync thread leads or joins those syncs for all such commits at once. A failed write or sync is
+ * sticky: this storage fails every later call.
  */
 final class RocksStorage implements Storage {
 
@@ -46,9 +55,36 @@ final class RocksStorage implements Storage {
   private @Nullable RuntimeException failure;
   private boolean closed;
   private long syncs;
+  // Guarded by syncLock: durableAsync's futures for the sync thread, and whether it is draining
+  // them.
+  private final List<Waiter> waiters = new ArrayList<>();
+  private boolean draining;
+
+  /**
+   * The thread that syncs for {@link #durableAsync}'s callers, so that none of them waits in its
+   * own thread; made on demand, dropped when idle.
+   */
+  private final ThreadPoolExecutor syncer =
+      new ThreadPoolExecutor(
+          0,
+          1,
+          30,
+          TimeUnit.SECONDS,
+          new LinkedBlockingQueue<>(),
+          r -> {
+            Thread t = new Thread(r, "dgen-rocksdb-sync");
+            t.setDaemon(true);
+            return t;
+          });
+
+  /** A commit waiting to be durable without a thread of its own. */
+  private record Waiter(long version, CompletableFuture<Long> future) {}
 
   /** Set by tests: the next sync fails, as a disk that refuses to flush does. */
   volatile boolean failNextSync;
+
+  /** Set by tests: every sync waits for this latch first, as a slow disk makes it wait. */
+  volatile @Nullable CountDownLatch syncGate;
 
   RocksStorage(Path dir, RocksDB db, Options options, boolean sync) {
     this.dir = dir;
@@ -131,6 +167,14 @@ final class RocksStorage implements Storage {
         }
         RuntimeException error = null;
         try {
+          CountDownLatch gate = syncGate;
+          while (gate != null && gate.getCount() > 0) {
+            try {
+              gate.await();
+            } catch (InterruptedException e) {
+              interrupted = true;
+            }
+          }
           if (failNextSync) {
             failNextSync = false;
             throw new RocksDBException("injected by a test");
@@ -157,6 +201,72 @@ final class RocksStorage implements Storage {
         Thread.currentThread().interrupt();
       }
     }
+  }
+
+  /**
+   * Completes once every batch up to {@code version} is durable: the sync thread takes part in the
+   * group commit for it ({@link #awaitDurable}), so the caller's thread never waits for a sync.
+   */
+  @Override
+  public CompletableFuture<Long> durableAsync(long version) {
+    if (!sync) {
+      return CompletableFuture.completedFuture(version);
+    }
+    CompletableFuture<Long> future = new CompletableFuture<>();
+    synchronized (syncLock) {
+      if (durable >= version) {
+        return CompletableFuture.completedFuture(durable);
+      }
+      try {
+        checkUsable();
+      } catch (RuntimeException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+      waiters.add(new Waiter(version, future));
+      if (draining) {
+        return future;
+      }
+      draining = true;
+    }
+    try {
+      syncer.execute(this::drain);
+    } catch (RejectedExecutionException e) {
+      drained(new IllegalStateException("backend is closed", e));
+    }
+    return future;
+  }
+
+  /** On the sync thread: makes the waiting commits durable, a group per sync, until none waits. */
+  private void drain() {
+    while (true) {
+      List<Waiter> group;
+      synchronized (syncLock) {
+        if (waiters.isEmpty()) {
+          draining = false;
+          return;
+        }
+        group = new ArrayList<>(waiters);
+        waiters.clear();
+      }
+      long target = group.stream().mapToLong(Waiter::version).max().orElseThrow();
+      try {
+        long durableNow = awaitDurable(target);
+        group.forEach(w -> w.future().complete(durableNow));
+      } catch (RuntimeException e) {
+        group.forEach(w -> w.future().completeExceptionally(e));
+      }
+    }
+  }
+
+  /** Fails every waiting commit with {@code e} when the sync thread cannot take them. */
+  private void drained(RuntimeException e) {
+    List<Waiter> group;
+    synchronized (syncLock) {
+      group = new ArrayList<>(waiters);
+      waiters.clear();
+      draining = false;
+    }
+    group.forEach(w -> w.future().completeExceptionally(e));
   }
 
   private void checkUsable() {
@@ -223,6 +333,8 @@ final class RocksStorage implements Storage {
     } catch (RocksDBException e) {
       // Every acknowledged commit is in the synced log already; nothing more to keep.
     } finally {
+      syncer.shutdown();
+      drained(new IllegalStateException("backend is closed"));
       db.close();
       writeOptions.close();
       options.close();

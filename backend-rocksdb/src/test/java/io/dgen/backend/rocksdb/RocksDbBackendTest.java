@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.backend.BackendException;
 import io.dgen.backend.ByteKeys;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -19,6 +20,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -265,6 +267,70 @@ class RocksDbBackendTest {
         byte[] k = key(app, "t" + t);
         assertThat(counter(b.run(tx -> tx.get(k)))).isEqualTo(perThread);
       }
+    }
+  }
+
+  @Test
+  void anAsyncCommit_leavesItsLogSyncToTheSyncThread_andIsVisibleOnceDurable() throws Exception {
+    try (RocksDbBackend b = RocksDbBackend.open(root.resolve("data"))) {
+      byte[] k = key(b.directory("app"), "k");
+      CountDownLatch slowDisk = new CountDownLatch(1);
+      b.storage().syncGate = slowDisk;
+
+      CompletableFuture<Void> commit =
+          b.runAsync(
+              tx -> {
+                tx.set(k, new byte[] {1});
+                return CompletableFuture.completedFuture(null);
+              });
+
+      assertThat(commit).as("the caller's thread returned while the sync waits").isNotDone();
+      assertThat(b.<byte[]>run(tx -> tx.get(k))).as("not visible before it is durable").isNull();
+      slowDisk.countDown();
+      commit.get(10, TimeUnit.SECONDS);
+      assertThat(b.<byte[]>run(tx -> tx.get(k))).containsExactly(1);
+    }
+  }
+
+  @Test
+  void asyncCommitsFromOneThread_shareSyncs_andAFailedSyncFailsThem() throws Exception {
+    try (RocksDbBackend b = RocksDbBackend.open(root.resolve("data"))) {
+      Subspace app = b.directory("app");
+      long syncsBefore = b.storage().syncs();
+      List<CompletableFuture<Void>> commits = new ArrayList<>();
+      for (int i = 0; i < 500; i++) {
+        byte[] k = key(app, "k" + i);
+        commits.add(
+            b.runAsync(
+                tx -> {
+                  tx.add(k, 1);
+                  return CompletableFuture.completedFuture(null);
+                }));
+      }
+      CompletableFuture.allOf(commits.toArray(CompletableFuture[]::new)).get(1, TimeUnit.MINUTES);
+      assertThat(b.storage().syncs() - syncsBefore).isPositive().isLessThan(500);
+      for (int i = 0; i < 500; i++) {
+        byte[] k = key(app, "k" + i);
+        assertThat(counter(b.run(tx -> tx.get(k)))).isEqualTo(1);
+      }
+
+      b.storage().failNextSync = true;
+      byte[] lost = key(app, "lost");
+      CompletableFuture<Void> failed =
+          b.runAsync(
+              tx -> {
+                tx.set(lost, new byte[] {1});
+                return CompletableFuture.completedFuture(null);
+              });
+      assertThatThrownBy(() -> failed.get(10, TimeUnit.SECONDS))
+          .cause()
+          .isInstanceOfSatisfying(
+              BackendException.class,
+              e -> assertThat(e.code()).isEqualTo(BackendException.IO_ERROR));
+      assertThatThrownBy(() -> b.run(tx -> tx.get(lost)))
+          .isInstanceOfSatisfying(
+              BackendException.class,
+              e -> assertThat(e.getMessage()).contains("may or may not have applied"));
     }
   }
 
