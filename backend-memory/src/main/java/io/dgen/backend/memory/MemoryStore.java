@@ -785,6 +785,8 @@ final class MemoryStore {
     Runnable task =
         () -> {
           for (Watch w : fired) {
+            // the slot first: whoever sees the watch fire may take a new one at once
+            release(w);
             w.future.complete(null);
           }
         };
