@@ -9,6 +9,7 @@ import io.dgen.internal.Buckets;
 import io.dgen.internal.ServerKeys;
 import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.Serde;
+import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
@@ -299,5 +300,32 @@ class TracingTest extends RuntimeTestBase {
     // the same message: the untraced item is shorter by exactly the trace fields
     assertThat(traced.length - plain.length).isEqualTo(trace.traceparent().length() + 2);
     assertThat(find(s -> s.getName().startsWith("create "))).isPresent();
+  }
+
+  @Test
+  void byDefault_theGlobalOpenTelemetryIsUsedOnceSet_andNeverFixedEarly() {
+    GlobalOpenTelemetry.resetForTest();
+    try (DGen plain =
+        DGen.builder(backend).retryBackoff(Duration.ofMillis(1), Duration.ofMillis(50)).build()) {
+      ServerRef<Relay.Msg> a =
+          plain.start(
+              relay,
+              null,
+              StartOptions.builder(plain.tenant(tenant.path().toArray(String[]::new)))
+                  .name("global")
+                  .build());
+      underRoot(() -> a.cast(new Relay.Note("before")));
+      awaitSpan("after before");
+      assertThat(find(s -> s.getName().startsWith("handleCast "))).isEmpty();
+      assertThat(GlobalOpenTelemetry.isSet()).as("the runtime fixed the global").isFalse();
+
+      GlobalOpenTelemetry.set(otel);
+      Span root = underRoot(() -> a.cast(new Relay.Note("after set")));
+      SpanData handle = parentOf(awaitSpan("after after set"));
+      assertProcess(handle, "handleCast", a);
+      assertThat(handle.getTraceId()).isEqualTo(root.getSpanContext().getTraceId());
+    } finally {
+      GlobalOpenTelemetry.resetForTest();
+    }
   }
 }
