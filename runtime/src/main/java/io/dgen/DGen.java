@@ -519,7 +519,7 @@ public final class DGen implements AutoCloseable {
      * else nothing is traced. Without an SDK, tracing costs next to nothing.
      *
      * @param openTelemetry e.g. an {@code OpenTelemetrySdk}, or {@code OpenTelemetry.noop()} to
-     *     trace nothing
+     *     trace nothing (no capture, no restore: as without the API)
      * @return this builder
      */
     public Builder openTelemetry(OpenTelemetry openTelemetry) {

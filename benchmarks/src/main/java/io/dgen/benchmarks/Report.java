@@ -316,6 +316,8 @@ final class Report {
     StringBuilder out = new StringBuilder();
     cpuTarget(out, "cast K=64 ÷ plain actor ≤ 20", "cast-k64", "plain-actor", 20);
     cpuTarget(
+        out, "cast K=64: OTel API, no SDK ÷ without ≤ 1.02", "cast-k64-otel-api", "cast-k64", 1.02);
+    cpuTarget(
         out, "1 of 1,000 fields: STRUCTURED ÷ TERM ≤ 0.25", "wide-structured", "wide-term", 0.25);
     cpuTarget(out, "1 of 1,000 fields ÷ 1 of 1 field ≤ 2", "wide-structured", "wide-1", 2);
     return out.toString();

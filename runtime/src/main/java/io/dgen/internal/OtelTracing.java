@@ -83,12 +83,13 @@ public final class OtelTracing implements Tracing {
   }
 
   /**
-   * Traces with {@code openTelemetry} ({@code DGen.Builder.openTelemetry}).
+   * Traces with {@code openTelemetry} ({@code DGen.Builder.openTelemetry}); {@link
+   * OpenTelemetry#noop()} traces nothing, exactly as without the API.
    *
    * @param openTelemetry e.g. an {@code OpenTelemetrySdk}
    */
   public static Tracing of(OpenTelemetry openTelemetry) {
-    return new OtelTracing(openTelemetry);
+    return openTelemetry.getTracer(SCOPE) == NOOP ? Tracing.NONE : new OtelTracing(openTelemetry);
   }
 
   /**
