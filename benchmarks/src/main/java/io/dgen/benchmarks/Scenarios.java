@@ -229,6 +229,8 @@ final class Scenarios {
       if (value != progress.applied()) {
         throw new IllegalStateException(id + ": state " + value + " != " + progress.applied());
       }
+      // after the measured interval: the hooks alone, timed in a loop (see TracingHooks)
+      double hooks = otelApi ? TracingHooks.extraNanosPerMessage() : Double.NaN;
       String how =
           keyed
               ? "keyed cast"
@@ -249,8 +251,12 @@ final class Scenarios {
           cost,
           p.pushes(),
           cpu,
-          Map.of(),
-          join(plainCast ? "latency = one cast() (push tx)" : "", p.spread()));
+          otelApi ? Map.of("hooksNs", hooks) : Map.of(),
+          join(
+              otelApi
+                  ? String.format(Locale.ROOT, "tracing hooks +%.0f ns/msg", hooks)
+                  : plainCast ? "latency = one cast() (push tx)" : "",
+              p.spread()));
     }
   }
 
