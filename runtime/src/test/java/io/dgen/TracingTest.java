@@ -100,6 +100,7 @@ class TracingTest extends RuntimeTestBase {
 
     @Override
     public Result<Long> handleCallTx(TxContext tx, Msg request, From from, Long state) {
+      span("handled call");
       return Result.reply(state, state);
     }
 
@@ -259,6 +260,19 @@ class TracingTest extends RuntimeTestBase {
     assertCreate(scheduled, a);
     assertThat(scheduled.getParentSpanId()).isEqualTo(root.getSpanContext().getSpanId());
     assertThat(fired.getTraceId()).isEqualTo(root.getSpanContext().getTraceId());
+  }
+
+  @Test
+  void anInlineCall_runsInTheCallersTrace_evenWhenItsCallbackRunsOnAWorker() {
+    ServerRef<Relay.Msg> a = start("a", 1); // K = 1: the call runs inline, never queued
+    // the reads are not in at once: the callback runs on the runtime's executor
+    faults().readVersionLatency(Duration.ofMillis(5));
+
+    Span root = underRoot(() -> assertThat(a.<Long>call(new Relay.Ask())).isZero());
+
+    SpanData work = awaitSpan("handled call");
+    assertThat(work.getParentSpanId()).isEqualTo(root.getSpanContext().getSpanId());
+    assertThat(find(s -> s.getName().startsWith("handleCall "))).isEmpty(); // nothing was queued
   }
 
   @Test

@@ -18,6 +18,7 @@ import io.opentelemetry.context.propagation.TextMapGetter;
 import io.opentelemetry.context.propagation.TextMapSetter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executor;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
@@ -153,6 +154,14 @@ public final class OtelTracing implements Tracing {
         create.end();
       }
       return carrier[0] == null ? null : new Envelope.Trace(carrier[0], carrier[1]);
+    }
+
+    @Override
+    public Executor inCallersContext(Executor executor) {
+      Context context = Context.current();
+      return io.opentelemetry.api.trace.Span.fromContext(context).getSpanContext().isValid()
+          ? context.wrap(executor)
+          : executor;
     }
 
     @Override

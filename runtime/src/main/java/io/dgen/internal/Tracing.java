@@ -3,6 +3,7 @@ package io.dgen.internal;
 import io.dgen.Action;
 import io.dgen.internal.codec.Envelope;
 import java.util.List;
+import java.util.concurrent.Executor;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
@@ -74,6 +75,14 @@ public interface Tracing {
      */
     default Envelope.@Nullable Trace capture() {
       return null;
+    }
+
+    /**
+     * {@code executor}, running each task in the calling thread's trace context, if a valid span is
+     * current: for work of the caller's that goes on in other threads (an inline call).
+     */
+    default Executor inCallersContext(Executor executor) {
+      return executor;
     }
 
     /**
