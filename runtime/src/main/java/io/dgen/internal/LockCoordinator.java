@@ -374,14 +374,17 @@ final class LockCoordinator<S, M> {
     Pending<S, M> p = (Pending<S, M>) pending;
     // handleLocked and the actions of its result run in the trace of the message that locked
     try (Tracing.Span span =
-        queue
-            .traces()
-            .process(
-                "handleLocked",
-                queue.envelope(p.lock.envelope()).trace(),
-                Tracing.Span.NONE,
-                p.lock::token)) {
+        queue.traces().process("handleLocked", traceOf(p.lock), Tracing.Span.NONE, p.lock::token)) {
       return resume(p, span);
+    }
+  }
+
+  /** The trace context of the message that took the lock; null if none (or it does not decode). */
+  private Envelope.@Nullable Trace traceOf(Held<M> lock) {
+    try {
+      return queue.envelope(lock.envelope()).trace();
+    } catch (RuntimeException e) {
+      return null; // its failure is counted where the item is decoded, not here
     }
   }
 

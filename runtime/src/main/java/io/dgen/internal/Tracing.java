@@ -20,9 +20,12 @@ public interface Tracing {
   /** Traces nothing. */
   Tracing NONE = new Tracing() {};
 
-  /** The default: the global OpenTelemetry once it is set, if the API is on the class path. */
+  /**
+   * The default: the global OpenTelemetry once it is set, if the API is on the class path (in a
+   * version that can tell whether the global is set without fixing it); else nothing.
+   */
   static Tracing global() {
-    return Present.API ? OtelTracing.global() : NONE;
+    return Present.GLOBAL ? OtelTracing.global() : NONE;
   }
 
   /**
@@ -47,17 +50,24 @@ public interface Tracing {
     return kind == null ? tenant : tenant + "/" + kind;
   }
 
-  /** Whether the OpenTelemetry API is on the class path; checked once. */
+  /**
+   * Whether the OpenTelemetry API is on the class path, with what the default needs; checked once.
+   */
   final class Present {
-    static final boolean API = present("io.opentelemetry.api.GlobalOpenTelemetry");
+    static final boolean GLOBAL =
+        present("io.opentelemetry.context.Context")
+            && present("io.opentelemetry.api.GlobalOpenTelemetry", "isSet");
 
     private Present() {}
 
-    private static boolean present(String name) {
+    private static boolean present(String name, String... methods) {
       try {
-        Class.forName(name, false, Tracing.class.getClassLoader());
+        Class<?> c = Class.forName(name, false, Tracing.class.getClassLoader());
+        for (String m : methods) {
+          c.getMethod(m);
+        }
         return true;
-      } catch (ClassNotFoundException | LinkageError e) {
+      } catch (ReflectiveOperationException | LinkageError e) {
         return false;
       }
     }
