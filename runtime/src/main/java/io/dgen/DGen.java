@@ -8,15 +8,18 @@ import io.dgen.internal.LimitKeys;
 import io.dgen.internal.Metrics;
 import io.dgen.internal.MicrometerMetrics;
 import io.dgen.internal.OperationTimeouts;
+import io.dgen.internal.OtelTracing;
 import io.dgen.internal.RuntimeCore;
 import io.dgen.internal.RuntimeHooks;
 import io.dgen.internal.ServerProcess;
+import io.dgen.internal.Tracing;
 import io.dgen.internal.codec.Migrations;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StructuredStateCodec;
 import io.dgen.internal.codec.TermStateCodec;
 import io.dgen.internal.codec.TypeNames;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.opentelemetry.api.OpenTelemetry;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -77,7 +80,7 @@ public final class DGen implements AutoCloseable {
             b.retryInitial,
             b.retryMax,
             b.listener,
-            new RuntimeHooks(b.backgroundConsumers, b.metrics),
+            new RuntimeHooks(b.backgroundConsumers, b.metrics, b.tracing),
             b.operationTimeout,
             b.leaseDuration,
             b.rateLimits,
@@ -319,6 +322,7 @@ public final class DGen implements AutoCloseable {
     private DGenListener listener = new DGenListener() {};
     private boolean backgroundConsumers = true;
     private Metrics metrics = Metrics.NONE;
+    private Tracing tracing = Tracing.global();
     private Duration operationTimeout = OperationTimeouts.DEFAULT;
     private int buckets = Buckets.DEFAULT_COUNT;
     private Duration leaseDuration = Duration.ofSeconds(5);
@@ -502,6 +506,25 @@ public final class DGen implements AutoCloseable {
      */
     public Builder meterRegistry(MeterRegistry registry) {
       this.metrics = new MicrometerMetrics(registry);
+      return this;
+    }
+
+    /**
+     * Traces messages through the queues with {@code openTelemetry} (see {@code docs/tracing.md}):
+     * an item carries its publisher's trace context, and its processing is a span of that trace,
+     * around which post-commit actions and {@code handleLocked} run. Needs {@code
+     * io.opentelemetry:opentelemetry-api} on the class path, an optional dependency of the runtime.
+     * Default: {@code GlobalOpenTelemetry} once it is set (by the Java agent or the application;
+     * the runtime never sets it, nor fixes it by asking early), if the API is on the class path;
+     * else nothing is traced. Without an SDK, tracing costs next to nothing.
+     *
+     * @param openTelemetry e.g. an {@code OpenTelemetrySdk}, or {@code OpenTelemetry.noop()} to
+     *     trace nothing (no capture, no restore: as without the API)
+     * @return this builder
+     */
+    public Builder openTelemetry(OpenTelemetry openTelemetry) {
+      this.tracing =
+          OtelTracing.of(Objects.requireNonNull(openTelemetry, "openTelemetry must not be null"));
       return this;
     }
 

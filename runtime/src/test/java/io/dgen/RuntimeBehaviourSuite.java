@@ -236,4 +236,12 @@ abstract class RuntimeBehaviourSuite {
       return backend();
     }
   }
+
+  @Nested
+  class Tracing extends TracingTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
 }

@@ -100,7 +100,7 @@ class TypeTableTest extends RuntimeTestBase {
     ServerRef<TestServer.Msg> publisher = start(b -> b.consume(false));
     ServerKeys keys = keys(publisher);
     int index = 1_000;
-    byte[] item = Envelope.encode(serde, Envelope.CAST, index, 0, null, Map.of());
+    byte[] item = Envelope.encode(serde, Envelope.CAST, index, 0, null, null, Map.of());
     backend.run(
         tx -> {
           tx.set(keys.typeKey(index), Forbidden.class.getName().getBytes(StandardCharsets.UTF_8));

@@ -152,6 +152,7 @@ public final class Benchmarks {
         new Planned("cast-k1", () -> s.casts(1, false)),
         new Planned("cast-k16", () -> s.casts(16, false)),
         new Planned("cast-k64", () -> s.casts(64, false)),
+        new Planned("cast-k64-otel-api", () -> s.casts(64, false, false, true)),
         new Planned("cast-k256", () -> s.casts(256, false)),
         new Planned("cast-plain-k64", () -> s.casts(64, true)),
         new Planned("cast-keyed-k64", () -> s.casts(64, true, true)),
@@ -332,6 +333,7 @@ public final class Benchmarks {
     Scenarios s = new Scenarios(settings.forJitWarmup(), target);
     s.casts(1, false);
     s.casts(64, false);
+    s.casts(64, false, false, true);
     s.casts(64, true);
     s.calls("jit-inline", "", 1, new CounterServer.AddAndGet(1), "");
     s.calls("jit-queued", "", 2, new CounterServer.AddAndGet(1), "");

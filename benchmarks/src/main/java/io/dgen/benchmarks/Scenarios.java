@@ -9,6 +9,7 @@ import io.dgen.StateEncoding;
 import io.dgen.Tenant;
 import io.dgen.backend.Backend;
 import io.dgen.benchmarks.Target.Bench;
+import io.opentelemetry.api.OpenTelemetry;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -176,13 +177,27 @@ final class Scenarios {
    * (one push transaction and one read of the key each).
    */
   Row casts(int consumeK, boolean plainCast, boolean keyed) {
+    return casts(consumeK, plainCast, keyed, false);
+  }
+
+  /**
+   * Like {@link #casts(int, boolean, boolean)}; {@code otelApi}: with the OpenTelemetry API and no
+   * SDK, the runtime's default (every publish looks for a current span, every message asks the
+   * tracer). Else {@code OpenTelemetry.noop()}, which runs exactly the runtime's path without the
+   * API on the class path.
+   */
+  Row casts(int consumeK, boolean plainCast, boolean keyed, boolean otelApi) {
     String id =
-        keyed
-            ? "cast-keyed-k" + consumeK
-            : plainCast ? "cast-plain-k" + consumeK : "cast-k" + consumeK;
+        (keyed
+                ? "cast-keyed-k" + consumeK
+                : plainCast ? "cast-plain-k" + consumeK : "cast-k" + consumeK)
+            + (otelApi ? "-otel-api" : "");
     AtomicLong keys = new AtomicLong();
     try (Bench bench = target.open(DEFAULT_MAX_WATCHES);
-        DGen dgen = DGen.builder(bench.backend()).build()) {
+        DGen dgen =
+            otelApi
+                ? DGen.builder(bench.backend()).build()
+                : DGen.builder(bench.backend()).openTelemetry(OpenTelemetry.noop()).build()) {
       Tenant tenant = dgen.tenant(bench.root(), id);
       Progress progress = new Progress();
       ServerRef<CounterServer.Msg> ref =
@@ -214,13 +229,21 @@ final class Scenarios {
       if (value != progress.applied()) {
         throw new IllegalStateException(id + ": state " + value + " != " + progress.applied());
       }
+      // after the measured interval: the hooks alone, timed in a loop (see TracingHooks)
+      double hooks = otelApi ? TracingHooks.extraNanosPerMessage() : Double.NaN;
       String how =
           keyed
               ? "keyed cast"
               : plainCast ? "plain cast" : "castAll×" + settings.castBatch() + " (1 push tx each)";
       return row(
           id,
-          "cast K=" + consumeK + ", " + settings.publishers() + " publishers, " + how,
+          "cast K="
+              + consumeK
+              + ", "
+              + settings.publishers()
+              + " publishers, "
+              + how
+              + (otelApi ? ", OTel API, no SDK" : ""),
           p.messages(),
           p.elapsedNanos(),
           p.medianRate(),
@@ -228,8 +251,12 @@ final class Scenarios {
           cost,
           p.pushes(),
           cpu,
-          Map.of(),
-          join(plainCast ? "latency = one cast() (push tx)" : "", p.spread()));
+          otelApi ? Map.of("hooksNs", hooks) : Map.of(),
+          join(
+              otelApi
+                  ? String.format(Locale.ROOT, "tracing hooks +%.0f ns/msg", hooks)
+                  : plainCast ? "latency = one cast() (push tx)" : "",
+              p.spread()));
     }
   }
 

@@ -57,7 +57,9 @@ class BenchmarksTest {
             "targets (issue 18)",
             "cast K=64 ÷ plain actor ≤ 20",
             "1 of 1,000 fields: STRUCTURED ÷ TERM ≤ 0.25",
-            "1 of 1,000 fields ÷ 1 of 1 field ≤ 2");
+            "1 of 1,000 fields ÷ 1 of 1 field ≤ 2",
+            "cast K=64: OTel API, no SDK ÷ without ≤ 1.02",
+            "cast K=64: OTel API hooks ≤ 2% of CPU/msg");
     assertThat(out.lines().filter(l -> l.startsWith("| ")).count())
         .isEqualTo(report.rows().size() + 1);
   }
@@ -74,6 +76,11 @@ class BenchmarksTest {
     assertThat(k64.commitsPerMessage() - k64.consumerTransactionsPerMessage())
         .isCloseTo(1.0 / 16, within(1e-9));
     assertThat(k64.cost().conflicts()).as("pushes never conflict with the consumer").isZero();
+    // the OpenTelemetry API without an SDK changes no cost, and its hooks were timed
+    Row otel = row("cast-k64-otel-api");
+    assertThat(otel.consumerTransactionsPerMessage()).isLessThanOrEqualTo(1.2 / 64 + 0.01);
+    assertThat(otel.bytesWrittenPerMessage()).isCloseTo(k64.bytesWrittenPerMessage(), within(1.0));
+    assertThat(otel.metric("hooksNs")).isNotNegative().isLessThan(10_000);
     // a plain cast is one push transaction
     Row plain = row("cast-plain-k64");
     assertThat(plain.commitsPerMessage() - plain.consumerTransactionsPerMessage())

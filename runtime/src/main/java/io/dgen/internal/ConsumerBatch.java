@@ -12,6 +12,7 @@ import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.StoredState;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -114,7 +115,8 @@ final class ConsumerBatch<S, M> {
   /**
    * A peeked item, decoded before the callbacks run (or why it could not be): its message (of the
    * message type, or for an info of any allowed class), its type ({@link Envelope#CALL}, {@code
-   * CAST} or {@code INFO}), whether a ref sent it as a priority message, and its reply slot.
+   * CAST} or {@code INFO}), whether a ref sent it as a priority message, its reply slot, and its
+   * publisher's trace context.
    */
   private record Item(
       KeyValue kv,
@@ -123,7 +125,8 @@ final class ConsumerBatch<S, M> {
       int type,
       boolean priority,
       @Nullable From from,
-      @Nullable CompletableFuture<byte @Nullable []> slot) {}
+      @Nullable CompletableFuture<byte @Nullable []> slot,
+      Envelope.@Nullable Trace trace) {}
 
   /** A callback failed on {@code item}, the {@code index}-th item of its batch. */
   static final class ItemFailure extends RuntimeException {
@@ -365,7 +368,16 @@ final class ConsumerBatch<S, M> {
     return Async.thenApply(
         CompletableFuture.allOf(needed.toArray(CompletableFuture[]::new)),
         executor,
-        ignored -> apply(tx, start, items, loaded.join(), readVersion, sawAll, permits, attempt));
+        ignored -> {
+          // consumeK > 1: the batch is a span of its own, linked to its items' publishers
+          try (Tracing.Span batch =
+              limit > 1
+                  ? queue.traces().batch(items.stream().map(Item::trace).toList())
+                  : Tracing.Span.NONE) {
+            return apply(
+                tx, start, items, loaded.join(), readVersion, sawAll, permits, attempt, batch);
+          }
+        });
   }
 
   /**
@@ -415,12 +427,13 @@ final class ConsumerBatch<S, M> {
       Envelope env = queue.envelope(kv.value());
       Object msg = env.type() == Envelope.INFO ? queue.info(tx, env) : queue.message(tx, env);
       if (!env.hasSlot()) {
-        return new Item(kv, msg, null, env.type(), false, null, null);
+        return new Item(kv, msg, null, env.type(), false, null, null, env.trace());
       }
       From from = new From(env.slotSeconds(), Objects.requireNonNull(env.slotId()));
-      return new Item(kv, msg, null, env.type(), env.priority(), from, slots.prefetch(tx, from));
+      return new Item(
+          kv, msg, null, env.type(), env.priority(), from, slots.prefetch(tx, from), env.trace());
     } catch (RuntimeException e) {
-      return new Item(kv, null, e, Envelope.CAST, false, null, null);
+      return new Item(kv, null, e, Envelope.CAST, false, null, null, null);
     }
   }
 
@@ -432,7 +445,8 @@ final class ConsumerBatch<S, M> {
       long readVersion,
       boolean sawAll,
       ConcurrencyGate.@Nullable Slots permits,
-      Attempt attempt) {
+      Attempt attempt,
+      Tracing.Span batch) {
     S state = loaded.state(); // null until init ran, for a hosted server not created yet
     List<List<Action<S>>> actions = new ArrayList<>();
     List<ReplySlots.LocalReply> localReplies = new ArrayList<>();
@@ -453,13 +467,21 @@ final class ConsumerBatch<S, M> {
       Object msg = Objects.requireNonNull(item.message());
       From from = item.from();
       Result<S> r;
+      Tracing.Span span =
+          queue.traces().process(operation(item), item.trace(), batch, () -> messageId(item));
       try {
         if (state == null) {
           state = invoker.initialState(invoker.id()); // its first message creates it
         }
         r = invoke(tx, item, msg, state, start);
       } catch (CallbackInvoker.CallbackFailure failure) {
+        span.failed(failure.reason());
         throw new ItemFailure(failure.reason(), item.kv(), processed - 1);
+      } catch (RuntimeException e) {
+        span.failed(e);
+        throw e;
+      } finally {
+        span.close();
       }
       int slot = -1;
       if (r.kind() == Result.Kind.LOCK && gate != null && !item.priority()) {
@@ -511,7 +533,7 @@ final class ConsumerBatch<S, M> {
         }
       }
       if (!r.actions().isEmpty()) {
-        actions.add(r.actions());
+        actions.add(span.around(r.actions()));
       }
       if (r.kind() == Result.Kind.STOP) {
         stopReason = r.reason();
@@ -540,6 +562,18 @@ final class ConsumerBatch<S, M> {
         lock,
         written,
         localReplies);
+  }
+
+  /** The callback an item's type calls, by name. */
+  private static String operation(Item item) {
+    return item.type() == Envelope.INFO
+        ? "handleInfo"
+        : item.type() == Envelope.CALL && item.from() != null ? "handleCall" : "handleCast";
+  }
+
+  /** An item's id: its versionstamp, in hex. */
+  private String messageId(Item item) {
+    return HexFormat.of().formatHex(queue.stampOf(item.kv()).getBytes());
   }
 
   /** The callback an item's type calls. */

@@ -122,6 +122,9 @@ final class InlineRunner<S, M> {
    */
   CompletableFuture<Outcome<S>> call(
       M request, From from, Supplier<byte[]> envelope, CallProtocol.Waiting<?> waiting) {
+    // The callback, its actions and a fallback to the queue run in the caller's trace, on
+    // whichever thread they run.
+    Executor executor = queue.traces().inCallersContext(this.executor);
     CompletableFuture<@Nullable Outcome<S>> committed =
         calls.bounded(
             commits.commitAsync(

@@ -372,6 +372,23 @@ final class LockCoordinator<S, M> {
   @SuppressWarnings("unchecked")
   Run resume(Pending<?, ?> pending) {
     Pending<S, M> p = (Pending<S, M>) pending;
+    // handleLocked and the actions of its result run in the trace of the message that locked
+    try (Tracing.Span span =
+        queue.traces().process("handleLocked", traceOf(p.lock), Tracing.Span.NONE, p.lock::token)) {
+      return resume(p, span);
+    }
+  }
+
+  /** The trace context of the message that took the lock; null if none (or it does not decode). */
+  private Envelope.@Nullable Trace traceOf(Held<M> lock) {
+    try {
+      return queue.envelope(lock.envelope()).trace();
+    } catch (RuntimeException e) {
+      return null; // its failure is counted where the item is decoded, not here
+    }
+  }
+
+  private Run resume(Pending<S, M> p, Tracing.Span span) {
     if (p.state == null) {
       try {
         p.state = commits.commit(tx -> states.load(tx, null, false).state());
@@ -384,6 +401,7 @@ final class LockCoordinator<S, M> {
         p.result = invoker.handleLocked(p.lock.event(), Objects.requireNonNull(p.state));
       } catch (CallbackInvoker.CallbackFailure failure) {
         p.failure = failure.reason();
+        span.failed(failure.reason());
       }
     }
     return p.failure == null ? commitResult(p) : release(p);

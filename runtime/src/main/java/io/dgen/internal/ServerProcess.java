@@ -127,7 +127,20 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             context);
     this.commits =
         new CommitRunner(core.backend(), keys, states, core::nanoTime, core.operations(), context);
-    this.queue = new ServerQueue<>(keys, doorbell, core.serde(), types, kindTypes, entry, context);
+    this.queue =
+        new ServerQueue<>(
+            keys,
+            doorbell,
+            core.serde(),
+            types,
+            kindTypes,
+            entry,
+            core.hooks()
+                .tracing()
+                .server(
+                    Tracing.destination(tenant.path(), kindTypes != null ? tuid.get(0) : null),
+                    tuid.toString()),
+            context);
     Runnable scheduled;
     if (role == Role.STARTED) {
       // a started process fires its bucket's timers while it lives

@@ -47,6 +47,7 @@ final class ServerQueue<M> {
   private final String context;
   private final ServerEntry entry;
   private final @Nullable KindTypes kind;
+  private final Tracing.Server traces;
   private volatile @Nullable TypeRegistry ownTable;
   private @Nullable Timers<M> timers;
 
@@ -54,6 +55,7 @@ final class ServerQueue<M> {
    * @param types the server's registry; a server addressed by id uses its kind's ({@code kind})
    * @param kind the kind's type table, for a server addressed by id (its first push creates it, and
    *     its items' type indexes are of the kind's table); null for a started server
+   * @param traces captures a publisher's trace context into each item encoded
    */
   ServerQueue(
       ServerKeys keys,
@@ -62,7 +64,9 @@ final class ServerQueue<M> {
       TypeRegistry types,
       @Nullable KindTypes kind,
       ServerEntry entry,
+      Tracing.Server traces,
       String context) {
+    this.traces = traces;
     this.keys = keys;
     this.doorbell = doorbell;
     this.serde = serde;
@@ -72,13 +76,20 @@ final class ServerQueue<M> {
     this.entry = entry;
   }
 
+  /** The tracing of this server's items: captured here, restored by their consumers. */
+  Tracing.Server traces() {
+    return traces;
+  }
+
   /** The server's entry in the tenant's server index, which every publish requires. */
   ServerEntry entry() {
     return entry;
   }
 
   /**
-   * Encodes a message as a queue item: a small header, then the message serialized once.
+   * Encodes a message as a queue item: a small header, then the message serialized once. Every
+   * publish encodes here, in the publisher's thread: the item carries the trace context current
+   * there, if any.
    *
    * @param kind {@link Envelope#CALL} or {@link Envelope#CAST}
    * @param from the caller's reply slot (calls), or null
@@ -94,6 +105,7 @@ final class ServerQueue<M> {
             this.kind == null || tag == null ? types.messageIndex(tag) : this.kind.index(tag),
             from == null ? 0 : from.slotSeconds(),
             from == null ? null : from.slotId(),
+            traces.capture(),
             message);
     if (bytes.length > MAX_ENVELOPE) {
       throw new IllegalArgumentException(

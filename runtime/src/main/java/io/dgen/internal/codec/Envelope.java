@@ -11,17 +11,22 @@ import tools.jackson.databind.JsonNode;
  * <pre>
  * byte     1            format (1; an item of the first format is a Smile document: ':' or 0xFA)
  * byte     kind         1 call, 2 cast, 3 info; + 16 when the type index is of the kind's type
- *                       table; + 32 for a priority message a ref sent to its holder
+ *                       table; + 32 for a priority message a ref sent to its holder; + 64 when
+ *                       the item carries its publisher's trace context
  * varint   type + 1     0: the declared message type; n + 1: entry n of the server's type table
  *                       (of its kind's, for a server addressed by id)
  * varint   failures     consecutive failures so far
  * string   failure id   the last failure recorded (failures > 0 only)
  * varint   slot second  calls and priority messages only: the caller's reply slot
  * string   slot id      calls and priority messages only
+ * string   traceparent  traced items only (+ 64): the publisher's W3C traceparent
+ * string   tracestate   traced items only: its W3C tracestate, or none
  * bytes    message      the rest: the message, Smile
  * </pre>
  *
- * Strings are a varint of the UTF-8 length plus one (0 for none), then the bytes.
+ * Strings are a varint of the UTF-8 length plus one (0 for none), then the bytes. An item without a
+ * trace context has no trace fields at all: tracing costs an untraced item nothing, and items
+ * written before the flag existed read unchanged.
  *
  * @param kind {@link #CALL} or {@link #CAST}, with {@link #KIND_TABLE} when its type index is an
  *     entry of the server's kind's type table (a server addressed by id) rather than its own
@@ -35,6 +40,7 @@ import tools.jackson.databind.JsonNode;
  *     commit_unknown_result sees its own id and counts once)
  * @param bytes the item (or, for an item of the first format, its message re-serialized)
  * @param messageOffset where the message starts in {@code bytes}
+ * @param trace the publisher's trace context, or null (see {@link io.dgen.internal.Tracing})
  */
 public record Envelope(
     int kind,
@@ -45,7 +51,8 @@ public record Envelope(
     int failures,
     @Nullable String failureId,
     byte[] bytes,
-    int messageOffset) {
+    int messageOffset,
+    @Nullable Trace trace) {
 
   /** A call. */
   public static final int CALL = 1;
@@ -73,8 +80,22 @@ public record Envelope(
    */
   public static final int KIND_TABLE = 16;
 
+  /**
+   * A flag of the stored kind byte: the item carries a {@link Trace}. Never set in {@link #kind}
+   * (whether {@link #trace} is null says it).
+   */
+  static final int TRACED = 64;
+
   private static final int KIND_MASK = 15;
   private static final int FLAGS = KIND_TABLE | PRIORITY;
+
+  /**
+   * A publisher's W3C trace context, as it travels with an item.
+   *
+   * @param traceparent the {@code traceparent} header's value
+   * @param tracestate the {@code tracestate} header's value, or null if there was none
+   */
+  public record Trace(String traceparent, @Nullable String tracestate) {}
 
   /** The message is of the declared type: no type index. */
   public static final int DECLARED = -1;
@@ -128,6 +149,7 @@ public record Envelope(
    *
    * @param typeIndex the message's type table entry, or {@link #DECLARED}
    * @param slotId the reply slot (calls), or null
+   * @param trace the publisher's trace context, or null
    */
   public static byte[] encode(
       Serde serde,
@@ -135,8 +157,9 @@ public record Envelope(
       int typeIndex,
       long slotSeconds,
       @Nullable String slotId,
+      @Nullable Trace trace,
       Object message) {
-    Binary.Out out = header(kind, typeIndex, 0, null, slotSeconds, slotId, 128);
+    Binary.Out out = header(kind, typeIndex, 0, null, slotSeconds, slotId, trace, 128);
     serde.mapper().writeValue(out, message);
     return out.toByteArray();
   }
@@ -150,7 +173,15 @@ public record Envelope(
   public byte[] withFailure(int count, @Nullable String failureId, int typeIndex) {
     int length = bytes.length - messageOffset;
     Binary.Out out =
-        header(kind, typeIndex, count, failureId, slotSeconds, slotId, length + MAX_FAILURE_GROWTH);
+        header(
+            kind,
+            typeIndex,
+            count,
+            failureId,
+            slotSeconds,
+            slotId,
+            trace,
+            length + MAX_FAILURE_GROWTH);
     out.write(bytes, messageOffset, length);
     return out.toByteArray();
   }
@@ -167,16 +198,20 @@ public record Envelope(
       @Nullable String failureId,
       long slotSeconds,
       @Nullable String slotId,
+      @Nullable Trace trace,
       int size) {
     Binary.Out out = new Binary.Out(size + 48);
     out.write(FORMAT);
-    out.write(kind);
+    out.write(trace == null ? kind : kind | TRACED);
     out.varint(typeIndex + 1L).varint(failures);
     if (failures > 0) {
       out.string(failureId);
     }
     if (hasSlot(kind)) {
       out.varint(slotSeconds).string(slotId);
+    }
+    if (trace != null) {
+      out.string(trace.traceparent()).string(trace.tracestate());
     }
     return out;
   }
@@ -197,7 +232,8 @@ public record Envelope(
     if (in.remaining() < 1) {
       throw new UndecodableDataException("queue item ends early", null);
     }
-    int kind = item[in.at++];
+    int stored = item[in.at++];
+    int kind = stored & ~TRACED;
     int type = kind & KIND_MASK;
     if ((kind & ~(KIND_MASK | FLAGS)) != 0
         || (type != CALL && type != CAST && !(type == INFO && (kind & PRIORITY) != 0))) {
@@ -215,8 +251,16 @@ public record Envelope(
         throw new UndecodableDataException("a call without a reply slot", null);
       }
     }
+    Trace trace = null;
+    if ((stored & TRACED) != 0) {
+      String parent = in.string();
+      if (parent == null) {
+        throw new UndecodableDataException("a traced item without a traceparent", null);
+      }
+      trace = new Trace(parent, in.string());
+    }
     return new Envelope(
-        kind, typeIndex, null, slotSeconds, slotId, failures, failureId, item, in.at);
+        kind, typeIndex, null, slotSeconds, slotId, failures, failureId, item, in.at, trace);
   }
 
   /** The first format: a Smile document {k, t, m, s, i, f, x} with the message as a tree. */
@@ -235,6 +279,6 @@ public record Envelope(
       throw new UndecodableDataException("queue item of unknown kind " + v.k(), null);
     }
     return new Envelope(
-        v.k(), DECLARED, v.t(), v.s(), v.i(), v.f(), v.x(), serde.toBytes(v.m()), 0);
+        v.k(), DECLARED, v.t(), v.s(), v.i(), v.f(), v.x(), serde.toBytes(v.m()), 0, null);
   }
 }
