@@ -23,7 +23,8 @@ import org.springframework.core.io.ResourceLoader;
  * the other {@code dgen.*} properties and the {@link DGenBuilderCustomizer} beans, and the {@link
  * DGenLifecycle} that hosts the {@link DGenHosted} beans at startup and closes the runtime
  * gracefully at shutdown. With Micrometer on the class path, the context's {@code MeterRegistry}
- * records the runtime's meters.
+ * records the runtime's meters; with OpenTelemetry's API, the context's {@code OpenTelemetry}
+ * traces its messages.
  *
  * <p>Each bean backs off when the application declares its own of the same type: a {@code Backend}
  * bean of yours is used by the auto-configured {@code DGen}; a {@code DGen} bean of yours is hosted
@@ -133,6 +134,29 @@ public class DGenAutoConfiguration {
         }
       }
     };
+  }
+
+  /** OpenTelemetry from the context, when its API is on the class path. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "io.opentelemetry.api.OpenTelemetry")
+  static class OpenTelemetryConfiguration {
+
+    /**
+     * Sets the context's {@code OpenTelemetry} (the one bean, or the primary of several) on the
+     * builder, so that messages are traced through the application's SDK; without one, the
+     * runtime's default applies (the global OpenTelemetry, once set).
+     */
+    @Bean
+    @Order(0)
+    DGenBuilderCustomizer dgenOpenTelemetryCustomizer(
+        ObjectProvider<io.opentelemetry.api.OpenTelemetry> openTelemetry) {
+      return builder -> {
+        io.opentelemetry.api.OpenTelemetry o = openTelemetry.getIfUnique();
+        if (o != null) {
+          builder.openTelemetry(o);
+        }
+      };
+    }
   }
 
   /** Micrometer from the context, when Micrometer is on the class path. */
