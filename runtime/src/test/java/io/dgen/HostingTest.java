@@ -239,17 +239,29 @@ class HostingTest extends RuntimeTestBase {
     }
   }
 
-  @Test
-  void aCutOffRuntimesBuckets_areTakenAfterItsLease_andNothingIsLostOrAppliedTwice() {
-    Partition cutOff = new Partition(backend);
-    DGen a = hosting("a", cutOff, b -> b);
+  /** Two hosting runtimes, {@code a} behind a partition the test can cut, and a tally each. */
+  private record CutOff(Partition partition, DGen a, DGen b) {}
+
+  /** Two runtimes sharing the buckets, {@code servers} tallies at 1, added through {@code a}. */
+  private CutOff twoRuntimesOneCuttable(int servers) {
+    Partition partition = new Partition(backend);
+    DGen a = hosting("a", partition, b -> b);
     DGen b = hosting("b");
     awaitPlacement(a, b);
-    int servers = 40;
     for (int s = 0; s < servers; s++) {
-      refIn(b, s).cast(new Add(1));
+      refIn(a, s).cast(new Add(1)); // a loads the servers of the buckets it holds
     }
-    awaitTallies(b, servers, 1);
+    awaitTallies(a, servers, 1);
+    return new CutOff(partition, a, b);
+  }
+
+  @Test
+  void aCutOffRuntimesBuckets_areTakenAfterItsLease_andNothingIsLostOrAppliedTwice() {
+    int servers = 40;
+    CutOff two = twoRuntimesOneCuttable(servers);
+    Partition cutOff = two.partition();
+    DGen a = two.a();
+    DGen b = two.b();
 
     cutOff.cut = true; // a stops beating and committing, as if stalled or partitioned
     for (int s = 0; s < servers; s++) {
@@ -273,15 +285,11 @@ class HostingTest extends RuntimeTestBase {
 
   @Test
   void aCallInARuntimeThatLostTheBucket_beforeItsRoundSaysSo_isAnsweredByTheNewHolder() {
-    Partition cutOff = new Partition(backend);
-    DGen a = hosting("a", cutOff, b -> b);
-    DGen b = hosting("b");
-    awaitPlacement(a, b);
     int servers = 40;
-    for (int s = 0; s < servers; s++) {
-      refIn(a, s).cast(new Add(1)); // a loads the servers of the buckets it holds
-    }
-    awaitTallies(a, servers, 1);
+    CutOff two = twoRuntimesOneCuttable(servers);
+    Partition cutOff = two.partition();
+    DGen a = two.a();
+    DGen b = two.b();
 
     List<ServerRef<Msg>> refs = new ArrayList<>();
     for (int s = 0; s < servers; s++) {

@@ -182,16 +182,7 @@ public final class OperationTimeouts {
       String context) {
     AtomicBoolean abandoned = new AtomicBoolean();
     CompletableFuture<T> op =
-        blocking(
-            () ->
-                backend.run(
-                    tx -> {
-                      if (abandoned.get()) {
-                        throw new CancellationException(
-                            operation + " abandoned after timeout=" + timeout + ": " + context);
-                      }
-                      return body.apply(tx);
-                    }));
+        blocking(() -> backend.run(unlessAbandoned(abandoned, body, operation, context)));
     op.whenComplete((v, e) -> abandoned.set(true));
     return await(op, operation, context);
   }
@@ -210,16 +201,24 @@ public final class OperationTimeouts {
       String context) {
     AtomicBoolean abandoned = new AtomicBoolean();
     CompletableFuture<T> op =
-        backend.runAsync(
-            tx -> {
-              if (abandoned.get()) {
-                throw new CancellationException(
-                    operation + " abandoned after timeout=" + timeout + ": " + context);
-              }
-              return body.apply(tx);
-            });
+        backend.runAsync(unlessAbandoned(abandoned, body, operation, context));
     op.whenComplete((v, e) -> abandoned.set(true));
     return bound(op, scheduler, operation, context);
+  }
+
+  /** {@code body}, which no attempt starts once the operation was abandoned (it timed out). */
+  private <R> Function<Transaction, R> unlessAbandoned(
+      AtomicBoolean abandoned,
+      Function<? super Transaction, ? extends R> body,
+      String operation,
+      String context) {
+    return tx -> {
+      if (abandoned.get()) {
+        throw new CancellationException(
+            operation + " abandoned after timeout=" + timeout + ": " + context);
+      }
+      return body.apply(tx);
+    };
   }
 
   /** {@link #run} for a body that returns nothing. */
