@@ -10,8 +10,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -109,8 +107,6 @@ final class CommitRunner {
    */
   static final int SLOT_USES = (1 << 14) - 1;
 
-  private static final int UNRESOLVED_KEPT = 1_024;
-
   /** How often one process sweeps its server's old commit markers (by its own ticker). */
   private static final long SWEEP_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
 
@@ -126,17 +122,10 @@ final class CommitRunner {
   private final Queue<Slot> freeSlots = new ConcurrentLinkedQueue<>();
 
   /**
-   * The markers of the latest runs that ended without knowing whether they committed, for {@link
-   * #committedEarlier}; their slots are never taken again.
+   * The markers of the runs that ended without knowing whether they committed, for {@link
+   * #committedEarlier}, until the sweep may have cleared them; their slots are never taken again.
    */
-  private final Map<UUID, Marker> unresolved =
-      Collections.synchronizedMap(
-          new LinkedHashMap<>() {
-            @Override
-            protected boolean removeEldestEntry(Map.Entry<UUID, Marker> eldest) {
-              return size() > UNRESOLVED_KEPT;
-            }
-          });
+  private final Map<UUID, Marker> unresolved = new ConcurrentHashMap<>();
 
   CommitRunner(
       Backend backend,
@@ -248,8 +237,9 @@ final class CommitRunner {
   /**
    * Which of {@code runs} — earlier runs of one operation whose outcome their caller did not learn
    * — committed: the first whose marker {@code tx} finds, or null. The markers are read
-   * serializably, so a late commit of one of them conflicts with {@code tx}. Markers are kept for
-   * {@link Sweeper#MARKER_TTL}: a run older than that reads as not committed.
+   * serializably, so a late commit of one of them conflicts with {@code tx}. A marker's slot is
+   * kept for {@link Sweeper#MARKER_TTL} after it was first taken, at most {@link #SLOT_REUSE}
+   * before its run started: a run older than the difference may read as not committed.
    */
   @Nullable UUID committedEarlier(Transaction tx, Collection<UUID> runs) {
     List<UUID> ids = new ArrayList<>(runs.size());
@@ -290,8 +280,11 @@ final class CommitRunner {
     }
   }
 
-  /** The marker of one run: its slot's key and the use of the slot that is the run's. */
-  private record Marker(byte[] key, int use) {}
+  /**
+   * The marker of one run: its slot's key, the use of the slot that is the run's, and when the slot
+   * was first taken (by the run-id clock: the sweep clears it {@link Sweeper#MARKER_TTL} later).
+   */
+  private record Marker(byte[] key, int use, long takenFirstMillis) {}
 
   /**
    * A slot for the run {@code runId} starting now: a free one not too old nor too used, else a new
@@ -309,7 +302,7 @@ final class CommitRunner {
       slot = new Slot(keys.markerSlot(runId), now);
     }
     slot.uses++;
-    run.take(new Marker(slot.key, slot.uses), slot);
+    run.take(new Marker(slot.key, slot.uses, slot.takenFirstMillis), slot);
   }
 
   /**
@@ -325,6 +318,8 @@ final class CommitRunner {
     if (known || !run.mayHaveWritten()) {
       freeSlots.add(slot);
     } else if (run.runId != null) {
+      long swept = RunIds.startedAt(run.runId) - Sweeper.MARKER_TTL.toMillis();
+      unresolved.values().removeIf(old -> old.takenFirstMillis() < swept);
       unresolved.put(run.runId, m);
     }
   }

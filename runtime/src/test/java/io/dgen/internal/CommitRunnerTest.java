@@ -154,9 +154,16 @@ class CommitRunnerTest {
     }
   }
 
-  @ParameterizedTest(name = "async={0}")
-  @ValueSource(booleans = {false, true})
-  void commit_unknownResultThatDidNotApply_runsTheBodyAgain(boolean async) {
+  /**
+   * A run that did not apply runs its body again; also in a slot an earlier run committed in, whose
+   * marker the retry finds: it is not its own (another use of the slot).
+   */
+  @ParameterizedTest(name = "async={0} afterAnotherRun={1}")
+  @CsvSource({"false, false", "true, false", "false, true", "true, true"})
+  void commit_unknownResultThatDidNotApply_runsTheBodyAgain(boolean async, boolean afterAnother) {
+    if (afterAnother) {
+      incrementOnce(async, new AtomicInteger());
+    }
     backend.faults().commitUnknownResult(1, false);
     AtomicInteger bodyRuns = new AtomicInteger();
 
@@ -164,8 +171,9 @@ class CommitRunnerTest {
 
     assertThat(result).isEqualTo("ran");
     assertThat(bodyRuns).hasValue(2);
-    assertThat(counterValue()).isEqualTo(1);
+    assertThat(counterValue()).isEqualTo(afterAnother ? 2 : 1);
     assertThat(observer.replays).isZero();
+    assertThat(markers()).hasSize(1);
   }
 
   @ParameterizedTest(name = "async={0}")
@@ -187,26 +195,6 @@ class CommitRunnerTest {
 
     assertThat(markers()).hasSize(1);
     assertThat(counterValue()).isEqualTo(100);
-  }
-
-  /**
-   * A run that takes a slot an earlier run committed in finds that run's marker after 1021: it is
-   * not its own (another use of the slot), so the body runs again rather than replaying.
-   */
-  @ParameterizedTest(name = "async={0}")
-  @ValueSource(booleans = {false, true})
-  void commit_unknownResultThatDidNotApply_inAReusedSlot_runsTheBodyAgain(boolean async) {
-    incrementOnce(async, new AtomicInteger());
-    backend.faults().commitUnknownResult(1, false);
-    AtomicInteger bodyRuns = new AtomicInteger();
-
-    String result = incrementOnce(async, bodyRuns);
-
-    assertThat(result).isEqualTo("ran");
-    assertThat(bodyRuns).hasValue(2);
-    assertThat(counterValue()).isEqualTo(2);
-    assertThat(observer.replays).isZero();
-    assertThat(markers()).hasSize(1);
   }
 
   /**
