@@ -16,7 +16,8 @@ import org.jspecify.annotations.Nullable;
  * with the state before, yet it is a new map, so identity alone tells the runtime nothing. Takes
  * {@link WideServer}'s messages; applied casts are reported to a {@link Progress}.
  */
-public final class MutableWideServer implements DGenServer<MutableWideServer.State, WideServer.Msg> {
+public final class MutableWideServer
+    implements DGenServer<MutableWideServer.State, WideServer.Msg> {
 
   /** The state: {@code fields} named {@code field0000}, {@code field0001}, … in a HashMap. */
   public record State(Map<String, String> fields) {}

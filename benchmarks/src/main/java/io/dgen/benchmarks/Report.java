@@ -370,12 +370,7 @@ final class Report {
   }
 
   private void cpuTarget(
-      StringBuilder out,
-      String name,
-      String a,
-      String b,
-      ToDoubleFunction<Row> cpu,
-      double max) {
+      StringBuilder out, String name, String a, String b, ToDoubleFunction<Row> cpu, double max) {
     Optional<Row> ra = row(a);
     Optional<Row> rb = row(b);
     if (ra.isEmpty() || rb.isEmpty()) {

@@ -390,7 +390,8 @@ final class Scenarios {
         DGen dgen = DGen.builder(bench.backend()).stateEncoding(encoding).build()) {
       Tenant tenant = dgen.tenant(bench.root(), id);
       Cost c0 = bench.cost();
-      ServerRef<WideServer.Msg> ref = dgen.start(server, null, StartOptions.builder(tenant).build());
+      ServerRef<WideServer.Msg> ref =
+          dgen.start(server, null, StartOptions.builder(tenant).build());
       long stateBytes = bench.cost().minus(c0).bytesWritten();
       // One sequence across warm-up and measurement, so that no cast rewrites a field with the
       // value it already has (an unchanged state writes nothing). Values are as long as the
@@ -415,10 +416,7 @@ final class Scenarios {
           id,
           String.format(
               "1 of %,d field%s changed, %s%s, K=1, plain cast",
-              fields,
-              fields == 1 ? "" : "s",
-              mutable ? "HashMap copy, " : "",
-              encoding.name()),
+              fields, fields == 1 ? "" : "s", mutable ? "HashMap copy, " : "", encoding.name()),
           p.messages(),
           p.elapsedNanos(),
           p.medianRate(),
@@ -427,9 +425,12 @@ final class Scenarios {
           p.pushes(),
           cpu,
           Map.of(
-              "stateBytes", (double) stateBytes,
-              "cpuLeastMicros", p.leastCpuMicros(),
-              "callbackMicros", callbackMicros),
+              "stateBytes",
+              (double) stateBytes,
+              "cpuLeastMicros",
+              p.leastCpuMicros(),
+              "callbackMicros",
+              callbackMicros),
           join(
               String.format(
                   Locale.ROOT,

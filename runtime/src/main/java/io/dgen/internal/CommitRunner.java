@@ -266,8 +266,8 @@ final class CommitRunner {
 
   /**
    * A key that this runner's runs write their commit markers to in turn, one run at a time; its
-   * value names the use (which run) and the attempt. Reusing a few keys keeps a server's markers
-   * as many as its runs in flight, rather than one per run for {@link Sweeper#MARKER_TTL}.
+   * value names the use (which run) and the attempt. Reusing a few keys keeps a server's markers as
+   * many as its runs in flight, rather than one per run for {@link Sweeper#MARKER_TTL}.
    */
   private static final class Slot {
     final byte[] key;

@@ -346,8 +346,8 @@ public final class ServerKeys {
   }
 
   /**
-   * The bounds of the commit markers older than the run-id clock's {@code epochMillis}: slots
-   * first taken before it, and run-id-keyed markers of runs started before it.
+   * The bounds of the commit markers older than the run-id clock's {@code epochMillis}: slots first
+   * taken before it, and run-id-keyed markers of runs started before it.
    */
   public byte[][] markersOlderThan(long epochMillis) {
     java.util.UUID bound = io.dgen.backend.RunIds.startingAt(epochMillis);

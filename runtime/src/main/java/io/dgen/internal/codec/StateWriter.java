@@ -287,7 +287,10 @@ final class StateWriter {
      * exactly once, in an object not compared by identity with an immutable one.
      */
     void learned(StoredNode node) {
-      if (order != null && sources != null && visited == old.names.sorted.length && added.isEmpty()) {
+      if (order != null
+          && sources != null
+          && visited == old.names.sorted.length
+          && added.isEmpty()) {
         node.walked(new StoredNode.Walked(order, sources));
       }
     }

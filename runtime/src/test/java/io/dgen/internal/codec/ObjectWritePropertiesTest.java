@@ -54,10 +54,10 @@ class ObjectWritePropertiesTest {
 
   /**
    * The runtime lends the state object a write came from back to the codec once its commit and
-   * actions are done; the next callback gets that very object (once), changes it in place or
-   * copies it, and the diff of what it returns still equals a fresh write. A callback whose write
-   * never committed (it changed the lent object in place, then failed) is followed by a fresh
-   * decode of what is stored, never by the changed object.
+   * actions are done; the next callback gets that very object (once), changes it in place or copies
+   * it, and the diff of what it returns still equals a fresh write. A callback whose write never
+   * committed (it changed the lent object in place, then failed) is followed by a fresh decode of
+   * what is stored, never by the changed object.
    */
   @Property(seed = "20261205", tries = 150)
   void aChainOfDiffs_fromLentStates_equalsAFreshWrite_andAFailedCallbackLeavesNoTrace(
@@ -84,7 +84,9 @@ class ObjectWritePropertiesTest {
             if (mutable) {
               assertThat(again).isNotSameAs(handedOut);
             }
-            assertThat(Trees.same(diffed.serde.toTree(again), before)).as("after a failure").isTrue();
+            assertThat(Trees.same(diffed.serde.toTree(again), before))
+                .as("after a failure")
+                .isTrue();
             handedOut = again;
           }
           state = maker.next(handedOut);
