@@ -376,9 +376,9 @@ final class Scenarios {
 
   /**
    * Casts that each change one field of a state of {@code fields} fields, at {@code consumeK = 1}:
-   * with one field, the baseline of what a wide state adds. Measured in three rounds; the
-   * row's {@code cpuLeastMicros} is the least round's CPU per message and {@code callbackMicros}
-   * the CPU per message of the same callbacks run alone in this JVM just before, so that {@link
+   * with one field, the baseline of what a wide state adds. Measured in three rounds; the row's
+   * {@code cpuLeastMicros} is the least round's CPU per message and {@code callbackMicros} the CPU
+   * per message of the same callbacks run alone in this JVM just before, so that {@link
    * Row#netCpuMicrosPerMessage} is the runtime's share.
    */
   Row wideState(String id, StateEncoding encoding, int fields, boolean mutable) {
