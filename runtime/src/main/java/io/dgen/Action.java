@@ -10,6 +10,10 @@ package io.dgen;
  * effects belong: they run at most once per commit of this process, but a commit can itself be
  * retried after {@code commit_unknown_result}, so make them idempotent where that matters.
  *
+ * <p>Read the committed state, do not keep it or change it: once the actions ran, the runtime may
+ * hand that very object to the server's next callback (a state that is not deeply immutable goes to
+ * one callback, which may change it in place).
+ *
  * @param <S> the state type
  */
 @FunctionalInterface

@@ -244,4 +244,12 @@ abstract class RuntimeBehaviourSuite {
       return backend();
     }
   }
+
+  @Nested
+  class CommitMarkerBound extends CommitMarkerBoundTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
 }

@@ -64,6 +64,14 @@ record Row(
     return cpuNanos < 0 ? Double.NaN : cpuNanos / 1e3 / messages;
   }
 
+  /**
+   * CPU microseconds per message net of the server's own callback: the least round's CPU less the
+   * callback's CPU run alone in the same run; NaN for rows that measure neither.
+   */
+  double netCpuMicrosPerMessage() {
+    return metric("cpuLeastMicros") - metric("callbackMicros");
+  }
+
   double bytesWrittenPerMessage() {
     return cost == null ? Double.NaN : (double) cost.bytesWritten() / messages;
   }

@@ -3,6 +3,7 @@ package io.dgen.benchmarks;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGen;
+import io.dgen.DGenServer;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.StateEncoding;
@@ -47,6 +48,9 @@ final class Scenarios {
 
   /** The watch limit of a scenario without idle servers: FoundationDB's default. */
   private static final int DEFAULT_MAX_WATCHES = 10_000;
+
+  /** Rounds of the wide-state rows, whose CPU figure is the least round's. */
+  private static final int WIDE_ROUNDS = 3;
 
   private final Settings settings;
   private final Target target;
@@ -385,24 +389,36 @@ final class Scenarios {
 
   // ---------------------------------------------------------------- a wide state
 
-  /** Casts that each change one field of a wide state, at {@code consumeK = 1}. */
-  Row wideState(StateEncoding encoding) {
+  /**
+   * Casts that each change one field of a wide state, at {@code consumeK = 1}: the immutable shape
+   * ({@link WideServer}) or the mutable one ({@link MutableWideServer}).
+   */
+  Row wideState(StateEncoding encoding, boolean mutable) {
     return wideState(
-        "wide-" + encoding.name().toLowerCase(Locale.ROOT), encoding, settings.wideFields());
+        "wide-" + (mutable ? "mutable-" : "") + encoding.name().toLowerCase(Locale.ROOT),
+        encoding,
+        settings.wideFields(),
+        mutable);
   }
 
   /**
    * Casts that each change one field of a state of {@code fields} fields, at {@code consumeK = 1}:
-   * with one field, the baseline of what a wide state adds.
+   * with one field, the baseline of what a wide state adds. Measured in three rounds; the row's
+   * {@code cpuLeastMicros} is the least round's CPU per message and {@code callbackMicros} the CPU
+   * per message of the same callbacks run alone in this JVM just before, so that {@link
+   * Row#netCpuMicrosPerMessage} is the runtime's share.
    */
-  Row wideState(String id, StateEncoding encoding, int fields) {
+  Row wideState(String id, StateEncoding encoding, int fields, boolean mutable) {
+    Progress progress = new Progress();
+    DGenServer<?, WideServer.Msg> server =
+        mutable ? new MutableWideServer(fields, progress) : new WideServer(fields, progress);
+    double callbackMicros = callbackAlone(server, fields);
     try (Bench bench = target.open(DEFAULT_MAX_WATCHES);
         DGen dgen = DGen.builder(bench.backend()).stateEncoding(encoding).build()) {
       Tenant tenant = dgen.tenant(bench.root(), id);
-      Progress progress = new Progress();
       Cost c0 = bench.cost();
       ServerRef<WideServer.Msg> ref =
-          dgen.start(new WideServer(fields, progress), null, StartOptions.builder(tenant).build());
+          dgen.start(server, null, StartOptions.builder(tenant).build());
       long stateBytes = bench.cost().minus(c0).bytesWritten();
       // One sequence across warm-up and measurement, so that no cast rewrites a field with the
       // value it already has (an unchanged state writes nothing). Values are as long as the
@@ -410,16 +426,13 @@ final class Scenarios {
       AtomicLong next = new AtomicLong();
       Sender send =
           (thread, seq) -> {
-            long n = next.getAndIncrement();
-            ref.cast(
-                new WideServer.Put(
-                    WideServer.field((int) (n % fields)), String.format("changed %09d", n)));
+            ref.cast(put(next.getAndIncrement(), fields));
             return 1;
           };
       publish(progress, send, 1, 64, settings.warmup(), false);
       Cost before = bench.cost();
       long cpu0 = processCpuNanos();
-      Published p = publishRounds(progress, send, 1, 64, false);
+      Published p = publishRounds(progress, send, 1, 64, false, WIDE_ROUNDS);
       Cost cost = bench.cost().minus(before);
       long cpu = processCpuNanos() - cpu0;
       String last = ref.priorityCall(new WideServer.Get(WideServer.field(0)));
@@ -429,8 +442,8 @@ final class Scenarios {
       return row(
           id,
           String.format(
-              "1 of %,d field%s changed, %s, K=1, plain cast",
-              fields, fields == 1 ? "" : "s", encoding.name()),
+              "1 of %,d field%s changed, %s%s, K=1, plain cast",
+              fields, fields == 1 ? "" : "s", mutable ? "HashMap copy, " : "", encoding.name()),
           p.messages(),
           p.elapsedNanos(),
           p.medianRate(),
@@ -438,9 +451,63 @@ final class Scenarios {
           cost,
           p.pushes(),
           cpu,
-          Map.of("stateBytes", (double) stateBytes),
-          join(String.format("whole state written at start: %,d B", stateBytes), p.spread()));
+          Map.of(
+              "stateBytes",
+              (double) stateBytes,
+              "cpuLeastMicros",
+              p.leastCpuMicros(),
+              "callbackMicros",
+              callbackMicros),
+          join(
+              String.format(
+                  Locale.ROOT,
+                  "whole state written at start: %,d B; callback alone %.1f µs",
+                  stateBytes,
+                  callbackMicros),
+              p.spread()));
     }
+  }
+
+  /** The cast of the {@code n}th change: a field's value as long as its initial one. */
+  private static WideServer.Put put(long n, int fields) {
+    return new WideServer.Put(
+        WideServer.field((int) (n % fields)), String.format("changed %09d", n));
+  }
+
+  /**
+   * The CPU microseconds per message of the wide server's callback alone, without any runtime:
+   * making the cast's message and applying it to the state, the least of {@link #WIDE_ROUNDS}
+   * rounds (process CPU, as the rows count it, so garbage collection is included).
+   */
+  private <S> double callbackAlone(DGenServer<S, WideServer.Msg> server, int fields) {
+    try {
+      return callbackAloneOrThrow(server, fields);
+    } catch (Exception e) {
+      throw new IllegalStateException("the wide server's callback failed", e);
+    }
+  }
+
+  private <S> double callbackAloneOrThrow(DGenServer<S, WideServer.Msg> server, int fields)
+      throws Exception {
+    S state = server.init(null).state();
+    Duration each = settings.measure().dividedBy(WIDE_ROUNDS);
+    long n = 0;
+    double least = Double.POSITIVE_INFINITY;
+    for (int round = -1; round < WIDE_ROUNDS; round++) {
+      // round -1 warms the callback up, as the runtime's rows are warmed up
+      long deadline = System.nanoTime() + (round < 0 ? settings.warmup() : each).toNanos();
+      long cpu0 = processCpuNanos();
+      long n0 = n;
+      while (System.nanoTime() < deadline) {
+        for (int i = 0; i < 64; i++) {
+          state = server.handleCast(put(n++, fields), state).state();
+        }
+      }
+      if (round >= 0) {
+        least = Math.min(least, (processCpuNanos() - cpu0) / 1e3 / (n - n0));
+      }
+    }
+    return least;
   }
 
   // ---------------------------------------------------------------- idle servers
@@ -562,10 +629,20 @@ final class Scenarios {
 
   /**
    * What publishers sent and how long until it was applied; {@code rates} has each round's messages
-   * per second.
+   * per second, {@code cpuMicros} each round's process CPU microseconds per message.
    */
   private record Published(
-      long messages, long pushes, long elapsedNanos, Latencies latencies, List<Double> rates) {
+      long messages,
+      long pushes,
+      long elapsedNanos,
+      Latencies latencies,
+      List<Double> rates,
+      List<Double> cpuMicros) {
+
+    /** The least CPU per message of the rounds: the round the shared machine disturbed least. */
+    double leastCpuMicros() {
+      return cpuMicros.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN);
+    }
 
     double medianRate() {
       List<Double> sorted = new ArrayList<>(rates);
@@ -595,13 +672,18 @@ final class Scenarios {
    */
   private Published publishRounds(
       Progress progress, Sender sender, int threads, long window, boolean timeEach) {
-    int rounds = settings.rounds();
+    return publishRounds(progress, sender, threads, window, timeEach, settings.rounds());
+  }
+
+  private Published publishRounds(
+      Progress progress, Sender sender, int threads, long window, boolean timeEach, int rounds) {
     Duration each = settings.measure().dividedBy(rounds);
     long messages = 0;
     long pushes = 0;
     long elapsed = 0;
     Latencies latencies = new Latencies();
     List<Double> rates = new ArrayList<>();
+    List<Double> cpuMicros = new ArrayList<>();
     for (int r = 0; r < rounds; r++) {
       Published p = publish(progress, sender, threads, window, each, timeEach);
       messages += p.messages();
@@ -609,8 +691,9 @@ final class Scenarios {
       elapsed += p.elapsedNanos();
       latencies.addAll(p.latencies());
       rates.addAll(p.rates());
+      cpuMicros.addAll(p.cpuMicros());
     }
-    return new Published(messages, pushes, elapsed, latencies, rates);
+    return new Published(messages, pushes, elapsed, latencies, rates, cpuMicros);
   }
 
   /**
@@ -638,6 +721,7 @@ final class Scenarios {
     AtomicReference<Throwable> failure = new AtomicReference<>();
     Latencies[] latencies = new Latencies[threads];
     Thread[] workers = new Thread[threads];
+    long cpu0 = processCpuNanos();
     long start = System.nanoTime();
     long deadline = start + duration.toNanos();
     for (int t = 0; t < threads; t++) {
@@ -681,13 +765,19 @@ final class Scenarios {
       throw new IllegalStateException("a publisher failed", failure.get());
     }
     long end = progress.awaitAtLeast(base + published.get(), DRAIN_TIMEOUT);
+    long cpu = processCpuNanos() - cpu0;
     Latencies all = new Latencies();
     for (Latencies l : latencies) {
       all.addAll(l);
     }
     long elapsed = end - start;
     return new Published(
-        published.get(), pushes.get(), elapsed, all, List.of(published.get() * 1e9 / elapsed));
+        published.get(),
+        pushes.get(),
+        elapsed,
+        all,
+        List.of(published.get() * 1e9 / elapsed),
+        List.of(cpu / 1e3 / published.get()));
   }
 
   private static String join(String a, String b) {

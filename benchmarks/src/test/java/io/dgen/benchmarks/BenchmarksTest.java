@@ -118,6 +118,31 @@ class BenchmarksTest {
     assertThat(term).isGreaterThan(15_000);
     // A one-field state's cast writes about what a one-field change of a wide state does.
     assertThat(row("wide-1").bytesWrittenPerMessage()).isBetween(structured / 2, structured * 2);
+    // A copied HashMap is the same state to the encoding: it writes what the immutable shape does.
+    assertThat(row("wide-mutable-structured").bytesWrittenPerMessage())
+        .isBetween(structured / 2, structured * 2);
+    assertThat(row("wide-mutable-term").bytesWrittenPerMessage()).isGreaterThan(15_000);
+  }
+
+  @Test
+  void wideRows_reportTheirCallbackAlone_andCpuNetOfIt() {
+    for (String id :
+        List.of(
+            "wide-1",
+            "wide-structured",
+            "wide-term",
+            "wide-mutable-structured",
+            "wide-mutable-term")) {
+      Row r = row(id);
+      assertThat(r.metric("callbackMicros")).as(id).isPositive();
+      assertThat(r.metric("cpuLeastMicros")).as(id).isPositive();
+      assertThat(r.netCpuMicrosPerMessage())
+          .as(id)
+          .isEqualTo(r.metric("cpuLeastMicros") - r.metric("callbackMicros"));
+    }
+    assertThat(row("cast-k1").netCpuMicrosPerMessage()).as("not a wide row").isNaN();
+    assertThat(report.render())
+        .contains("net CPU µs/msg", "HashMap copy: STRUCTURED ÷ TERM ≤ 0.25");
   }
 
   @Test

@@ -3,6 +3,7 @@ package io.dgen.internal;
 import io.dgen.backend.Backend;
 import io.dgen.backend.BackendException;
 import io.dgen.backend.Futures;
+import io.dgen.backend.RunIds;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.StoredState;
 import java.time.Duration;
@@ -11,10 +12,13 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Queue;
 import java.util.UUID;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
@@ -89,6 +93,19 @@ final class CommitRunner {
    */
   static final Duration RUN_LIMIT = Duration.ofMinutes(1);
 
+  /**
+   * How long after it was first taken a marker slot may be taken again: half of {@link
+   * Sweeper#MARKER_TTL}, so that the marker of a run that took the slot last, even one that then
+   * retried for {@link #RUN_LIMIT}, is kept for minutes after the run ended.
+   */
+  static final Duration SLOT_REUSE = Sweeper.MARKER_TTL.dividedBy(2);
+
+  /**
+   * How many runs take one slot at most: a use's number is then at most two bytes of the marker's
+   * value, so that a slot's key and value are never longer than a run-id-keyed marker's were.
+   */
+  static final int SLOT_USES = (1 << 14) - 1;
+
   /** How often one process sweeps its server's old commit markers (by its own ticker). */
   private static final long SWEEP_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
 
@@ -99,6 +116,15 @@ final class CommitRunner {
   private final OperationTimeouts operations;
   private final String context;
   private final AtomicLong lastSweep;
+
+  /** Marker slots no run holds: a run takes one when it first writes, and returns it when done. */
+  private final Queue<Slot> freeSlots = new ConcurrentLinkedQueue<>();
+
+  /**
+   * The markers of the runs that ended without knowing whether they committed, for {@link
+   * #committedEarlier}, until the sweep may have cleared them; their slots are never taken again.
+   */
+  private final Map<UUID, Marker> unresolved = new ConcurrentHashMap<>();
 
   CommitRunner(
       Backend backend,
@@ -190,21 +216,91 @@ final class CommitRunner {
   /**
    * Which of {@code runs} — earlier runs of one operation whose outcome their caller did not learn
    * — committed: the first whose marker {@code tx} finds, or null. The markers are read
-   * serializably, so a late commit of one of them conflicts with {@code tx}. Markers are kept for
-   * {@link Sweeper#MARKER_TTL}: a run older than that reads as not committed.
+   * serializably, so a late commit of one of them conflicts with {@code tx}. A marker's slot is
+   * kept for {@link Sweeper#MARKER_TTL} after it was first taken, at most {@link #SLOT_REUSE}
+   * before its run started: a run older than the difference may read as not committed.
    */
   @Nullable UUID committedEarlier(Transaction tx, Collection<UUID> runs) {
-    List<UUID> ids = List.copyOf(runs);
-    List<CompletableFuture<byte @Nullable []>> reads = new ArrayList<>(ids.size());
-    for (UUID id : ids) {
-      reads.add(tx.getAsync(keys.marker(id)));
+    List<UUID> ids = new ArrayList<>(runs.size());
+    List<Marker> markers = new ArrayList<>(runs.size());
+    List<CompletableFuture<byte @Nullable []>> reads = new ArrayList<>(runs.size());
+    for (UUID id : runs) {
+      // A run not among the unresolved ones never wrote, or learned its outcome (it was this
+      // runner's, which runs every write of its server in this process): nothing to look for.
+      Marker m = unresolved.get(id);
+      if (m != null) {
+        ids.add(id);
+        markers.add(m);
+        reads.add(tx.getAsync(m.key()));
+      }
     }
     for (int i = 0; i < ids.size(); i++) {
-      if (Futures.join(reads.get(i)) != null) {
+      byte[] found = Futures.join(reads.get(i));
+      if (found != null && useOf(found) == markers.get(i).use()) {
         return ids.get(i);
       }
     }
     return null;
+  }
+
+  /**
+   * A key that this runner's runs write their commit markers to in turn, one run at a time; its
+   * value names the use (which run) and the attempt. Reusing a few keys keeps a server's markers as
+   * many as its runs in flight, rather than one per run for {@link Sweeper#MARKER_TTL}.
+   */
+  private static final class Slot {
+    final byte[] key;
+    final long takenFirstMillis;
+    int uses; // written by the run holding the slot; the free queue hands it over
+
+    Slot(byte[] key, long takenFirstMillis) {
+      this.key = key;
+      this.takenFirstMillis = takenFirstMillis;
+    }
+  }
+
+  /**
+   * The marker of one run: its slot's key, the use of the slot that is the run's, and when the slot
+   * was first taken (by the run-id clock: the sweep clears it {@link Sweeper#MARKER_TTL} later).
+   */
+  private record Marker(byte[] key, int use, long takenFirstMillis) {}
+
+  /**
+   * A slot for the run {@code runId} starting now: a free one not too old nor too used, else a new
+   * one keyed by this run.
+   */
+  private void takeSlot(Run<?> run, UUID runId) {
+    long now = RunIds.startedAt(runId);
+    Slot slot;
+    while ((slot = freeSlots.poll()) != null) {
+      if (now - slot.takenFirstMillis < SLOT_REUSE.toMillis() && slot.uses < SLOT_USES) {
+        break;
+      }
+    }
+    if (slot == null) {
+      slot = new Slot(keys.markerSlot(runId), now);
+    }
+    slot.uses++;
+    run.take(new Marker(slot.key, slot.uses, slot.takenFirstMillis), slot);
+  }
+
+  /**
+   * The run ended: its slot is free again if the run knows its outcome ({@code known}, or it never
+   * wrote); else it is kept for {@link #committedEarlier} and never taken again.
+   */
+  private void finish(Run<?> run, boolean known) {
+    Marker m = run.marker;
+    Slot slot = run.slot;
+    if (m == null || slot == null) {
+      return;
+    }
+    if (known || !run.mayHaveWritten()) {
+      freeSlots.add(slot);
+    } else if (run.runId != null) {
+      long swept = RunIds.startedAt(run.runId) - Sweeper.MARKER_TTL.toMillis();
+      unresolved.values().removeIf(old -> old.takenFirstMillis() < swept);
+      unresolved.put(run.runId, m);
+    }
   }
 
   private <T> @Nullable T commit(Run<T> run, Body<T> body) {
@@ -217,21 +313,27 @@ final class CommitRunner {
                   throw new CancellationException(
                       "abandoned after the operation timeout: " + context);
                 }
-                byte[] marker = run.begin(raw, keys);
+                run.begin(raw);
                 if (run.mayHaveCommitted(raw)) {
-                  byte[] committed = raw.get(marker);
-                  if (committed != null) {
+                  byte[] committed = raw.get(run.marker().key());
+                  if (run.committed(committed)) {
                     return run.replayed(raw, committed);
                   }
                 }
                 // Measured after the marker read: it was answered while the marker was still kept.
                 checkAge(run, raw.attempt());
                 TrackingTransaction tx = new TrackingTransaction(raw);
-                return ran(run, raw, tx, marker, body.apply(tx));
+                return ran(run, raw, tx, body.apply(tx));
               });
     } catch (RuntimeException e) {
-      done = resolveWaiting(run, e);
+      try {
+        done = resolveWaiting(run, e);
+      } catch (RuntimeException unresolvedFailure) {
+        finish(run, false);
+        throw unresolvedFailure;
+      }
     }
+    finish(run, true);
     if (done.replayed()) {
       observer.replayed();
     } else if (done.written() != null && done.stamp() != null) {
@@ -246,8 +348,11 @@ final class CommitRunner {
    * only through inline calls, priority messages or pushes keeps about ten minutes of them.
    */
   private <T> Attempt<T> ran(
-      Run<T> run, Transaction raw, TrackingTransaction tx, byte[] marker, @Nullable T value) {
-    Attempt<T> attempt = run.ran(raw, tx, marker, value);
+      Run<T> run, Transaction raw, TrackingTransaction tx, @Nullable T value) {
+    if (tx.wrote() && run.marker == null) {
+      takeSlot(run, raw.runId());
+    }
+    Attempt<T> attempt = run.ran(raw, tx, value);
     if (tx.wrote()) {
       long now = nanoTime.getAsLong();
       long last = lastSweep.get();
@@ -298,6 +403,7 @@ final class CommitRunner {
                             .thenCompose(f -> f))
             .handle((done, failure) -> done != null ? completed(done) : resolve(run, failure))
             .thenCompose(f -> f)
+            .whenComplete((done, failure) -> finish(run, failure == null))
             .thenCompose(
                 done -> {
                   if (done.replayed()) {
@@ -333,15 +439,21 @@ final class CommitRunner {
   private <T> CompletableFuture<Attempt<T>> resolve(Run<T> run, Throwable failure) {
     Throwable cause = Futures.unwrap(failure);
     UUID runId = run.runId;
-    if (run.abandoned || !run.mayHaveWritten() || runId == null || !mayHaveApplied(cause)) {
+    Marker marker = run.marker;
+    if (run.abandoned
+        || !run.mayHaveWritten()
+        || runId == null
+        || marker == null
+        || !mayHaveApplied(cause)) {
       return CompletableFuture.failedFuture(cause);
     }
-    byte[] marker = keys.marker(runId);
     CompletableFuture<@Nullable Attempt<T>> looked;
     try {
       looked =
           backend.runAsync(
-              tx -> tx.getAsync(marker).thenApply(m -> m == null ? null : run.replayed(tx, m)));
+              tx ->
+                  tx.getAsync(marker.key())
+                      .thenApply(m -> run.committed(m) ? run.replayed(tx, m) : null));
     } catch (RuntimeException e) {
       looked = CompletableFuture.failedFuture(e);
     }
@@ -412,20 +524,22 @@ final class CommitRunner {
       return CompletableFuture.failedFuture(
           new CancellationException("abandoned after the operation timeout: " + context));
     }
-    byte[] marker = run.begin(raw, keys);
+    run.begin(raw);
     CompletableFuture<byte @Nullable []> committed =
-        run.mayHaveCommitted(raw) ? raw.getAsync(marker) : CompletableFuture.completedFuture(null);
+        run.mayHaveCommitted(raw)
+            ? raw.getAsync(run.marker().key())
+            : CompletableFuture.completedFuture(null);
     return Async.then(
         committed,
         executor,
         earlier -> {
-          if (earlier != null) {
+          if (run.committed(earlier)) {
             return CompletableFuture.completedFuture(run.replayed(raw, earlier));
           }
           // Measured after the marker read: it was answered while the marker was still kept.
           checkAge(run, raw.attempt());
           TrackingTransaction tx = new TrackingTransaction(raw);
-          return body.apply(tx).thenApply(value -> ran(run, raw, tx, marker, value));
+          return body.apply(tx).thenApply(value -> ran(run, raw, tx, value));
         });
   }
 
@@ -451,13 +565,18 @@ final class CommitRunner {
     /** The caller gave up on the run (an operation timeout): no further attempt may start. */
     private volatile boolean abandoned;
 
+    /** The run's marker, taken when an attempt first wrote; its slot, to free when done. */
+    private volatile @Nullable Marker marker;
+
+    private volatile @Nullable Slot slot;
+
     Run(Replay<T> replay, long began) {
       this.replay = replay;
       this.began = began;
     }
 
-    /** An attempt starts: returns the run's marker key. */
-    byte[] begin(Transaction raw, ServerKeys keys) {
+    /** An attempt starts. */
+    void begin(Transaction raw) {
       runId = raw.runId();
       int before = lastWritten;
       if (before != 0
@@ -465,7 +584,22 @@ final class CommitRunner {
           && BackendException.isRetryableNotCommitted(raw.retriedAfter())) {
         candidates.remove(before); // it ended with an error that says it did not commit
       }
-      return keys.marker(raw.runId());
+    }
+
+    void take(Marker marker, Slot slot) {
+      this.marker = marker;
+      this.slot = slot;
+    }
+
+    /** The run's marker; only once an attempt wrote. */
+    Marker marker() {
+      return Objects.requireNonNull(marker, "no attempt wrote");
+    }
+
+    /** Whether {@code found}, the value of the run's marker key, says that the run committed. */
+    boolean committed(byte @Nullable [] found) {
+      Marker m = marker;
+      return found != null && m != null && useOf(found) == m.use();
     }
 
     /** Whether an attempt of this run wrote and may have committed. */
@@ -491,12 +625,13 @@ final class CommitRunner {
     }
 
     /** The body ran to its end in this attempt: stamp, mark and remember what it wrote. */
-    Attempt<T> ran(Transaction raw, TrackingTransaction tx, byte[] marker, @Nullable T value) {
+    Attempt<T> ran(Transaction raw, TrackingTransaction tx, @Nullable T value) {
       StoredState written = value instanceof WritesState w ? w.written() : null;
       Attempt<T> attempt =
           new Attempt<>(value, written, written == null ? null : raw.getVersionstamp(), false);
       if (tx.wrote()) {
-        raw.set(marker, markerValue(raw.attempt()));
+        Marker m = marker();
+        raw.set(m.key(), markerValue(m.use(), raw.attempt()));
         candidates.put(raw.attempt(), attempt);
         lastWritten = raw.attempt();
       }
@@ -504,28 +639,50 @@ final class CommitRunner {
     }
   }
 
-  /** A marker's value: the number of the attempt that wrote it, unsigned LEB128. */
-  static byte[] markerValue(int attempt) {
-    byte[] out = new byte[5];
-    int n = 0;
-    int v = attempt;
+  /**
+   * A marker's value: the use of its slot (which run) and the number of the attempt that wrote it,
+   * each unsigned LEB128.
+   */
+  static byte[] markerValue(int use, int attempt) {
+    byte[] out = new byte[10];
+    int n = leb128(out, 0, use);
+    n = leb128(out, n, attempt);
+    return Arrays.copyOf(out, n);
+  }
+
+  private static int leb128(byte[] out, int at, int value) {
+    int n = at;
+    int v = value;
     while ((v & ~0x7f) != 0) {
       out[n++] = (byte) ((v & 0x7f) | 0x80);
       v >>>= 7;
     }
     out[n++] = (byte) v;
-    return Arrays.copyOf(out, n);
+    return n;
+  }
+
+  /** The use of the slot in a marker's value, or -1 if it names none. */
+  static int useOf(byte[] marker) {
+    return readLeb128(marker, 0, -1);
   }
 
   /** The attempt number in a marker's value, or 0 if it names none. */
   static int attemptOf(byte[] marker) {
+    int at = 0;
+    while (at < marker.length && (marker[at] & 0x80) != 0) {
+      at++;
+    }
+    return readLeb128(marker, at + 1, 0);
+  }
+
+  private static int readLeb128(byte[] in, int at, int absent) {
     int v = 0;
-    for (int i = 0, shift = 0; i < marker.length && shift < 32; i++, shift += 7) {
-      v |= (marker[i] & 0x7f) << shift;
-      if ((marker[i] & 0x80) == 0) {
+    for (int i = at, shift = 0; i < in.length && shift < 32; i++, shift += 7) {
+      v |= (in[i] & 0x7f) << shift;
+      if ((in[i] & 0x80) == 0) {
         return v;
       }
     }
-    return 0;
+    return absent;
   }
 }

@@ -104,6 +104,9 @@ final class ConsumerBatch<S, M> {
       for (List<Action<S>> a : actions) {
         invoker.runActions(a, Objects.requireNonNull(state));
       }
+      if (written != null) {
+        written.lend(state);
+      }
       if (stopReason != null) {
         lifecycle.stopIfAsked(stopReason);
         return false;

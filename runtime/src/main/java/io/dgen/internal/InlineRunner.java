@@ -336,6 +336,9 @@ final class InlineRunner<S, M> {
   private void afterCommit(Outcome<S> outcome) {
     try {
       invoker.runActions(outcome.actions(), outcome.state());
+      if (outcome.written() != null) {
+        outcome.written().lend(outcome.state());
+      }
     } catch (Throwable t) {
       lifecycle.terminateIfFatal(t);
       throw t;

@@ -33,7 +33,9 @@ import org.jspecify.annotations.Nullable;
  * (tuid.., "c", unixSeconds, id, "t", n) a caller's reply slot, chunk n; chunk 0 is watched
  * (tuid.., "k")                         lock record
  * (tuid.., "d", VS)                     dead letters
- * (tuid.., "o", runId)                  commit marker of a runtime transaction (swept by age)
+ * (tuid.., "o", -runMsb, runLsb32)      commit marker slot, taken by the runtime's runs in turn
+ *                                       (value: the run's use of the slot, its attempt; swept by age)
+ * (tuid.., "o", runId)                  commit marker of a user transaction's outbox push (same)
  * (tuid.., "i", key)                    idempotency key: (expiry second, run id[, call second, id])
  * (tuid.., "x", expirySecond, key)      expiry index of the idempotency keys
  * (tuid.., "r", expirySecond, id, "t", n) a kept reply (submit, keyed call), chunk n
@@ -340,14 +342,35 @@ public final class ServerKeys {
     return dead;
   }
 
-  /** Commit markers, by run id. */
+  /** Commit markers: slots, then user transactions' markers by run id. */
   public Subspace markers() {
     return markers;
   }
 
-  /** The commit marker of a run. */
+  /** The commit marker of a user transaction's run (an outbox push). */
   public byte[] marker(java.util.UUID runId) {
     return markers.pack(Tuple.from(runId));
+  }
+
+  /**
+   * The commit marker slot first taken by the run {@code runId}. Its first element is the negated
+   * most significant half of the run id (start time and 16 random bits), so slots sort newest
+   * first, ahead of every run-id-keyed marker: one range clear sweeps old slots and old markers.
+   */
+  public byte[] markerSlot(java.util.UUID runId) {
+    return markers.pack(
+        Tuple.from(-runId.getMostSignificantBits(), (long) (int) runId.getLeastSignificantBits()));
+  }
+
+  /**
+   * The bounds of the commit markers older than the run-id clock's {@code epochMillis}: slots first
+   * taken before it, and run-id-keyed markers of runs started before it.
+   */
+  public byte[][] markersOlderThan(long epochMillis) {
+    java.util.UUID bound = io.dgen.backend.RunIds.startingAt(epochMillis);
+    return new byte[][] {
+      markers.pack(Tuple.from(-bound.getMostSignificantBits())), markers.pack(Tuple.from(bound))
+    };
   }
 
   /**

@@ -82,10 +82,8 @@ final class Sweeper {
     // Markers are keyed by run ids, which the backend makes with its own clock: the horizon comes
     // from this transaction's run id, made by that clock too. The runtime's clock (which may be
     // injected, or skewed) would sweep fresh markers at once when ahead, and none when behind.
-    long runStarted = RunIds.startedAt(tx.runId());
-    tx.clearRange(
-        keys.markers().range().begin,
-        keys.markers().pack(Tuple.from(RunIds.startingAt(runStarted - MARKER_TTL.toMillis()))));
+    byte[][] old = keys.markersOlderThan(RunIds.startedAt(tx.runId()) - MARKER_TTL.toMillis());
+    tx.clearRange(old[0], old[1]);
   }
 
   /** Clears abandoned slots and expired keys in {@code tx}, now and then. */

@@ -14,6 +14,7 @@ import io.dgen.internal.codec.StoredState;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -153,9 +154,16 @@ class CommitRunnerTest {
     }
   }
 
-  @ParameterizedTest(name = "async={0}")
-  @ValueSource(booleans = {false, true})
-  void commit_unknownResultThatDidNotApply_runsTheBodyAgain(boolean async) {
+  /**
+   * A run that did not apply runs its body again; also in a slot an earlier run committed in, whose
+   * marker the retry finds: it is not its own (another use of the slot).
+   */
+  @ParameterizedTest(name = "async={0} afterAnotherRun={1}")
+  @CsvSource({"false, false", "true, false", "false, true", "true, true"})
+  void commit_unknownResultThatDidNotApply_runsTheBodyAgain(boolean async, boolean afterAnother) {
+    if (afterAnother) {
+      incrementOnce(async, new AtomicInteger());
+    }
     backend.faults().commitUnknownResult(1, false);
     AtomicInteger bodyRuns = new AtomicInteger();
 
@@ -163,8 +171,9 @@ class CommitRunnerTest {
 
     assertThat(result).isEqualTo("ran");
     assertThat(bodyRuns).hasValue(2);
-    assertThat(counterValue()).isEqualTo(1);
+    assertThat(counterValue()).isEqualTo(afterAnother ? 2 : 1);
     assertThat(observer.replays).isZero();
+    assertThat(markers()).hasSize(1);
   }
 
   @ParameterizedTest(name = "async={0}")
@@ -175,6 +184,65 @@ class CommitRunnerTest {
 
     incrementOnce(async, new AtomicInteger());
     assertThat(markers()).hasSize(1);
+  }
+
+  @ParameterizedTest(name = "async={0}")
+  @ValueSource(booleans = {false, true})
+  void commit_runsOneAfterAnother_writeTheirMarkersToOneSlot(boolean async) {
+    for (int i = 0; i < 100; i++) {
+      incrementOnce(async, new AtomicInteger());
+    }
+
+    assertThat(markers()).hasSize(1);
+    assertThat(counterValue()).isEqualTo(100);
+  }
+
+  /**
+   * The slot of a run that never learned its outcome (its commit applied, but timed out, and the
+   * look for its marker failed) is never taken again: its marker must stay what it is, for a lock
+   * holder's next try to read ({@link CommitRunner#committedEarlier}).
+   */
+  @Test
+  void commit_aRunThatNeverLearnedItsOutcome_keepsItsSlotToItself() {
+    FaultInjectingBackend faulty = FaultInjectingBackend.wrap(backend);
+    CommitRunner runner =
+        new CommitRunner(
+            faulty,
+            keys,
+            observer,
+            System::nanoTime,
+            new OperationTimeouts(OperationTimeouts.DEFAULT),
+            "test");
+    UUID[] lastRun = new UUID[1];
+    CommitRunner.Body<String> increment =
+        tx -> {
+          lastRun[0] = tx.runId();
+          tx.add(counter, 1);
+          return "ran";
+        };
+    runner.commit(increment);
+    List<KeyValue> before = markers();
+    faulty.failCommits(1, BackendException.TRANSACTION_TIMED_OUT, true);
+    faulty.failReads(
+        keys.markers().range().begin,
+        keys.markers().range().end,
+        1,
+        BackendException.TRANSACTION_TIMED_OUT);
+    assertThatThrownBy(() -> runner.commit(increment)).isInstanceOf(BackendException.class);
+    UUID unknownRun = lastRun[0];
+    List<KeyValue> unknown = markers();
+
+    for (int i = 0; i < 10; i++) {
+      runner.commit(increment);
+    }
+
+    assertThat(counterValue()).isEqualTo(12);
+    // the unknown run took the free slot; the runs after it took a new one
+    assertThat(before).hasSize(1);
+    assertThat(unknown).hasSize(1);
+    assertThat(markers()).hasSize(2).contains(unknown.get(0));
+    UUID committed = backend.run(tx -> runner.committedEarlier(tx, List.of(unknownRun)));
+    assertThat(committed).isEqualTo(unknownRun);
   }
 
   @ParameterizedTest(name = "async={0}")

@@ -165,7 +165,10 @@ abstract class Plan {
     @Override
     void properties(Object value, Visitor visitor) {
       for (Map.Entry<?, ?> e : ((Map<?, ?>) value).entrySet()) {
-        if (!visitor.property((String) e.getKey(), e.getValue(), values)) {
+        if (!(e.getKey() instanceof String name)) {
+          throw ValueTrees.UNWALKABLE; // in a map declared with String keys, by an unchecked cast
+        }
+        if (!visitor.property(name, e.getValue(), values)) {
           return;
         }
       }

@@ -20,12 +20,17 @@ final class Slot {
   private final @Nullable Plans plans;
   private final @Nullable JavaType declared;
   private final boolean root;
+  // Declared with String keys: a map found here is not searched for other keys (a key that is
+  // not a String all the same, put there through an unchecked cast, makes the walk give up).
+  private final boolean stringKeysDeclared;
   private volatile @Nullable Last last;
 
   Slot(@Nullable Plans plans, @Nullable JavaType declared, boolean root) {
     this.plans = plans;
     this.declared = declared;
     this.root = root;
+    JavaType keys = declared == null ? null : declared.getKeyType();
+    this.stringKeysDeclared = keys != null && keys.getRawClass() == String.class;
   }
 
   /** The plan of {@code value} here. */
@@ -45,7 +50,9 @@ final class Slot {
       p = plans.plan(declared, value, root);
       last = new Last(type, p);
     }
-    return p instanceof Plan.MapPlan && !stringKeys((Map<?, ?>) value) ? plans.foreign(root) : p;
+    return p instanceof Plan.MapPlan && !stringKeysDeclared && !stringKeys((Map<?, ?>) value)
+        ? plans.foreign(root)
+        : p;
   }
 
   private static boolean stringKeys(Map<?, ?> map) {

@@ -151,7 +151,9 @@ final class StateWriter {
     }
     if (d.added.isEmpty() && gone == null) {
       frozen = d.all;
-      return d.after == null ? old : StoredNode.assigns(names, children);
+      StoredNode now = d.after == null ? old : StoredNode.assigns(names, children);
+      d.learned(now);
+      return now;
     }
     List<Fresh> fields = new ArrayList<>(names.sorted.length + d.added.size());
     for (int i = 0; i < names.sorted.length; i++) {
@@ -178,9 +180,14 @@ final class StateWriter {
     final TermSchema schema;
     final int depth;
     final List<Fresh> added = new ArrayList<>(0);
+    final StoredNode.@Nullable Walked hints;
+    final @Nullable Object @Nullable [] known;
+    final int @Nullable [] order;
+    final @Nullable Object @Nullable [] sources;
     StoredNode @Nullable [] after;
     boolean all;
     int matched;
+    int visited;
 
     AssignsDiff(
         KeyPath path,
@@ -195,6 +202,13 @@ final class StateWriter {
       this.all = immutable;
       this.schema = schema;
       this.depth = depth;
+      this.hints = old.walked();
+      this.known = hints == null ? null : hints.sources();
+      // An object diffed against the immutable one it was written from is passed over by
+      // identity, field by field: nothing to learn. Any other is learned for the next diff.
+      int n = old.names.sorted.length;
+      this.order = before == null ? new int[n] : null;
+      this.sources = before == null ? new Object[n] : null;
     }
 
     @Override
@@ -202,9 +216,11 @@ final class StateWriter {
       Object b = before == null ? Plan.ABSENT : before.get(name);
       if (b != Plan.ABSENT && v == b) {
         matched++; // the same immutable value: unchanged, and known to be stored
+        visited++;
         return true;
       }
-      int at = old.names.indexOf(name);
+      int at = find(name);
+      visited++;
       if (at < 0) {
         if (!path.fitsField(name)) {
           throw RESHAPE;
@@ -213,11 +229,21 @@ final class StateWriter {
         return true;
       }
       matched++;
+      if (order != null && visited <= order.length) {
+        order[visited - 1] = at;
+      }
+      if (v != null && known != null && known[at] == v) {
+        sources[at] = v; // the deeply immutable value that wrote this field
+        return true;
+      }
       StoredNode was = old.children[at];
       if (was.shape == Shape.TERM) {
         Plan p = slot.plan(v);
         if (p.kind == Plan.Kind.SCALAR && p.same(v, was.tree())) {
           all &= p.immutable; // an unchanged scalar, compared without a walk
+          if (p.immutable && sources != null) {
+            sources[at] = v;
+          }
           return true;
         }
       }
@@ -232,6 +258,9 @@ final class StateWriter {
               schema.field(name),
               depth + 1);
       all &= frozen;
+      if (frozen && sources != null) {
+        sources[at] = v;
+      }
       if (now != was) {
         if (after == null) {
           after = old.children.clone();
@@ -239,6 +268,31 @@ final class StateWriter {
         after[at] = now;
       }
       return true;
+    }
+
+    /** The position of field {@code name} in the stored node, or -1: first where it was last. */
+    private int find(String name) {
+      int[] last = hints == null ? null : hints.order();
+      if (last != null && visited < last.length) {
+        int at = last[visited];
+        if (at >= 0 && name.equals(old.names.sorted[at])) {
+          return at;
+        }
+      }
+      return old.names.indexOf(name);
+    }
+
+    /**
+     * What this diff learned, for the node it leaves ({@code node}): only when it met every field
+     * exactly once, in an object not compared by identity with an immutable one.
+     */
+    void learned(StoredNode node) {
+      if (order != null
+          && sources != null
+          && visited == old.names.sorted.length
+          && added.isEmpty()) {
+        node.walked(new StoredNode.Walked(order, sources));
+      }
     }
   }
 

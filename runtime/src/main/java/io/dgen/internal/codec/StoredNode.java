@@ -71,6 +71,15 @@ final class StoredNode {
     }
   }
 
+  /**
+   * What a diff of an object against this node learned: the positions of its fields in the order
+   * the object listed them ({@code -1}: unknown), so that the next diff of a copy, which lists them
+   * in the same order, finds each without a lookup; and for each field the deeply immutable value
+   * that writes it, if one was met ({@code null}: none known), so that the next diff passes over
+   * that very value with one reference comparison.
+   */
+  record Walked(int[] order, @Nullable Object[] sources) {}
+
   /** An item of a list: its id, its fractional index and its node. */
   record Item(String id, byte[] index, StoredNode value) {}
 
@@ -85,6 +94,9 @@ final class StoredNode {
   // A term's tree is known when it is built; an object's or list's is assembled from its children
   // when first asked for (a race assembles it twice; both results are equal).
   private volatile @Nullable JsonNode tree;
+  // What the last diff of an object against this node learned, for the next: set by any diff,
+  // and true of this node whichever diff set it.
+  private volatile @Nullable Walked walked;
   private volatile @Nullable Map<String, Integer> positions;
 
   private StoredNode(
@@ -136,6 +148,14 @@ final class StoredNode {
       tree = t;
     }
     return t;
+  }
+
+  @Nullable Walked walked() {
+    return walked;
+  }
+
+  void walked(Walked w) {
+    walked = w;
   }
 
   /** A list's id-to-position map, built once and reused by every diff against this node. */

@@ -1,5 +1,6 @@
 package io.dgen.internal.codec;
 
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -11,4 +12,12 @@ public interface StoredState {
 
   /** The state as a tree; never modified. */
   JsonNode tree();
+
+  /**
+   * The runtime is done with {@code state}, the state object this was written from: its callback
+   * returned it, the write committed and the post-commit actions that received it have run. A codec
+   * may then hand that very object to the next callback that loads this state, once, instead of
+   * decoding a fresh one. Ignored for any other object.
+   */
+  default void lend(@Nullable Object state) {}
 }

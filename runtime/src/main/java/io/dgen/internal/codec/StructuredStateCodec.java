@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JavaType;
@@ -71,9 +72,12 @@ import tools.jackson.databind.JsonNode;
  *
  * <h2>Reads</h2>
  *
- * {@link #state} decodes a deeply immutable state once and hands the same instance to every caller;
- * any other state is decoded afresh for each, so that a callback changing its state in place never
- * changes another's.
+ * {@link #state} decodes a deeply immutable state once and hands the same instance to every caller.
+ * Any other state is handed to one caller only: the very object the state was written from, once
+ * the runtime {@linkplain StoredState#lend lent} it (its callback, commit and actions are done with
+ * it), to the first caller; a fresh decode to every other. So a callback changing its state in
+ * place never changes another's, and a callback whose commit failed after it changed its state in
+ * place never sees that change again (the object was taken; the retry decodes).
  */
 public final class StructuredStateCodec implements StateCodec {
 
@@ -118,15 +122,33 @@ public final class StructuredStateCodec implements StateCodec {
     private volatile @Nullable Object frozen;
     // The decoded state is known not to be deeply immutable: no need to check again.
     private volatile boolean thawed;
+    // The state object this was written from, if not deeply immutable, until it is lent.
+    private volatile @Nullable Object writtenFrom;
+    // The state object lent by the runtime, until one callback takes it (NONE: none to take).
+    private final AtomicReference<@Nullable Object> lent = new AtomicReference<>(StateWriter.NONE);
 
-    Stored(StoredNode root, @Nullable Object frozen) {
+    Stored(StoredNode root, @Nullable Object frozen, @Nullable Object writtenFrom) {
       this.root = root;
       this.frozen = frozen;
+      this.writtenFrom = writtenFrom;
     }
 
     @Override
     public JsonNode tree() {
       return root.tree();
+    }
+
+    @Override
+    public void lend(@Nullable Object state) {
+      if (state != null && state == writtenFrom && frozen == StateWriter.NONE) {
+        writtenFrom = StateWriter.NONE;
+        lent.set(state);
+      }
+    }
+
+    /** The lent state object, to the first caller only; else {@link StateWriter#NONE}. */
+    @Nullable Object take() {
+      return lent.get() == StateWriter.NONE ? StateWriter.NONE : lent.getAndSet(StateWriter.NONE);
     }
 
     void offer(@Nullable Object state) {
@@ -139,7 +161,7 @@ public final class StructuredStateCodec implements StateCodec {
   @Override
   public @Nullable StoredState decode(Subspace space, List<KeyValue> rows) {
     StoredNode root = RowReader.read(space, rows, serde);
-    return root == null ? null : new Stored(root, StateWriter.NONE);
+    return root == null ? null : new Stored(root, StateWriter.NONE, StateWriter.NONE);
   }
 
   @Override
@@ -148,6 +170,10 @@ public final class StructuredStateCodec implements StateCodec {
     Object frozen = s.frozen;
     if (frozen != StateWriter.NONE) {
       return frozen;
+    }
+    Object lent = s.take();
+    if (lent != StateWriter.NONE) {
+      return lent;
     }
     Object state = serde.fromTree(s.tree(), stateType);
     if (!s.thawed) {
@@ -219,12 +245,16 @@ public final class StructuredStateCodec implements StateCodec {
     if (previous != null && written == previous.root) {
       if (w.frozen) {
         previous.offer(state);
+      } else {
+        previous.writtenFrom = state; // it writes what is stored: it may be lent
       }
       return previous;
     }
     w.mutations.check(space);
     w.mutations.apply(tx);
-    return new Stored(written, w.frozen ? state : StateWriter.NONE);
+    return w.frozen
+        ? new Stored(written, state, StateWriter.NONE)
+        : new Stored(written, StateWriter.NONE, state);
   }
 
   private static StoredNode write(

@@ -52,6 +52,57 @@ class ObjectWritePropertiesTest {
     assertChain(random, Drawing.class, m -> m.drawing(), (m, s) -> m.next(s), false, 4);
   }
 
+  /**
+   * The runtime lends the state object a write came from back to the codec once its commit and
+   * actions are done; the next callback gets that very object (once), changes it in place or copies
+   * it, and the diff of what it returns still equals a fresh write. A callback whose write never
+   * committed (it changed the lent object in place, then failed) is followed by a fresh decode of
+   * what is stored, never by the changed object.
+   */
+  @Property(seed = "20261205", tries = 150)
+  void aChainOfDiffs_fromLentStates_equalsAFreshWrite_andAFailedCallbackLeavesNoTrace(
+      @ForAll Random random) {
+    for (boolean term : new boolean[] {false, true}) {
+      Maker maker = new Maker(random);
+      try (CodecFixture diffed = new CodecFixture(term)) {
+        JavaType type = diffed.serde.type(Root.class);
+        Root state = maker.root();
+        StoredState stored = diffed.writeObject(null, state, Root.class);
+        stored.lend(state);
+        for (int i = 0; i < 6; i++) {
+          Root handedOut = (Root) diffed.codec.state(stored, type);
+          boolean mutable = !diffed.codec.isDeeplyImmutable(state);
+          if (mutable) {
+            assertThat(handedOut).as("the lent object").isSameAs(state);
+            // a second caller meanwhile gets a decode of its own
+            assertThat(diffed.codec.state(stored, type)).isNotSameAs(handedOut);
+          }
+          if (random.nextInt(4) == 0) {
+            JsonNode before = stored.tree();
+            maker.next(handedOut); // changed in place, perhaps; then the callback failed
+            Root again = (Root) diffed.codec.state(stored, type);
+            if (mutable) {
+              assertThat(again).isNotSameAs(handedOut);
+            }
+            assertThat(Trees.same(diffed.serde.toTree(again), before))
+                .as("after a failure")
+                .isTrue();
+            handedOut = again;
+          }
+          state = maker.next(handedOut);
+          stored = diffed.writeObject(stored, state, Root.class);
+          stored.lend(state);
+          JsonNode tree = diffed.serde.toTree(state);
+          try (CodecFixture fresh = new CodecFixture(term)) {
+            fresh.write(null, tree);
+            assertSameRows(diffed, fresh);
+          }
+          assertThat(Trees.same(diffed.read().tree(), tree)).as("tree read back").isTrue();
+        }
+      }
+    }
+  }
+
   private interface Next<T> {
     T apply(Maker maker, T state);
   }

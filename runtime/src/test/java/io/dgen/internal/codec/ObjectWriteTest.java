@@ -2,6 +2,7 @@ package io.dgen.internal.codec;
 
 import static io.dgen.internal.codec.StructuredStateCodecPropertiesTest.normalized;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.common.collect.ImmutableMap;
 import java.util.ArrayList;
@@ -56,7 +57,48 @@ class ObjectWriteTest {
     public List<String> tags = new ArrayList<>();
   }
 
+  record Scores(Map<String, Integer> scores) {}
+
   // ---------------------------------------------------------------- changes in place
+
+  /**
+   * A map declared with String keys is not searched for others; a key of another class put there
+   * through an unchecked cast fails the write as Jackson fails it, and nothing is written.
+   */
+  @Test
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  void aMapDeclaredWithStringKeys_holdingAnotherKey_failsAsJacksonDoes_writingNothing() {
+    Map<String, Integer> scores = new HashMap<>(Map.of("a", 1));
+    ((Map) scores).put(7, 2);
+    Scores s = new Scores(scores);
+    assertThatThrownBy(() -> fx.serde.toTree(s)).isInstanceOf(RuntimeException.class);
+    assertThatThrownBy(() -> fx.writeObject(null, s, Scores.class))
+        .isInstanceOf(RuntimeException.class);
+    assertThat(fx.dump()).hasSize(1); // the version key alone
+  }
+
+  /** A copied map whose entries are the same instances is diffed entry by entry by identity. */
+  @Test
+  void aCopiedMap_withOneEntryReplaced_writesThatEntryOnly() {
+    Map<String, String> fields = new HashMap<>();
+    for (int i = 0; i < 100; i++) {
+      fields.put("f" + i, "v" + i);
+    }
+    record Flat(Map<String, String> fields) {}
+    Flat s = new Flat(fields);
+    StoredState stored = fx.writeObject(null, s, Flat.class);
+    for (int i = 0; i < 3; i++) {
+      Map<String, String> copy = new HashMap<>(s.fields());
+      copy.put("f" + i, "changed " + i);
+      s = new Flat(copy);
+      Flat next = s;
+      StoredState base = stored;
+      long bytes = fx.bytesWritten(() -> fx.writeObject(base, next, Flat.class));
+      stored = fx.read();
+      assertThat(bytes).isLessThan(100);
+      assertRowsAreAFreshWriteOf(s);
+    }
+  }
 
   @Test
   void aMutableListInsideARecord_changedInPlace_isWritten() {
