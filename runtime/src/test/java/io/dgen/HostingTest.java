@@ -203,38 +203,6 @@ class HostingTest extends RuntimeTestBase {
     assertThat(seen.inits).hasSize(servers);
   }
 
-  /** The test's backend, which can cut its runtime off: every transaction then fails. */
-  private static final class Partition extends ForwardingBackend {
-    volatile boolean cut;
-
-    Partition(Backend delegate) {
-      super(delegate);
-    }
-
-    private void check() {
-      if (cut) {
-        throw new BackendException(
-            BackendException.TRANSACTION_TIMED_OUT, "this runtime is cut off (a test's partition)");
-      }
-    }
-
-    @Override
-    public <T> T run(Function<? super Transaction, ? extends T> body) {
-      check();
-      return delegate().run(body);
-    }
-
-    @Override
-    public <T> CompletableFuture<T> runAsync(
-        Function<? super Transaction, ? extends CompletableFuture<? extends T>> body) {
-      if (cut) {
-        return CompletableFuture.failedFuture(
-            new BackendException(BackendException.TRANSACTION_TIMED_OUT, "cut off"));
-      }
-      return delegate().runAsync(body);
-    }
-  }
-
   @Test
   void aCutOffRuntimesBuckets_areTakenAfterItsLease_andNothingIsLostOrAppliedTwice() {
     Partition cutOff = new Partition(backend);
