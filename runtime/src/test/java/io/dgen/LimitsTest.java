@@ -6,7 +6,9 @@ import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.Backend;
+import io.dgen.backend.BackendException;
 import io.dgen.internal.Buckets;
+import io.dgen.internal.LimitKeys;
 import io.dgen.internal.ServerKeys;
 import java.time.Duration;
 import java.time.Instant;
@@ -316,6 +318,40 @@ class LimitsTest extends RuntimeTestBase {
     await().atMost(Duration.ofSeconds(30)).until(() -> probe.appliedAt.size() >= before + 120);
     double seconds = (System.nanoTime() - start) / 1e9;
     assertThat(120 / seconds).as("the two live runtimes' servers, permits/s").isGreaterThan(45);
+  }
+
+  /**
+   * A runtime whose rounds fail (its heartbeat cannot be written) keeps reserving from its own
+   * bucket only until its last heartbeat is 2 s old: it takes no permit later than the 3 s after
+   * which the others may count it dead and take its share over. When its rounds succeed again, it
+   * goes on.
+   */
+  @Test
+  void aRuntimeWhoseHeartbeatFails_stopsTakingPermits_beforeOthersMayCountItDead() {
+    DGen a = runtime(b -> b.rateLimit(limit, 50, 5));
+    startPaced(a, "f", options(a, tenant).rateLimit(limit))
+        .castAll(IntStream.range(0, 1_000).boxed().toList());
+    await().atMost(Duration.ofSeconds(30)).until(() -> probe.appliedAt.size() >= 20);
+    LimitKeys keys = new LimitKeys(backend.openDirectory(LimitKeys.directory()).orElseThrow());
+    byte[][] heartbeats = keys.rateMembers(limit);
+    long cut = System.nanoTime();
+    faults().failReads(heartbeats[0], heartbeats[1], Integer.MAX_VALUE, BackendException.IO_ERROR);
+    await("the runtime stops taking permits")
+        .atMost(Duration.ofSeconds(30))
+        .pollDelay(Duration.ZERO)
+        .until(() -> System.nanoTime() - lastApplied() > Duration.ofMillis(1_500).toNanos());
+    assertThat(Duration.ofNanos(lastApplied() - cut))
+        .as("the last permit taken after the heartbeat stopped")
+        .isLessThan(Duration.ofSeconds(3));
+    int before = probe.appliedAt.size();
+    faults().failReads(heartbeats[0], heartbeats[1], 0, BackendException.IO_ERROR);
+    await("it goes on once its heartbeat is written again")
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> probe.appliedAt.size() >= before + 10);
+  }
+
+  private long lastApplied() {
+    return probe.appliedAt.stream().mapToLong(Long::longValue).max().orElseThrow();
   }
 
   /** The shares of the test's rate limit, as the runtimes published them. */
