@@ -280,11 +280,7 @@ class LimitsTest extends RuntimeTestBase {
         .pollDelay(Duration.ZERO)
         .until(() -> shareOf(busy) >= 80 && shareOf(idle) > 0);
     assertThat(shareOf(idle)).as("the idle runtime's floor").isLessThan(20);
-    int before = probe.appliedAt.size();
-    long start = System.nanoTime();
-    await().atMost(Duration.ofSeconds(30)).until(() -> probe.appliedAt.size() >= before + 200);
-    double seconds = (System.nanoTime() - start) / 1e9;
-    assertThat(200 / seconds).as("the busy runtime's servers, permits/s").isGreaterThan(70);
+    assertThat(appliedPerSecond(200)).as("the busy runtime's servers, permits/s").isGreaterThan(70);
   }
 
   /**
@@ -313,11 +309,33 @@ class LimitsTest extends RuntimeTestBase {
         .atMost(Duration.ofSeconds(20))
         .pollDelay(Duration.ZERO)
         .until(() -> rateShares().size() == 2 && shareOf(a) + shareOf(b) >= 59);
-    int before = probe.appliedAt.size();
-    long start = System.nanoTime();
-    await().atMost(Duration.ofSeconds(30)).until(() -> probe.appliedAt.size() >= before + 120);
-    double seconds = (System.nanoTime() - start) / 1e9;
-    assertThat(120 / seconds).as("the two live runtimes' servers, permits/s").isGreaterThan(45);
+    assertThat(appliedPerSecond(120))
+        .as("the two live runtimes' servers, permits/s")
+        .isGreaterThan(45);
+  }
+
+  /**
+   * A runtime that closes clears its keys of the limit (before its close returns), and the other
+   * takes the whole rate at its next round, without waiting for the heartbeat to expire.
+   */
+  @Test
+  void aClosedRuntimesShare_returnsToTheOthers_atOnce() {
+    DGen a = runtime(b -> b.rateLimit(limit, 40, 4));
+    DGen b = runtime(x -> x);
+    for (DGen d : List.of(a, b)) {
+      startPaced(d, d.memberId().toString(), options(d, tenant).rateLimit(limit))
+          .castAll(IntStream.range(0, 400).boxed().toList());
+    }
+    await("both runtimes hold shares")
+        .atMost(Duration.ofSeconds(20))
+        .pollDelay(Duration.ZERO)
+        .until(() -> shareOf(a) > 0 && shareOf(b) > 0);
+    b.close();
+    assertThat(rateShares()).extracting(s -> s.runtime()).containsExactly(a.memberId());
+    await("the remaining runtime takes the whole rate")
+        .atMost(Duration.ofSeconds(20))
+        .pollDelay(Duration.ZERO)
+        .until(() -> shareOf(a) == 40);
   }
 
   /**
@@ -348,6 +366,14 @@ class LimitsTest extends RuntimeTestBase {
     await("it goes on once its heartbeat is written again")
         .atMost(Duration.ofSeconds(30))
         .until(() -> probe.appliedAt.size() >= before + 10);
+  }
+
+  /** The rate at which the next {@code n} messages are applied (per second). */
+  private double appliedPerSecond(int n) {
+    int before = probe.appliedAt.size();
+    long start = System.nanoTime();
+    await().atMost(Duration.ofSeconds(30)).until(() -> probe.appliedAt.size() >= before + n);
+    return n / ((System.nanoTime() - start) / 1e9);
   }
 
   private long lastApplied() {

@@ -28,17 +28,18 @@ import org.slf4j.LoggerFactory;
  * One rate limit as this runtime enforces it: a share of the limit's rate and burst, in a token
  * bucket of its own that no other runtime writes, so that its reservations never conflict.
  *
- * <p><b>Shares.</b> Every runtime enforcing the limit keeps a member record ({@link
- * LimitKeys#rateMember}) with a heartbeat counter, the share it enforces and its demand (see {@link
- * RateShares}). Every {@value #ROUND_MILLIS} ms a round snapshot-reads the records, takes the live
- * ones (a record is live while its counter changed within {@value #DEAD_MILLIS} ms on this
- * runtime's own clock; no two clocks are compared), computes this runtime's share and rewrites its
- * record when something changed or {@value #BEAT_MILLIS} ms passed. A share shrinks at once (before
- * the round commits); it grows only into the room the other live records leave ({@code rate - Σ
- * their shares}), in a round that reads the records serializably, so two rounds growing at once
- * conflict and the published shares never add up to more than the rate. A runtime that has not
- * committed a heartbeat for {@value #FENCE_MILLIS} ms stops reserving, before others may count it
- * dead and take its share; they clear its record and bucket.
+ * <p><b>Shares.</b> Every runtime enforcing the limit keeps a heartbeat record ({@link
+ * LimitKeys#rateMember}: a counter and its demand, see {@link RateShares}) and its share ({@link
+ * LimitKeys#rateShare}). Every {@value #ROUND_MILLIS} ms a round snapshot-reads the heartbeats and
+ * shares, takes the live runtimes (live while its counter changed within {@value #DEAD_MILLIS} ms
+ * on this runtime's own clock; no two clocks are compared), computes this runtime's share, writes
+ * it when it changed, and rewrites the heartbeat when the hunger changed or {@value #BEAT_MILLIS}
+ * ms passed. A share shrinks at once (before the round commits); it grows only into the room the
+ * other live runtimes' shares leave ({@code rate - Σ their shares}), in a round that adds a read
+ * conflict on the shares' range, so two rounds growing at once conflict and the published shares
+ * never add up to more than the rate. Heartbeats are never read serializably, so they never make a
+ * round conflict. A runtime that has not committed a heartbeat for {@value #FENCE_MILLIS} ms stops
+ * reserving, before others may count it dead and take its share; they clear its keys.
  *
  * <p><b>Reservations.</b> This runtime reserves slices of permits from its own bucket (one
  * read-modify-write of its bucket key per slice of about {@value #SLICE_MILLIS} ms of its share).
@@ -77,10 +78,10 @@ final class RateLimiter {
    */
   static final long LEAD_MILLIS = 20;
 
-  /** How often a runtime reads the member records and adjusts its share. */
+  /** How often a runtime reads the others' heartbeats and shares, and adjusts its own share. */
   static final long ROUND_MILLIS = 250;
 
-  /** A runtime rewrites its member record at least this often (its heartbeat). */
+  /** A runtime rewrites its heartbeat record at least this often. */
   static final long BEAT_MILLIS = 1_000;
 
   /** A runtime stops reserving when its last heartbeat committed longer ago than this. */
@@ -311,11 +312,6 @@ final class RateLimiter {
     return permits.size();
   }
 
-  /** The share of the rate (permits/s) this runtime enforces now. */
-  synchronized double share() {
-    return share;
-  }
-
   @Override
   public synchronized String toString() {
     return "RateLimiter["
@@ -358,7 +354,19 @@ final class RateLimiter {
       if (rounds != null) {
         rounds.cancel(false);
       }
+      if (busy) {
+        return; // the transaction under way leaves when it ends, so it cannot write after this
+      }
+      busy = true;
     }
+    leave();
+  }
+
+  /**
+   * Clears this runtime's keys of the limit, so that the others take its share at their next round.
+   * Called once, closed, with {@code busy} set (no other transaction of this limiter runs).
+   */
+  private void leave() {
     Limits.counted(
             backend,
             meters,
@@ -378,6 +386,18 @@ final class RateLimiter {
                     Futures.unwrap(err));
               }
             });
+  }
+
+  /**
+   * Ends this limiter's transaction under way: false if the limiter closed meanwhile, and it leaves
+   * now. Holds the monitor.
+   */
+  private boolean ended() {
+    if (closed) {
+      return false; // busy stays set: nothing else starts
+    }
+    busy = false;
+    return true;
   }
 
   private void dispatch() {
@@ -530,7 +550,10 @@ final class RateLimiter {
 
   private void reserved(@Nullable Reservation r, @Nullable Throwable err) {
     synchronized (this) {
-      busy = false;
+      if (!ended()) {
+        leave(); // starts a transaction, and blocks nothing
+        return;
+      }
       long now = nanoTime.getAsLong();
       if (err != null || r == null) {
         log.warn(
@@ -726,7 +749,10 @@ final class RateLimiter {
 
   private void rounded(@Nullable Round r, @Nullable Throwable err) {
     synchronized (this) {
-      busy = false;
+      if (!ended()) {
+        leave(); // starts a transaction, and blocks nothing
+        return;
+      }
       if (err != null || r == null) {
         log.warn(
             "a round of the rate limit {} failed; this runtime keeps its share for now",
