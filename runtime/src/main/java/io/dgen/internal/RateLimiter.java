@@ -8,9 +8,11 @@ import io.dgen.backend.Transaction;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -668,8 +670,10 @@ final class RateLimiter {
     boolean listed = false;
     List<UUID> dead = new ArrayList<>();
     synchronized (this) {
+      Set<UUID> present = new HashSet<>();
       for (KeyValue kv : heartbeats) {
         UUID member = keys.unpack(kv.key()).getUUID(3);
+        present.add(member);
         if (member.equals(id)) {
           listed = true;
           continue;
@@ -684,6 +688,7 @@ final class RateLimiter {
         }
         demands.put(member, new RateShares.Demand(m.hungry(), m.weight(), m.perSecond()));
       }
+      seen.keySet().retainAll(present); // forget runtimes that left
       for (var e : shareOf.entrySet()) {
         UUID member = e.getKey();
         if (member.equals(id) || dead.contains(member)) {
