@@ -257,10 +257,13 @@ class LimitsTest extends RuntimeTestBase {
     double conflicts = done[1] - joined[1];
     assertThat(tx).as("limiter transactions once joined").isGreaterThan(50);
     // A share move (the end of a backlog shifts demand) may still meet another runtime's: one
-    // conflict in a run this short is 1.1 % of about 90 attempts.
+    // conflict in a run this short is 1.1 % of about 90 attempts. On the stored backends (nested
+    // in RuntimeBehaviourSuite), whose commits take milliseconds, moves overlap more often: up to
+    // 1.2 % was measured there, so the bound is looser (the one-key bucket conflicted in 26.5 %).
+    boolean memory = getClass().getEnclosingClass() == null;
     assertThat(conflicts)
         .as("conflicted attempts of %s limiter transactions once joined", tx)
-        .isLessThanOrEqualTo(Math.max(1, (tx + conflicts) / 100));
+        .isLessThanOrEqualTo(Math.max(1, (tx + conflicts) * (memory ? 0.01 : 0.03)));
     assertThat(busiest(Duration.ofSeconds(1)))
         .as("messages consumed in the busiest second: burst + rate, plus the slack of limits.md")
         .isLessThanOrEqualTo(100 + 1_000 + 220);
