@@ -203,42 +203,6 @@ class HostingTest extends RuntimeTestBase {
     assertThat(seen.inits).hasSize(servers);
   }
 
-  /**
-   * The test's backend, which can cut its runtime off: every transaction then fails; or only its
-   * blocking ones ({@code run}), which are its placement rounds.
-   */
-  private static final class Partition extends ForwardingBackend {
-    volatile boolean cut;
-    volatile boolean roundsCut;
-
-    Partition(Backend delegate) {
-      super(delegate);
-    }
-
-    private void check() {
-      if (cut || roundsCut) {
-        throw new BackendException(
-            BackendException.TRANSACTION_TIMED_OUT, "this runtime is cut off (a test's partition)");
-      }
-    }
-
-    @Override
-    public <T> T run(Function<? super Transaction, ? extends T> body) {
-      check();
-      return delegate().run(body);
-    }
-
-    @Override
-    public <T> CompletableFuture<T> runAsync(
-        Function<? super Transaction, ? extends CompletableFuture<? extends T>> body) {
-      if (cut) {
-        return CompletableFuture.failedFuture(
-            new BackendException(BackendException.TRANSACTION_TIMED_OUT, "cut off"));
-      }
-      return delegate().runAsync(body);
-    }
-  }
-
   /** Two hosting runtimes, {@code a} behind a partition the test can cut, and a tally each. */
   private record CutOff(Partition partition, DGen a, DGen b) {}
 

@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.backend.Backend;
+import io.dgen.backend.BackendException;
 import io.dgen.internal.Buckets;
+import io.dgen.internal.LimitKeys;
 import io.dgen.internal.ServerKeys;
 import java.time.Duration;
 import java.time.Instant;
@@ -23,6 +26,8 @@ import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Rate and concurrency limits across two runtimes on one backend: the window bound and throughput
@@ -120,10 +125,15 @@ class LimitsTest extends RuntimeTestBase {
 
   /** Another runtime on the test's backend, configured by {@code builder}. */
   private DGen runtime(java.util.function.UnaryOperator<DGen.Builder> builder) {
+    return runtime(backend, builder);
+  }
+
+  /** Another runtime on {@code on} (the test's backend, maybe wrapped), configured by builder. */
+  private DGen runtime(Backend on, java.util.function.UnaryOperator<DGen.Builder> builder) {
     DGen d =
         builder
             .apply(
-                DGen.builder(backend)
+                DGen.builder(on)
                     .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(50))
                     .listener(
                         new DGenListener() {
@@ -138,6 +148,11 @@ class LimitsTest extends RuntimeTestBase {
   }
 
   private ServerRef<Integer> startPaced(DGen d, String id, StartOptions.Builder options) {
+    return startPaced(d, id, options, probe);
+  }
+
+  private static ServerRef<Integer> startPaced(
+      DGen d, String id, StartOptions.Builder options, Probe probe) {
     return d.start(new Paced(probe), id, options.build());
   }
 
@@ -203,6 +218,203 @@ class LimitsTest extends RuntimeTestBase {
     assertThat(busiest(Duration.ofSeconds(2))).isLessThanOrEqualTo((int) ((5 + 20 * 2) * 1.1));
   }
 
+  /**
+   * The runtimes sharing a rate limit each reserve from a bucket of their own and rewrite only
+   * their own keys, so once they have joined (a join moves shares, and a grow may conflict with
+   * another runtime's move), their limiter transactions (rounds and reservations) do not conflict:
+   * at most 1 % of the attempts, at 1,000 permits/s.
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {2, 3})
+  void rateLimit_sharedByRuntimes_commitsTheLimitersTransactionsWithoutConflicts(int runtimes) {
+    List<io.micrometer.core.instrument.simple.SimpleMeterRegistry> registries = new ArrayList<>();
+    List<DGen> members = new ArrayList<>();
+    List<ServerRef<Integer>> refs = new ArrayList<>();
+    for (int r = 0; r < runtimes; r++) {
+      var registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+      registries.add(registry);
+      DGen d = runtime(b -> b.rateLimit(limit, 1_000, 100).meterRegistry(registry));
+      members.add(d);
+      for (int i = 0; i < 4; i++) {
+        refs.add(startPaced(d, r + "-" + i, options(d, tenant).consumeK(16).rateLimit(limit)));
+      }
+    }
+    int each = 6_000 / refs.size();
+    for (ServerRef<Integer> ref : refs) {
+      ref.castAll(IntStream.range(0, each).boxed().toList());
+    }
+    await("every runtime holds a share")
+        .atMost(Duration.ofSeconds(30))
+        .pollDelay(Duration.ZERO)
+        .until(() -> members.stream().allMatch(d -> shareOf(d) > 0));
+    double[] joined = limiterAttempts(registries);
+    await()
+        .atMost(BULK_WAIT)
+        .pollInterval(Duration.ofMillis(200))
+        .until(() -> probe.appliedAt.size() >= each * refs.size());
+    double[] done = limiterAttempts(registries);
+    double tx = done[0] - joined[0];
+    double conflicts = done[1] - joined[1];
+    assertThat(tx).as("limiter transactions once joined").isGreaterThan(50);
+    // A share move (the end of a backlog shifts demand) may still meet another runtime's: one
+    // conflict in a run this short is 1.1 % of about 90 attempts. On the stored backends (nested
+    // in RuntimeBehaviourSuite), whose commits take milliseconds, moves overlap more often: up to
+    // 1.2 % was measured there, so the bound is looser (the one-key bucket conflicted in 26.5 %).
+    boolean memory = getClass().getEnclosingClass() == null;
+    assertThat(conflicts)
+        .as("conflicted attempts of %s limiter transactions once joined", tx)
+        .isLessThanOrEqualTo(Math.max(1, (tx + conflicts) * (memory ? 0.01 : 0.03)));
+    assertThat(busiest(Duration.ofSeconds(1)))
+        .as("messages consumed in the busiest second: burst + rate, plus the slack of limits.md")
+        .isLessThanOrEqualTo(100 + 1_000 + 220);
+  }
+
+  /** The limiter's committed transactions and conflicted attempts, over {@code registries}. */
+  private double[] limiterAttempts(
+      List<io.micrometer.core.instrument.simple.SimpleMeterRegistry> registries) {
+    double[] sums = new double[2];
+    for (var registry : registries) {
+      sums[0] += registry.get("dgen.limit.transactions").tag("limit", limit).counter().count();
+      sums[1] += registry.get("dgen.limit.conflicts").tag("limit", limit).counter().count();
+    }
+    return sums;
+  }
+
+  /**
+   * A busy runtime and an idle one that names the same limit: within a few seconds the busy one
+   * enforces most of the rate (the idle one keeps a small floor), and its servers get it.
+   */
+  @Test
+  void rateShares_followDemand_theBusyRuntimeGetsMostOfTheRate() {
+    DGen busy = runtime(b -> b.rateLimit(limit, 100, 10));
+    DGen idle = runtime(x -> x);
+    startPaced(idle, "idle", options(idle, tenant).rateLimit(limit), new Probe());
+    List<ServerRef<Integer>> refs = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      refs.add(startPaced(busy, "busy" + i, options(busy, tenant).rateLimit(limit)));
+    }
+    for (ServerRef<Integer> ref : refs) {
+      ref.castAll(IntStream.range(0, 250).boxed().toList()); // 10 s of permits
+    }
+    await("the busy runtime enforces most of the rate, the idle one its floor")
+        .atMost(Duration.ofSeconds(10))
+        .pollDelay(Duration.ZERO)
+        .until(() -> shareOf(busy) >= 80 && shareOf(idle) > 0);
+    assertThat(shareOf(idle)).as("the idle runtime's floor").isLessThan(20);
+    assertThat(appliedPerSecond(200)).as("the busy runtime's servers, permits/s").isGreaterThan(70);
+  }
+
+  /**
+   * Three runtimes share a limit; one is cut off from the backend (it stops beating, as if stalled
+   * or partitioned). Once its heartbeat is older than the dead time the other two take its share
+   * between them, clear its record, and their servers get the whole rate.
+   */
+  @Test
+  void aDeadRuntimesShare_returnsToTheOthers_afterItsHeartbeatExpires() {
+    Partition cutOff = new Partition(backend);
+    DGen a = runtime(b -> b.rateLimit(limit, 60, 6));
+    DGen b = runtime(x -> x);
+    DGen c = runtime(cutOff, x -> x);
+    for (DGen d : List.of(a, b, c)) {
+      for (int i = 0; i < 3; i++) {
+        startPaced(d, d.memberId() + "-" + i, options(d, tenant).rateLimit(limit))
+            .castAll(IntStream.range(0, 200).boxed().toList());
+      }
+    }
+    await("three runtimes hold shares")
+        .atMost(Duration.ofSeconds(20))
+        .pollDelay(Duration.ZERO)
+        .until(() -> shareOf(c) >= 10);
+    cutOff.cut = true;
+    await("the cut-off runtime's record is cleared and its share taken over")
+        .atMost(Duration.ofSeconds(20))
+        .pollDelay(Duration.ZERO)
+        .until(() -> rateShares().size() == 2 && shareOf(a) + shareOf(b) >= 59);
+    assertThat(appliedPerSecond(120))
+        .as("the two live runtimes' servers, permits/s")
+        .isGreaterThan(45);
+  }
+
+  /**
+   * A runtime that closes clears its keys of the limit (before its close returns), and the other
+   * takes the whole rate at its next round, without waiting for the heartbeat to expire.
+   */
+  @Test
+  void aClosedRuntimesShare_returnsToTheOthers_atOnce() {
+    DGen a = runtime(b -> b.rateLimit(limit, 40, 4));
+    DGen b = runtime(x -> x);
+    for (DGen d : List.of(a, b)) {
+      startPaced(d, d.memberId().toString(), options(d, tenant).rateLimit(limit))
+          .castAll(IntStream.range(0, 400).boxed().toList());
+    }
+    await("both runtimes hold shares")
+        .atMost(Duration.ofSeconds(20))
+        .pollDelay(Duration.ZERO)
+        .until(() -> shareOf(a) > 0 && shareOf(b) > 0);
+    b.close();
+    assertThat(rateShares()).extracting(s -> s.runtime()).containsExactly(a.memberId());
+    await("the remaining runtime takes the whole rate")
+        .atMost(Duration.ofSeconds(20))
+        .pollDelay(Duration.ZERO)
+        .until(() -> shareOf(a) == 40);
+  }
+
+  /**
+   * A runtime whose rounds fail (its heartbeat cannot be written) keeps reserving from its own
+   * bucket only until its last heartbeat is 2 s old: it takes no permit later than the 3 s after
+   * which the others may count it dead and take its share over. When its rounds succeed again, it
+   * goes on.
+   */
+  @Test
+  void aRuntimeWhoseHeartbeatFails_stopsTakingPermits_beforeOthersMayCountItDead() {
+    DGen a = runtime(b -> b.rateLimit(limit, 50, 5));
+    startPaced(a, "f", options(a, tenant).rateLimit(limit))
+        .castAll(IntStream.range(0, 1_000).boxed().toList());
+    await().atMost(Duration.ofSeconds(30)).until(() -> probe.appliedAt.size() >= 20);
+    LimitKeys keys = new LimitKeys(backend.openDirectory(LimitKeys.directory()).orElseThrow());
+    byte[][] heartbeats = keys.rateMembers(limit);
+    long cut = System.nanoTime();
+    faults().failReads(heartbeats[0], heartbeats[1], Integer.MAX_VALUE, BackendException.IO_ERROR);
+    await("the runtime stops taking permits")
+        .atMost(Duration.ofSeconds(30))
+        .pollDelay(Duration.ZERO)
+        .until(() -> System.nanoTime() - lastApplied() > Duration.ofMillis(1_500).toNanos());
+    assertThat(Duration.ofNanos(lastApplied() - cut))
+        .as("the last permit taken after the heartbeat stopped")
+        .isLessThan(Duration.ofSeconds(3));
+    int before = probe.appliedAt.size();
+    faults().failReads(heartbeats[0], heartbeats[1], 0, BackendException.IO_ERROR);
+    await("it goes on once its heartbeat is written again")
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> probe.appliedAt.size() >= before + 10);
+  }
+
+  /** The rate at which the next {@code n} messages are applied (per second). */
+  private double appliedPerSecond(int n) {
+    int before = probe.appliedAt.size();
+    long start = System.nanoTime();
+    await().atMost(Duration.ofSeconds(30)).until(() -> probe.appliedAt.size() >= before + n);
+    return n / ((System.nanoTime() - start) / 1e9);
+  }
+
+  private long lastApplied() {
+    return probe.appliedAt.stream().mapToLong(Long::longValue).max().orElseThrow();
+  }
+
+  /** The shares of the test's rate limit, as the runtimes published them. */
+  private List<io.dgen.admin.LimitView.Share> rateShares() {
+    return new io.dgen.admin.DGenAdmin(backend)
+        .limits().stream().filter(l -> l.name().equals(limit)).findFirst().orElseThrow().shares();
+  }
+
+  /** The share (permits/s) runtime {@code d} published of the test's rate limit; 0 if none. */
+  private double shareOf(DGen d) {
+    return rateShares().stream()
+        .filter(s -> s.runtime().equals(d.memberId()))
+        .mapToDouble(io.dgen.admin.LimitView.Share::permitsPerSecond)
+        .sum();
+  }
+
   /** The most messages applied in any window of {@code length}. */
   private int busiest(Duration length) {
     return windows(length, false);
@@ -247,7 +459,11 @@ class LimitsTest extends RuntimeTestBase {
     assertThat(registry.get("dgen.limit.wait").tag("limit", limit).timer().count()).isPositive();
     assertThat(registry.get("dgen.limit.transactions").tag("limit", limit).counter().count())
         .isPositive();
-    assertThat(registry.get("dgen.limit.throttled").tag("limit", limit).gauge().value()).isZero();
+    // the loop may ask for the permit of a next batch before it finds its queue empty
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .pollDelay(Duration.ZERO)
+        .until(() -> registry.get("dgen.limit.throttled").tag("limit", limit).gauge().value() == 0);
   }
 
   @Test

@@ -19,7 +19,8 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * The limits' rows: the rate a shared rate limit lets through with its limiter's conflict rate (two
- * runtimes reserving slices of one bucket), and what throttled servers cost while they wait.
+ * runtimes, each reserving from its own share of the rate), and what throttled servers cost while
+ * they wait.
  */
 final class LimitScenarios {
 

@@ -131,8 +131,8 @@ final class Commands {
       mixinStandardHelpOptions = true,
       description =
           "List the rate and concurrency limits runtimes configured: each one's numbers, a rate"
-              + " limit's tokens now (negative while runtimes reserved permits ahead), and a"
-              + " concurrency limit's holders.")
+              + " limit's tokens now (negative while runtimes reserved permits ahead) and each"
+              + " runtime's share of it, and a concurrency limit's holders.")
   static final class Limits extends Base {
     @Override
     public Integer call() {
@@ -144,7 +144,29 @@ final class Commands {
         if (l.type().equals("rate")) {
           o.put("permitsPerSecond", l.permitsPerSecond()).put("burst", l.burst());
           o.put("tokens", l.tokens());
-          state = String.format(java.util.Locale.ROOT, "tokens %.1f", l.tokens());
+          ArrayNode shares = o.putArray("shares");
+          List<String> parts = new ArrayList<>();
+          for (LimitView.Share s : l.shares()) {
+            shares
+                .addObject()
+                .put("runtime", s.runtime().toString())
+                .put("permitsPerSecond", s.permitsPerSecond())
+                .put("burst", s.burst())
+                .put("tokens", s.tokens())
+                .put("hungry", s.hungry())
+                .put("tookPerSecond", s.tookPerSecond())
+                .put("heartbeatAt", s.heartbeatAt().toString());
+            parts.add(
+                String.format(
+                    java.util.Locale.ROOT,
+                    "%s %.1f/s%s",
+                    s.runtime().toString().substring(0, 8),
+                    s.permitsPerSecond(),
+                    s.hungry() ? " (hungry)" : ""));
+          }
+          state =
+              String.format(java.util.Locale.ROOT, "tokens %.1f", l.tokens())
+                  + (parts.isEmpty() ? "" : ", shares: " + String.join(", ", parts));
         } else {
           o.put("limit", l.limit());
           ArrayNode holders = o.putArray("holders");

@@ -97,6 +97,27 @@ class DgenTest {
   }
 
   @Test
+  void limits_showEachRuntimesShareOfARateLimit() throws Exception {
+    try (DGen d = DGen.builder(memory).rateLimit("api", 50, 10).build()) {
+      d.start(
+          new Shop(
+              new java.util.concurrent.CountDownLatch(1),
+              new java.util.concurrent.CountDownLatch(0)),
+          com.apple.foundationdb.tuple.Tuple.from("desk", 2),
+          io.dgen.StartOptions.builder(d.tenant("limited")).rateLimit("api").build());
+      String share = d.memberId().toString().substring(0, 8) + " 50.0/s";
+      org.awaitility.Awaitility.await("the runtime joins the limit with the whole rate")
+          .atMost(java.time.Duration.ofSeconds(30))
+          .until(() -> dgen("limits").ok().out().contains(share));
+      assertThat(dgen("limits").ok().out().lines())
+          .contains("rate  api   50.0/s burst 10  tokens 10.0, shares: " + share);
+      assertThat(dgen("limits", "--json").ok().out())
+          .contains("\"runtime\" : \"" + d.memberId() + "\"")
+          .contains("\"tookPerSecond\"");
+    }
+  }
+
+  @Test
   void placement_showsTheHostingRuntimesAndTheirBuckets() {
     try (DGen host = DGen.builder(memory).buckets(16).build()) {
       io.dgen.Tenant t = host.tenant("bank");

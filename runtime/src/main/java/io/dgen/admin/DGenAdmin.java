@@ -4,6 +4,7 @@ import com.apple.foundationdb.subspace.Subspace;
 import io.dgen.OperationTimeoutException;
 import io.dgen.backend.Backend;
 import io.dgen.backend.KeyValue;
+import io.dgen.backend.ReadTransaction;
 import io.dgen.internal.LimitKeys;
 import io.dgen.internal.OperationTimeouts;
 import io.dgen.internal.codec.Serde;
@@ -11,9 +12,12 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.UUID;
 
 /**
  * The admin view of a backend: its tenants, and each tenant's servers. It runs no servers and needs
@@ -134,15 +138,26 @@ public final class DGenAdmin {
                   for (KeyValue kv : snap.getRange(rates[0], rates[1], Integer.MAX_VALUE, false)) {
                     var t = keys.unpack(kv.key());
                     if (t.size() != 2) {
-                      continue; // a bucket
+                      continue; // a runtime's heartbeat, share or bucket
                     }
                     String name = t.getString(1);
-                    LimitKeys.RateConfig c = LimitKeys.RateConfig.decode(kv.value());
-                    LimitKeys.Bucket b = LimitKeys.Bucket.decode(snap.get(keys.rateBucket(name)));
-                    double tokens = b == null ? c.burst() : b.tokensAt(now, c);
+                    LimitKeys.RateConfig c =
+                        Objects.requireNonNull(LimitKeys.RateConfig.decode(kv.value()));
+                    List<LimitView.Share> shares = rateShares(snap, keys, name, c, now);
+                    double tokens =
+                        shares.isEmpty()
+                            ? c.burst()
+                            : shares.stream().mapToDouble(LimitView.Share::tokens).sum();
                     out.add(
                         new LimitView(
-                            "rate", name, c.permitsPerSecond(), c.burst(), tokens, 0, List.of()));
+                            "rate",
+                            name,
+                            c.permitsPerSecond(),
+                            c.burst(),
+                            tokens,
+                            0,
+                            List.of(),
+                            shares));
                   }
                   byte[][] gates = keys.concurrencyRange();
                   for (KeyValue kv : snap.getRange(gates[0], gates[1], Integer.MAX_VALUE, false)) {
@@ -172,12 +187,49 @@ public final class DGenAdmin {
                             0,
                             0,
                             Objects.requireNonNull(LimitKeys.decodeLimit(kv.value())),
-                            holders));
+                            holders,
+                            List.of()));
                   }
                   return out;
                 }),
         "DGenAdmin.limits",
         context);
+  }
+
+  /** The shares of the rate limit {@code name}: each runtime's heartbeat, share and bucket. */
+  private static List<LimitView.Share> rateShares(
+      ReadTransaction snap, LimitKeys keys, String name, LimitKeys.RateConfig c, long now) {
+    byte[][] buckets = keys.rateBuckets(name);
+    Map<UUID, LimitKeys.Bucket> byRuntime = new HashMap<>();
+    for (KeyValue kv : snap.getRange(buckets[0], buckets[1], Integer.MAX_VALUE, false)) {
+      byRuntime.put(
+          keys.unpack(kv.key()).getUUID(3),
+          Objects.requireNonNull(LimitKeys.Bucket.decode(kv.value())));
+    }
+    byte[][] shareRange = keys.rateShares(name);
+    Map<UUID, Double> shareOf = new HashMap<>();
+    for (KeyValue kv : snap.getRange(shareRange[0], shareRange[1], Integer.MAX_VALUE, false)) {
+      shareOf.put(keys.unpack(kv.key()).getUUID(3), LimitKeys.decodeShare(kv.value()));
+    }
+    byte[][] members = keys.rateMembers(name);
+    List<LimitView.Share> shares = new ArrayList<>();
+    for (KeyValue kv : snap.getRange(members[0], members[1], Integer.MAX_VALUE, false)) {
+      UUID runtime = keys.unpack(kv.key()).getUUID(3);
+      LimitKeys.Member m = LimitKeys.Member.decode(kv.value());
+      double share = shareOf.getOrDefault(runtime, 0.0);
+      double burst = c.permitsPerSecond() <= 0 ? 0 : c.burst() * share / c.permitsPerSecond();
+      LimitKeys.Bucket b = byRuntime.get(runtime);
+      shares.add(
+          new LimitView.Share(
+              runtime,
+              share,
+              burst,
+              b == null ? 0 : b.tokensAt(now, share, burst),
+              m.hungry(),
+              m.perSecond(),
+              Instant.ofEpochMilli(m.wallMillis())));
+    }
+    return shares;
   }
 
   /**

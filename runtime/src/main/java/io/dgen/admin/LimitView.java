@@ -2,6 +2,7 @@ package io.dgen.admin;
 
 import java.time.Instant;
 import java.util.List;
+import java.util.UUID;
 
 /**
  * A rate or concurrency limit as stored: its configuration and its state, read in one snapshot.
@@ -10,10 +11,13 @@ import java.util.List;
  * @param name the limit's name
  * @param permitsPerSecond a rate limit's rate (0 for a concurrency limit)
  * @param burst a rate limit's burst (0 for a concurrency limit)
- * @param tokens a rate limit's tokens now: refilled to the read's time, negative while runtimes
- *     have reserved permits ahead (0 for a concurrency limit)
+ * @param tokens a rate limit's tokens now, over the runtimes' buckets: each refilled at its share
+ *     to the read's time, negative while runtimes have reserved permits ahead; the burst while no
+ *     runtime enforces the limit (0 for a concurrency limit)
  * @param limit a concurrency limit's size (0 for a rate limit)
  * @param holders a concurrency limit's permits held now (expired ones included, marked)
+ * @param shares a rate limit's shares: one per runtime enforcing it, as that runtime last wrote it
+ *     (empty for a concurrency limit)
  */
 public record LimitView(
     String type,
@@ -22,7 +26,29 @@ public record LimitView(
     int burst,
     double tokens,
     int limit,
-    List<Holder> holders) {
+    List<Holder> holders,
+    List<Share> shares) {
+
+  /**
+   * A runtime's share of a rate limit, from its heartbeat, share and bucket keys.
+   *
+   * @param runtime the runtime's id
+   * @param permitsPerSecond its share of the rate
+   * @param burst its share of the burst
+   * @param tokens its bucket's tokens, refilled at its share to the read's time
+   * @param hungry whether its servers waited for permits (it asks for a bigger share)
+   * @param tookPerSecond the permits per second its servers took lately
+   * @param heartbeatAt when it last wrote its record, on its own clock (for people: liveness is
+   *     judged by runtimes on their own clocks, never by comparing this with another clock)
+   */
+  public record Share(
+      UUID runtime,
+      double permitsPerSecond,
+      double burst,
+      double tokens,
+      boolean hungry,
+      double tookPerSecond,
+      Instant heartbeatAt) {}
 
   /**
    * A held concurrency permit.

@@ -2,6 +2,7 @@ package io.dgen.internal;
 
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
+import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -11,12 +12,16 @@ import org.jspecify.annotations.Nullable;
  *
  * <pre>
  * ("$dgen", "limits")
- * ("r", name)          rate limit: (permitsPerSecond as double, burst) packed
- * ("r", name, "b")     its bucket: (tokens as double, atMillis) packed; read-modify-written by
- *                      reservations of slices of permits, a few per second whatever the rate
- * ("c", name)          concurrency limit: (limit) packed
- * ("c", name, "s", i)  permit slot i: (token, acquiredAtMillis, expiresAtMillis, holder) packed
- * ("c", name, "v")     release counter: ADD 1 per release; watched by runtimes with waiters
+ * ("r", name)            rate limit: (permitsPerSecond as double, burst) packed
+ * ("r", name, "m", id)   runtime id's heartbeat: (beat, hungry, weight, perSecond, wallMillis)
+ *                        packed; written by that runtime only, about once a second
+ * ("r", name, "s", id)   runtime id's share: (permitsPerSecond as double) packed; written by that
+ *                        runtime only, when its share changes
+ * ("r", name, "b", id)   runtime id's bucket: (tokens as double, atMillis) packed; refilled at
+ *                        its share, read-modify-written by that runtime only
+ * ("c", name)            concurrency limit: (limit) packed
+ * ("c", name, "s", i)    permit slot i: (token, acquiredAtMillis, expiresAtMillis, holder) packed
+ * ("c", name, "v")       release counter: ADD 1 per release; watched by runtimes with waiters
  * </pre>
  *
  * <p>Public for the admin tools ({@code io.dgen.admin}); not an API.
@@ -35,6 +40,8 @@ public final class LimitKeys {
   private static final String RATE = "r";
   private static final String CONCURRENCY = "c";
   private static final String BUCKET = "b";
+  private static final String MEMBER = "m";
+  private static final String SHARE = "s";
   private static final String SLOT = "s";
   private static final String RELEASES = "v";
 
@@ -70,9 +77,47 @@ public final class LimitKeys {
     return dir.pack(Tuple.from(RATE, name));
   }
 
-  /** The rate limit {@code name}'s bucket. */
-  public byte[] rateBucket(String name) {
-    return dir.pack(Tuple.from(RATE, name, BUCKET));
+  /** Runtime {@code member}'s bucket of the rate limit {@code name}. */
+  public byte[] rateBucket(String name, UUID member) {
+    return dir.pack(Tuple.from(RATE, name, BUCKET, member));
+  }
+
+  /** The range of the rate limit {@code name}'s buckets, one per runtime. */
+  public byte[][] rateBuckets(String name) {
+    com.apple.foundationdb.Range r = dir.range(Tuple.from(RATE, name, BUCKET));
+    return new byte[][] {r.begin, r.end};
+  }
+
+  /** Runtime {@code member}'s share of the rate limit {@code name}. */
+  public byte[] rateShare(String name, UUID member) {
+    return dir.pack(Tuple.from(RATE, name, SHARE, member));
+  }
+
+  /** The range of the rate limit {@code name}'s shares, one per runtime. */
+  public byte[][] rateShares(String name) {
+    com.apple.foundationdb.Range r = dir.range(Tuple.from(RATE, name, SHARE));
+    return new byte[][] {r.begin, r.end};
+  }
+
+  /** A stored share (permits/s). */
+  public static byte[] encodeShare(double share) {
+    return Tuple.from(share).pack();
+  }
+
+  /** A stored share (permits/s). */
+  public static double decodeShare(byte[] v) {
+    return Tuple.fromBytes(v).getDouble(0);
+  }
+
+  /** Runtime {@code member}'s heartbeat in the rate limit {@code name}. */
+  public byte[] rateMember(String name, UUID member) {
+    return dir.pack(Tuple.from(RATE, name, MEMBER, member));
+  }
+
+  /** The range of the rate limit {@code name}'s heartbeats. */
+  public byte[][] rateMembers(String name) {
+    com.apple.foundationdb.Range r = dir.range(Tuple.from(RATE, name, MEMBER));
+    return new byte[][] {r.begin, r.end};
   }
 
   /** The concurrency limit {@code name}'s configuration. */
@@ -121,7 +166,28 @@ public final class LimitKeys {
     }
   }
 
-  /** A rate limit's bucket: {@code tokens} (negative: reserved ahead) as of {@code atMillis}. */
+  /**
+   * A runtime's heartbeat in a rate limit: its counter {@code beat} (liveness is a change of it,
+   * observed on the reader's clock), whether it is {@code hungry} (its servers waited for permits)
+   * and with how many servers waiting ({@code weight}), the permits/s it took lately ({@code
+   * perSecond}), and its wall clock at the write (for people; never compared with another clock).
+   */
+  public record Member(long beat, boolean hungry, int weight, double perSecond, long wallMillis) {
+    public byte[] encode() {
+      return Tuple.from(beat, hungry, (long) weight, perSecond, wallMillis).pack();
+    }
+
+    public static Member decode(byte[] v) {
+      Tuple t = Tuple.fromBytes(v);
+      return new Member(
+          t.getLong(0), t.getBoolean(1), (int) t.getLong(2), t.getDouble(3), t.getLong(4));
+    }
+  }
+
+  /**
+   * A runtime's bucket of a rate limit: {@code tokens} (negative: reserved ahead) as of {@code
+   * atMillis}.
+   */
   public record Bucket(double tokens, long atMillis) {
     public byte[] encode() {
       return Tuple.from(tokens, atMillis).pack();
@@ -135,10 +201,10 @@ public final class LimitKeys {
       return new Bucket(t.getDouble(0), t.getLong(1));
     }
 
-    /** The tokens at {@code nowMillis}: refilled at {@code config}'s rate, capped at its burst. */
-    public double tokensAt(long nowMillis, RateConfig config) {
+    /** The tokens at {@code nowMillis}: refilled at {@code rate}/s, capped at {@code burst}. */
+    public double tokensAt(long nowMillis, double rate, double burst) {
       double elapsed = Math.max(0, nowMillis - atMillis) / 1000.0;
-      return Math.min(config.burst(), tokens + elapsed * config.permitsPerSecond());
+      return Math.min(burst, tokens + elapsed * rate);
     }
   }
 

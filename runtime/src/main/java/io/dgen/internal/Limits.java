@@ -129,17 +129,22 @@ final class Limits {
     }
     return rates.computeIfAbsent(
         name,
-        n ->
-            new RateLimiter(
-                n,
-                k,
-                c.permitsPerSecond(),
-                core.backend(),
-                core::nanoTime,
-                core::wallMillis,
-                core.executor(),
-                core.scheduler(),
-                core.hooks().metrics()));
+        n -> {
+          RateLimiter limiter =
+              new RateLimiter(
+                  n,
+                  core.memberId(),
+                  k,
+                  c,
+                  core.backend(),
+                  core::nanoTime,
+                  core::wallMillis,
+                  core.executor(),
+                  core.scheduler(),
+                  core.hooks().metrics());
+          limiter.start();
+          return limiter;
+        });
   }
 
   /** The gate of concurrency limit {@code name}, which must be stored. */
