@@ -46,6 +46,11 @@ public final class MutableWideServer
       fields.put(p.field(), p.value());
       return Result.noReply(new State(fields), reportApplied);
     }
+    if (message instanceof WideServer.PutAll p) {
+      Map<String, String> fields = new HashMap<>(state.fields());
+      fields.replaceAll((k, v) -> p.value());
+      return Result.noReply(new State(fields), reportApplied);
+    }
     throw new IllegalArgumentException("not a cast: " + message);
   }
 

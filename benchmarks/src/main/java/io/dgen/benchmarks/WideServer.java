@@ -28,10 +28,13 @@ public final class WideServer implements DGenServer<WideServer.State, WideServer
   }
 
   /** The messages. */
-  public sealed interface Msg permits Put, Get {}
+  public sealed interface Msg permits Put, PutAll, Get {}
 
   /** Cast: set one field. */
   public record Put(String field, String value) implements Msg {}
+
+  /** Cast: set every field to {@code value}, so that the whole state changes. */
+  public record PutAll(String value) implements Msg {}
 
   /** Call: reply with one field's value. */
   public record Get(String field) implements Msg {}
@@ -68,6 +71,12 @@ public final class WideServer implements DGenServer<WideServer.State, WideServer
       if (!state.fields().containsKey(p.field())) {
         fields.put(p.field(), p.value());
       }
+      return Result.noReply(new State(fields.build()), reportApplied);
+    }
+    if (message instanceof PutAll p) {
+      ImmutableMap.Builder<String, String> fields =
+          ImmutableMap.builderWithExpectedSize(state.fields().size());
+      state.fields().forEach((k, v) -> fields.put(k, p.value()));
       return Result.noReply(new State(fields.build()), reportApplied);
     }
     throw new IllegalArgumentException("not a cast: " + message);

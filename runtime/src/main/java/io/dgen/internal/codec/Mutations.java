@@ -33,6 +33,7 @@ final class Mutations {
   private final LongSupplier budget;
   private final List<Op> ops = new ArrayList<>();
   private long cost;
+  private int sets;
   private String part = "(state)";
 
   Mutations(KeyPath root, byte[] versionKey, LongSupplier budget) {
@@ -70,6 +71,12 @@ final class Mutations {
   private void add(Op op) {
     ops.add(op);
     cost += op.cost;
+    sets += op.clear ? 0 : 1;
+  }
+
+  /** The keys set so far. */
+  int sets() {
+    return sets;
   }
 
   boolean isEmpty() {
@@ -84,7 +91,9 @@ final class Mutations {
   /** Forgets the mutations made since {@code mark}. */
   void rollback(int mark) {
     while (ops.size() > mark) {
-      cost -= ops.remove(ops.size() - 1).cost;
+      Op op = ops.remove(ops.size() - 1);
+      cost -= op.cost;
+      sets -= op.clear ? 0 : 1;
     }
   }
 

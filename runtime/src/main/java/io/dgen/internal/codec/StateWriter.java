@@ -32,15 +32,19 @@ final class StateWriter {
 
   final Mutations mutations;
   private final Serde serde;
-  private final boolean termOnly;
+  private final boolean termRoot;
 
   /** Whether the value of the node last written or diffed is deeply immutable. */
   boolean frozen;
 
-  StateWriter(Mutations mutations, Serde serde, boolean termOnly) {
+  /**
+   * @param termRoot store the root as one term, whatever its shape (the term encoding, or a state
+   *     the structured codec writes whole)
+   */
+  StateWriter(Mutations mutations, Serde serde, boolean termRoot) {
     this.mutations = mutations;
     this.serde = serde;
-    this.termOnly = termOnly;
+    this.termRoot = termRoot;
   }
 
   /** Thrown when a new field name would not fit in a key: the object becomes a term. */
@@ -434,7 +438,7 @@ final class StateWriter {
    * the key limit where it is written (they are many; most are known to fit already).
    */
   private Shape shape(KeyPath path, Plan plan, TermSchema schema, @Nullable ListView list) {
-    if ((termOnly && path.isRoot()) || schema.term()) {
+    if ((termRoot && path.isRoot()) || schema.term()) {
       return Shape.TERM;
     }
     if (plan.kind == Plan.Kind.OBJECT) {

@@ -98,6 +98,8 @@ final class StoredNode {
   // and true of this node whichever diff set it.
   private volatile @Nullable Walked walked;
   private volatile @Nullable Map<String, Integer> positions;
+  // The keys this node occupies, once counted (-1: not yet).
+  private volatile int keys = -1;
 
   private StoredNode(
       Shape shape,
@@ -148,6 +150,22 @@ final class StoredNode {
       tree = t;
     }
     return t;
+  }
+
+  /** The keys this node occupies: its markers and its terms' chunks, at any depth. */
+  int keys() {
+    int k = keys;
+    if (k < 0) {
+      k = shape == Shape.TERM ? chunks : 1;
+      for (StoredNode child : children) {
+        k += child.keys();
+      }
+      for (Item item : items) {
+        k += item.value.keys();
+      }
+      keys = k;
+    }
+    return k;
   }
 
   @Nullable Walked walked() {

@@ -56,7 +56,9 @@ import tools.jackson.databind.JsonNode;
  * unless the schema of the state type forces a term there ({@link io.dgen.StoreAsTerm}), or a
  * child's key prefix would pass {@link KeyPath#STRUCTURE_KEY_LIMIT} bytes (a very long field name
  * or id, or very deep nesting), or a name is not valid UTF-16. Everything else is a term, as is
- * every scalar. Shapes are chosen from the new state alone, so a diff and a fresh write agree.
+ * every scalar. Shapes are chosen from the new state alone, so a diff and a fresh write agree —
+ * except for a state that every write rewrites, which a process stores whole, as one term, once its
+ * diffs keep losing ({@link #writeWhole}).
  *
  * <h2>Writes</h2>
  *
@@ -114,9 +116,19 @@ public final class StructuredStateCodec implements StateCodec {
     this.treeType = serde.type(JsonNode.class);
   }
 
+  /**
+   * How a server's state is written: as a diff ({@code whole == false}; {@code count} is the run of
+   * diffs so far that rewrote most of the state) or whole, as one term ({@code count} is the writes
+   * left before the next probe of whether a diff would win again).
+   */
+  private record Mode(boolean whole, int count) {
+    static final Mode DIFF = new Mode(false, 0);
+  }
+
   /** A stored state: its root node and, once known, a deeply immutable state that writes it. */
   private static final class Stored implements StoredState {
     final StoredNode root;
+    final Mode mode;
     // NONE until known. Any deeply immutable state that writes root will do, so racing offers
     // are harmless.
     private volatile @Nullable Object frozen;
@@ -127,8 +139,9 @@ public final class StructuredStateCodec implements StateCodec {
     // The state object lent by the runtime, until one callback takes it (NONE: none to take).
     private final AtomicReference<@Nullable Object> lent = new AtomicReference<>(StateWriter.NONE);
 
-    Stored(StoredNode root, @Nullable Object frozen, @Nullable Object writtenFrom) {
+    Stored(StoredNode root, Mode mode, @Nullable Object frozen, @Nullable Object writtenFrom) {
       this.root = root;
+      this.mode = mode;
       this.frozen = frozen;
       this.writtenFrom = writtenFrom;
     }
@@ -161,7 +174,10 @@ public final class StructuredStateCodec implements StateCodec {
   @Override
   public @Nullable StoredState decode(Subspace space, List<KeyValue> rows) {
     StoredNode root = RowReader.read(space, rows, serde);
-    return root == null ? null : new Stored(root, StateWriter.NONE, StateWriter.NONE);
+    if (root == null) {
+      return null;
+    }
+    return new Stored(root, Mode.DIFF, StateWriter.NONE, StateWriter.NONE);
   }
 
   @Override
@@ -227,9 +243,10 @@ public final class StructuredStateCodec implements StateCodec {
             ? TermSchema.NONE
             : schemas.computeIfAbsent(stateType, t -> TermSchema.of(serde.mapper(), t));
     Stored previous = old instanceof Stored s ? s : null;
+    boolean whole = termOnly || writeWhole(previous, state, stateType);
     KeyPath root = new KeyPath(space.getKey());
     byte[] versionKey = space.pack(Tuple.from(RowReader.VERSION));
-    StateWriter w = new StateWriter(new Mutations(root, versionKey, limit), serde, termOnly);
+    StateWriter w = new StateWriter(new Mutations(root, versionKey, limit), serde, whole);
     StoredNode written = null;
     if (state == null || !unwalkable.contains(state.getClass())) {
       try {
@@ -239,7 +256,7 @@ public final class StructuredStateCodec implements StateCodec {
       }
     }
     if (written == null) {
-      w = new StateWriter(new Mutations(root, versionKey, limit), serde, termOnly);
+      w = new StateWriter(new Mutations(root, versionKey, limit), serde, whole);
       written = write(w, root, previous, plans.serialize(state), Slot.TREE, schema);
     }
     if (previous != null && written == previous.root) {
@@ -252,9 +269,73 @@ public final class StructuredStateCodec implements StateCodec {
     }
     w.mutations.check(space);
     w.mutations.apply(tx);
+    Mode mode = termOnly ? Mode.DIFF : next(previous, whole, w.mutations.sets(), written);
     return w.frozen
-        ? new Stored(written, state, StateWriter.NONE)
-        : new Stored(written, StateWriter.NONE, state);
+        ? new Stored(written, mode, state, StateWriter.NONE)
+        : new Stored(written, mode, StateWriter.NONE, state);
+  }
+
+  // ---------------------------------------------------------------- diff or whole
+
+  /** Diffs that set fewer keys than this always count as paying, whatever the state's size. */
+  static final int SMALL_DIFF = 32;
+
+  /** A run of this many diffs each rewriting half the state's keys or more turns it whole. */
+  static final int LOSING_DIFFS = 4;
+
+  /** A state written whole is probed once in this many writes. */
+  static final int PROBE_EVERY = 64;
+
+  /** A probe returns the state to diffs when at most this share of its leaves changed. */
+  static final double PROBE_SHARE = 0.25;
+
+  /**
+   * Whether this write stores the state whole, as one term, rather than as a diff: after a run of
+   * {@link #LOSING_DIFFS} diffs that each rewrote half or more of the state's keys (a diff then
+   * costs a key per field where one value would do), until a probe finds that at most {@link
+   * #PROBE_SHARE} of the state's leaves changed in one write.
+   */
+  private boolean writeWhole(@Nullable Stored previous, @Nullable Object state, JavaType type) {
+    if (previous == null) {
+      return false;
+    }
+    Mode mode = previous.mode;
+    if (!mode.whole) {
+      return mode.count >= LOSING_DIFFS;
+    }
+    if (mode.count > 0 || (state != null && state == previous.frozen)) {
+      return true;
+    }
+    // An unchanged state writes nothing either way: it stays whole until a write changes it.
+    int[] changes = Trees.changes(previous.tree(), treeOf(state, type));
+    return changes[0] == 0 || (changes[0] >= SMALL_DIFF && changes[0] > PROBE_SHARE * changes[1]);
+  }
+
+  /** The mode after a write that changed something. */
+  private static Mode next(@Nullable Stored previous, boolean whole, int sets, StoredNode written) {
+    if (previous == null) {
+      return Mode.DIFF;
+    }
+    Mode mode = previous.mode;
+    if (whole) {
+      return new Mode(true, mode.whole && mode.count > 0 ? mode.count - 1 : PROBE_EVERY);
+    }
+    if (mode.whole || previous.root.shape != written.shape) {
+      return Mode.DIFF; // the state was stored afresh, not diffed
+    }
+    boolean losing = sets >= SMALL_DIFF && 2L * sets >= written.keys();
+    return losing ? new Mode(false, mode.count + 1) : Mode.DIFF;
+  }
+
+  private JsonNode treeOf(@Nullable Object state, JavaType type) {
+    if (state == null || !unwalkable.contains(state.getClass())) {
+      try {
+        return new ValueTrees().build(state, plans.root(type).plan(state), 0);
+      } catch (ValueTrees.Unwalkable e) {
+        // serialized below
+      }
+    }
+    return plans.serialize(state);
   }
 
   private static StoredNode write(

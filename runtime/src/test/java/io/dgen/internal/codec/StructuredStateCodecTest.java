@@ -483,6 +483,86 @@ class StructuredStateCodecTest {
     return new ObjectNode(F, m);
   }
 
+  // ---------------------------------------------------------------- diff or whole
+
+  /** A state of {@code n} fields, every one of them holding {@code round}'s value. */
+  private static ObjectNode everyField(int n, int round) {
+    ObjectNode o = F.objectNode();
+    for (int i = 0; i < n; i++) {
+      o.put(String.format("field%04d", i), "round " + round);
+    }
+    return o;
+  }
+
+  /** Rows besides the version key and the one term of a state stored whole. */
+  private static final int WHOLE_ROWS = 2;
+
+  @Test
+  void aStateEveryWriteRewrites_isStoredWhole_afterARunOfLosingDiffs() {
+    StoredState s = fx.write(null, everyField(100, 0));
+    for (int round = 1; round <= StructuredStateCodec.LOSING_DIFFS; round++) {
+      s = fx.write(s, everyField(100, round));
+      assertThat(fx.dump()).as("diffed, round %d", round).hasSize(102);
+    }
+    s = fx.write(s, everyField(100, 99));
+    assertThat(fx.dump()).hasSize(WHOLE_ROWS);
+    assertThat(s.tree()).isEqualTo(everyField(100, 99));
+    assertThat(fx.read().tree()).isEqualTo(everyField(100, 99));
+    assertThat(fx.version()).containsExactly(CodecFixture.VERSION_VALUE);
+    StoredState whole = s;
+    assertThat(fx.bytesWritten(() -> fx.write(whole, everyField(100, 99)))).isZero();
+  }
+
+  @Test
+  void smallDiffs_neverTurnAStateWhole() {
+    StoredState s = fx.write(null, bigAssigns(100));
+    for (int round = 0; round < 3 * StructuredStateCodec.LOSING_DIFFS; round++) {
+      ObjectNode next = bigAssigns(100);
+      for (int i = 0; i < StructuredStateCodec.SMALL_DIFF - 1; i++) {
+        next.put(String.format("field%04d", i), "round " + round);
+      }
+      s = fx.write(s, next);
+      assertThat(fx.dump()).hasSize(102);
+    }
+  }
+
+  @Test
+  void aStateStoredWhole_isProbed_andDiffedAgainOnceItsChangesAreSmall() {
+    StoredState s = fx.write(null, everyField(100, 0));
+    for (int round = 1; round <= StructuredStateCodec.LOSING_DIFFS + 1; round++) {
+      s = fx.write(s, everyField(100, round));
+    }
+    assertThat(fx.dump()).hasSize(WHOLE_ROWS);
+    ObjectNode state = everyField(100, 0);
+    for (int write = 1; write <= StructuredStateCodec.PROBE_EVERY; write++) {
+      state.put("field0000", "write " + write);
+      s = fx.write(s, state);
+      assertThat(fx.dump()).as("write %d before the probe", write).hasSize(WHOLE_ROWS);
+    }
+    state.put("field0000", "probed");
+    s = fx.write(s, state);
+    assertThat(fx.dump()).hasSize(102);
+    assertThat(fx.read().tree()).isEqualTo(state);
+    try (CodecFixture fresh = new CodecFixture()) {
+      fresh.write(null, state);
+      assertThat(fx.keyLines()).isEqualTo(fresh.keyLines());
+    }
+  }
+
+  @Test
+  void aStateStoredWhole_isDiffedAgain_byTheNextProcessToLoadIt() {
+    StoredState s = fx.write(null, everyField(100, 0));
+    for (int round = 1; round <= StructuredStateCodec.LOSING_DIFFS + 1; round++) {
+      s = fx.write(s, everyField(100, round));
+    }
+    assertThat(fx.dump()).hasSize(WHOLE_ROWS);
+    ObjectNode state = everyField(100, StructuredStateCodec.LOSING_DIFFS + 1);
+    state.put("field0007", "changed");
+    fx.write(fx.read(), state);
+    assertThat(fx.dump()).hasSize(102);
+    assertThat(fx.read().tree()).isEqualTo(state);
+  }
+
   static ObjectNode bigAssigns(int n) {
     ObjectNode o = F.objectNode();
     for (int i = 0; i < n; i++) {
