@@ -212,6 +212,13 @@ final class Report {
         " µs");
     ratio(
         out,
+        "net CPU/msg: every field changed, STRUCTURED ÷ TERM",
+        "wide-all-structured",
+        "wide-all-term",
+        Row::netCpuMicrosPerMessage,
+        " µs");
+    ratio(
+        out,
         "net CPU/msg: 1 of 1,000 fields ÷ 1 of 1 field",
         "wide-structured",
         "wide-1",
@@ -371,6 +378,28 @@ final class Report {
         "wide-mutable-term",
         Row::netCpuMicrosPerMessage,
         0.25);
+    row("markers")
+        .ifPresent(
+            r ->
+                target(
+                    out,
+                    String.format(
+                        Locale.ROOT,
+                        "commit markers after %,d K=1 casts: heap ≤ 32 MB",
+                        r.messages()),
+                    r.metric("heapAddedMb") <= 32,
+                    String.format(
+                        Locale.ROOT,
+                        "%+.1f MB, %,.0f keys",
+                        r.metric("heapAddedMb"),
+                        r.metric("markerKeys"))));
+    cpuTarget(
+        out,
+        "every field changed: STRUCTURED ÷ TERM ≤ 1.1",
+        "wide-all-structured",
+        "wide-all-term",
+        Row::netCpuMicrosPerMessage,
+        1.1);
     cpuTarget(
         out,
         "1 of 1,000 fields ÷ 1 of 1 field ≤ 2",

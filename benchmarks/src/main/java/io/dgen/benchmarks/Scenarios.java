@@ -43,6 +43,7 @@ final class Scenarios {
 
   private static final Duration DRAIN_TIMEOUT = Duration.ofMinutes(2);
   private static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
+  private static final Duration MARKER_WAIT = Duration.ofMinutes(1);
   private static final CounterServer.Add ONE = new CounterServer.Add(1);
   private static final long WINDOW_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
@@ -398,7 +399,21 @@ final class Scenarios {
         "wide-" + (mutable ? "mutable-" : "") + encoding.name().toLowerCase(Locale.ROOT),
         encoding,
         settings.wideFields(),
-        mutable);
+        mutable,
+        false);
+  }
+
+  /**
+   * Casts that each change every field of the mutable wide state: the shape where a diff cannot
+   * win, so the structured encoding should cost no more than the term encoding.
+   */
+  Row wideStateAllChanged(StateEncoding encoding) {
+    return wideState(
+        "wide-all-" + encoding.name().toLowerCase(Locale.ROOT),
+        encoding,
+        settings.wideFields(),
+        true,
+        true);
   }
 
   /**
@@ -408,11 +423,11 @@ final class Scenarios {
    * per message of the same callbacks run alone in this JVM just before, so that {@link
    * Row#netCpuMicrosPerMessage} is the runtime's share.
    */
-  Row wideState(String id, StateEncoding encoding, int fields, boolean mutable) {
+  Row wideState(String id, StateEncoding encoding, int fields, boolean mutable, boolean all) {
     Progress progress = new Progress();
     DGenServer<?, WideServer.Msg> server =
         mutable ? new MutableWideServer(fields, progress) : new WideServer(fields, progress);
-    double callbackMicros = callbackAlone(server, fields);
+    double callbackMicros = callbackAlone(server, fields, all);
     try (Bench bench = target.open(DEFAULT_MAX_WATCHES);
         DGen dgen = DGen.builder(bench.backend()).stateEncoding(encoding).build()) {
       Tenant tenant = dgen.tenant(bench.root(), id);
@@ -426,7 +441,7 @@ final class Scenarios {
       AtomicLong next = new AtomicLong();
       Sender send =
           (thread, seq) -> {
-            ref.cast(put(next.getAndIncrement(), fields));
+            ref.cast(change(next.getAndIncrement(), fields, all));
             return 1;
           };
       publish(progress, send, 1, 64, settings.warmup(), false);
@@ -442,8 +457,12 @@ final class Scenarios {
       return row(
           id,
           String.format(
-              "1 of %,d field%s changed, %s%s, K=1, plain cast",
-              fields, fields == 1 ? "" : "s", mutable ? "HashMap copy, " : "", encoding.name()),
+              "%s of %,d field%s changed, %s%s, K=1, plain cast",
+              all ? "all" : "1",
+              fields,
+              fields == 1 ? "" : "s",
+              mutable ? "HashMap copy, " : "",
+              encoding.name()),
           p.messages(),
           p.elapsedNanos(),
           p.medianRate(),
@@ -469,9 +488,11 @@ final class Scenarios {
   }
 
   /** The cast of the {@code n}th change: a field's value as long as its initial one. */
-  private static WideServer.Put put(long n, int fields) {
-    return new WideServer.Put(
-        WideServer.field((int) (n % fields)), String.format("changed %09d", n));
+  private static WideServer.Msg change(long n, int fields, boolean all) {
+    String value = String.format("changed %09d", n);
+    return all
+        ? new WideServer.PutAll(value)
+        : new WideServer.Put(WideServer.field((int) (n % fields)), value);
   }
 
   /**
@@ -479,16 +500,16 @@ final class Scenarios {
    * making the cast's message and applying it to the state, the least of {@link #WIDE_ROUNDS}
    * rounds (process CPU, as the rows count it, so garbage collection is included).
    */
-  private <S> double callbackAlone(DGenServer<S, WideServer.Msg> server, int fields) {
+  private <S> double callbackAlone(DGenServer<S, WideServer.Msg> server, int fields, boolean all) {
     try {
-      return callbackAloneOrThrow(server, fields);
+      return callbackAloneOrThrow(server, fields, all);
     } catch (Exception e) {
       throw new IllegalStateException("the wide server's callback failed", e);
     }
   }
 
-  private <S> double callbackAloneOrThrow(DGenServer<S, WideServer.Msg> server, int fields)
-      throws Exception {
+  private <S> double callbackAloneOrThrow(
+      DGenServer<S, WideServer.Msg> server, int fields, boolean all) throws Exception {
     S state = server.init(null).state();
     Duration each = settings.measure().dividedBy(WIDE_ROUNDS);
     long n = 0;
@@ -500,7 +521,7 @@ final class Scenarios {
       long n0 = n;
       while (System.nanoTime() < deadline) {
         for (int i = 0; i < 64; i++) {
-          state = server.handleCast(put(n++, fields), state).state();
+          state = server.handleCast(change(n++, fields, all), state).state();
         }
       }
       if (round >= 0) {
@@ -508,6 +529,84 @@ final class Scenarios {
       }
     }
     return least;
+  }
+
+  // ---------------------------------------------------------------- commit markers
+
+  /**
+   * {@link Settings#markerCasts} casts to one server at {@code consumeK = 1}, one consumer
+   * transaction each: what its commit markers hold afterwards, in the store (keys and bytes under
+   * the server's marker prefix) and in the heap (after GC, against before the casts: an upper bound
+   * that includes whatever else the run left, such as the memory backend's recent versions).
+   */
+  Row markers() {
+    int n = settings.markerCasts();
+    try (Bench bench = target.open(DEFAULT_MAX_WATCHES);
+        DGen dgen = DGen.builder(bench.backend()).openTelemetry(OpenTelemetry.noop()).build()) {
+      Tenant tenant = dgen.tenant(bench.root(), "markers");
+      Progress progress = new Progress();
+      ServerRef<CounterServer.Msg> ref =
+          dgen.start(
+              new CounterServer(null, progress),
+              null,
+              StartOptions.builder(tenant).consumeK(1).build());
+      double heapBefore = heapMbAfterGc();
+      Cost before = bench.cost();
+      long cpu0 = processCpuNanos();
+      long t0 = System.nanoTime();
+      List<CounterServer.Msg> batch = Collections.nCopies(settings.castBatch(), ONE);
+      long window = 64L * settings.castBatch();
+      long sent = 0;
+      while (sent < n) {
+        ref.castAll(batch);
+        sent += batch.size();
+        if (sent - progress.applied() > window) {
+          progress.awaitAtLeast(sent - window, MARKER_WAIT);
+        }
+      }
+      progress.awaitAtLeast(sent, MARKER_WAIT);
+      long elapsed = System.nanoTime() - t0;
+      long cpu = processCpuNanos() - cpu0;
+      Cost cost = bench.cost().minus(before);
+      double heapAfter = heapMbAfterGc();
+      Subspace markers = tenant.subspace().subspace(ref.tuid()).subspace(Tuple.from("o"));
+      long[] stored =
+          bench
+              .backend()
+              .run(
+                  tx -> {
+                    long keys = 0;
+                    long bytes = 0;
+                    for (var kv : tx.getRange(markers.range().begin, markers.range().end)) {
+                      keys++;
+                      bytes += kv.key().length + kv.value().length;
+                    }
+                    return new long[] {keys, bytes};
+                  });
+      return row(
+          "markers",
+          String.format("%,d casts to one server, K=1: its commit markers after", sent),
+          sent,
+          elapsed,
+          sent / (elapsed / 1e9),
+          null,
+          cost,
+          sent / settings.castBatch(),
+          cpu,
+          Map.of(
+              "markerKeys",
+              (double) stored[0],
+              "markerBytes",
+              (double) stored[1],
+              "heapAddedMb",
+              heapAfter - heapBefore),
+          String.format(
+              Locale.ROOT,
+              "%,d marker keys, %,d B stored; heap after GC %+.1f MB over before the casts",
+              stored[0],
+              stored[1],
+              heapAfter - heapBefore));
+    }
   }
 
   // ---------------------------------------------------------------- idle servers

@@ -20,6 +20,7 @@ import java.time.Duration;
  * @param idleServers servers of the idle-servers scenario
  * @param wakeSamples idle servers woken one at a time to time a wake-up
  * @param wideFields fields of the wide state
+ * @param markerCasts K=1 casts of the commit-marker scenario
  * @param throughput sizes of the throughput-at-latency scenarios
  */
 record Settings(
@@ -34,6 +35,7 @@ record Settings(
     int idleServers,
     int wakeSamples,
     int wideFields,
+    int markerCasts,
     Throughput throughput) {
 
   /**
@@ -72,6 +74,7 @@ record Settings(
         10_000,
         300,
         1_000,
+        1_000_000,
         new Throughput(100, 1_500, 1_000, 60, 30_000, 100_000, 100, 1_000));
   }
 
@@ -89,6 +92,7 @@ record Settings(
         idleServers,
         wakeSamples,
         wideFields,
+        markerCasts,
         throughput);
   }
 
@@ -106,6 +110,7 @@ record Settings(
         idleServers,
         wakeSamples,
         wideFields,
+        markerCasts,
         throughput);
   }
 
@@ -123,6 +128,7 @@ record Settings(
         10_000,
         100,
         1_000,
+        100_000,
         new Throughput(100, 500, 1_000, 20, 30_000, 30_000, 100, 1_000));
   }
 
@@ -140,6 +146,7 @@ record Settings(
         300,
         20,
         1_000,
+        2_000,
         new Throughput(10, 40, 20, 5, 300, 500, 5, 50));
   }
 }
