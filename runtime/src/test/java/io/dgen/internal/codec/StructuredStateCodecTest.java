@@ -526,13 +526,19 @@ class StructuredStateCodecTest {
     }
   }
 
-  @Test
-  void aStateStoredWhole_isProbed_andDiffedAgainOnceItsChangesAreSmall() {
+  /** A state of 100 fields, all changed by each write until the codec stores it whole. */
+  private StoredState storedWhole() {
     StoredState s = fx.write(null, everyField(100, 0));
     for (int round = 1; round <= StructuredStateCodec.LOSING_DIFFS + 1; round++) {
       s = fx.write(s, everyField(100, round));
     }
     assertThat(fx.dump()).hasSize(WHOLE_ROWS);
+    return s;
+  }
+
+  @Test
+  void aStateStoredWhole_isProbed_andDiffedAgainOnceItsChangesAreSmall() {
+    StoredState s = storedWhole();
     ObjectNode state = everyField(100, 0);
     for (int write = 1; write <= StructuredStateCodec.PROBE_EVERY; write++) {
       state.put("field0000", "write " + write);
@@ -551,12 +557,9 @@ class StructuredStateCodecTest {
 
   @Test
   void aStateStoredWhole_isDiffedAgain_byTheNextProcessToLoadIt() {
-    StoredState s = fx.write(null, everyField(100, 0));
-    for (int round = 1; round <= StructuredStateCodec.LOSING_DIFFS + 1; round++) {
-      s = fx.write(s, everyField(100, round));
-    }
-    assertThat(fx.dump()).hasSize(WHOLE_ROWS);
+    StoredState whole = storedWhole();
     ObjectNode state = everyField(100, StructuredStateCodec.LOSING_DIFFS + 1);
+    assertThat(whole.tree()).isEqualTo(state);
     state.put("field0007", "changed");
     fx.write(fx.read(), state);
     assertThat(fx.dump()).hasSize(102);
