@@ -428,6 +428,56 @@ class HostingTest extends RuntimeTestBase {
     }
   }
 
+  /** A backend whose watches never fire: only a rescan or a local shortcut wakes a consumer. */
+  private static final class WatchesNeverFire extends ForwardingBackend {
+    WatchesNeverFire(Backend delegate) {
+      super(delegate);
+    }
+
+    private static Transaction deaf(Transaction tx) {
+      return (Transaction)
+          java.lang.reflect.Proxy.newProxyInstance(
+              Transaction.class.getClassLoader(),
+              new Class<?>[] {Transaction.class},
+              (proxy, method, args) -> {
+                if (method.getName().equals("watch")) {
+                  return new CompletableFuture<Void>();
+                }
+                try {
+                  return method.invoke(tx, args);
+                } catch (java.lang.reflect.InvocationTargetException e) {
+                  throw e.getCause();
+                }
+              });
+    }
+
+    @Override
+    public <T> T run(Function<? super Transaction, ? extends T> body) {
+      return delegate().run(tx -> body.apply(deaf(tx)));
+    }
+
+    @Override
+    public <T> CompletableFuture<T> runAsync(
+        Function<? super Transaction, ? extends CompletableFuture<? extends T>> body) {
+      return delegate().runAsync(tx -> body.apply(deaf(tx)));
+    }
+  }
+
+  @Test
+  void aPushFromTheHoldingRuntime_loadsTheServer_withoutWaitingForItsBucketsWatch() {
+    lease = Duration.ofMinutes(1); // no rescan of the ready index within the test's wait
+    DGen d = hosting("holder", new WatchesNeverFire(backend), b -> b);
+    awaitPlacement(d);
+
+    refIn(d, 7).cast(new Add(3));
+
+    await()
+        .pollDelay(Duration.ZERO)
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> seen.runtimes.containsKey(Tuple.from(KIND, 7L)));
+    assertThat(seen.inits).containsExactly(Tuple.from(7L));
+  }
+
   @Test
   void aClosedRuntime_handsItsBucketsOver_withoutWaitingForItsLease() {
     DGen a = hosting("a");

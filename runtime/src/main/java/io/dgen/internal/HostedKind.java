@@ -184,6 +184,19 @@ final class HostedKind<S, M> {
     return l == null || l.evicting || !l.process.isAlive() ? null : l.process;
   }
 
+  /**
+   * After a push from this runtime committed: loads {@code tuid} if this runtime holds its bucket
+   * and has not loaded it, so that a server the push made ready does not wait for its bucket's
+   * watch to fire and the doorbell to read the wake log. The doorbell's own activation then finds
+   * it loaded. Costs one map lookup when the server is loaded already.
+   */
+  void activateAfterPush(Tuple tuid) {
+    Loaded<S, M> l = loaded.get(tuid);
+    if ((l == null || !l.process.isAlive()) && holds(hosting.buckets().of(tuid))) {
+      execute(() -> activate(tuid));
+    }
+  }
+
   // ---------------------------------------------------------------- loading
 
   /**

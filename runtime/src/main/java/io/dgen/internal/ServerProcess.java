@@ -523,9 +523,16 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   private CompletableFuture<Void> push(
       CommitRunner.AsyncBody<@Nullable Void> body, String operation) {
+    HostedKind<S, M> hosted = role == Role.REF ? kind : null;
     return commits
         .commitBounded(body, operation, core.blocking(), core.scheduler())
-        .thenApply(done -> null);
+        .thenApply(
+            done -> {
+              if (hosted != null) {
+                hosted.activateAfterPush(tuid);
+              }
+              return null;
+            });
   }
 
   /**
