@@ -44,10 +44,12 @@ import org.jspecify.annotations.Nullable;
  * {@code fdbserver} on the {@code PATH}), as the tests do.
  *
  * <p>The scale-out rows ({@code hot-*}, {@code cast-ref}, {@code cast-started}, {@code
- * idle-hosted}) run on every backend; {@code idle-hosted} makes {@code -Ddgen.bench.idleHosted=N}
- * servers (default: the idle scenario's). With {@code --backend fdb} three more rows start child
- * JVMs ({@link HostingMember}) on the same cluster: {@code jvms-aborts}, {@code jvms-join} and
- * {@code jvms-failover}, one sequence of about five minutes here.
+ * idle-hosted}) run on every backend; {@code idle-hosted} sets up {@code -Ddgen.bench.idleHosted=N}
+ * servers (default: the idle scenario's), 64 made through the runtime and the rest copies of their
+ * keys (the cluster the benchmarks start gets room for them in its memory engine, or {@code
+ * -Ddgen.bench.fdbStorageMemory=SIZE}). With {@code --backend fdb} three more rows start child JVMs
+ * ({@link HostingMember}) on the same cluster: {@code jvms-aborts}, {@code jvms-join} and {@code
+ * jvms-failover}, one sequence of about five minutes here.
  *
  * <p>The table goes to standard output, progress to standard error. See {@code docs/performance.md}
  * for what each scenario measures and how to read it.

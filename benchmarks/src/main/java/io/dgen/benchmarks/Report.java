@@ -87,6 +87,10 @@ final class Report {
     if (!atLatency.isEmpty()) {
       out.append("\ntargets (issue 13)                              reached\n").append(atLatency);
     }
+    String scaleOut = scaleOutTargets();
+    if (!scaleOut.isEmpty()) {
+      out.append("\ntargets (scale-out): idle hosted servers         reached\n").append(scaleOut);
+    }
     return out.toString();
   }
 
@@ -482,6 +486,42 @@ final class Report {
                   "concurrent calls: ≤ 64 threads",
                   r.metric("threads") <= 64,
                   String.format(Locale.ROOT, "%.0f live threads", r.metric("threads")));
+            });
+    return out.toString();
+  }
+
+  /**
+   * The idle hosted servers' targets (docs/scale-out.md), stated for 1,000,000 servers: met or
+   * missed here at the row's size, which its line names.
+   */
+  private String scaleOutTargets() {
+    StringBuilder out = new StringBuilder();
+    row("idle-hosted")
+        .ifPresent(
+            r -> {
+              String n = String.format(Locale.ROOT, "%,.0f", r.metric("servers"));
+              double buckets = r.metric("buckets");
+              target(
+                  out,
+                  n + ": heap after GC ≤ 256 MB",
+                  r.metric("heapMb") <= 256,
+                  String.format(Locale.ROOT, "%.0f MB", r.metric("heapMb")));
+              target(
+                  out,
+                  n + ": watches ≤ buckets held + 16",
+                  r.metric("watches") <= buckets + 16,
+                  String.format(Locale.ROOT, "%.0f for %.0f", r.metric("watches"), buckets));
+              target(
+                  out,
+                  n + ": idle CPU ≤ 0.02 cores",
+                  r.metric("idleCores") <= 0.02,
+                  String.format(Locale.ROOT, "%.4f cores", r.metric("idleCores")));
+              double ratio = r.p50Micros() / r.metric("commitP50Micros");
+              target(
+                  out,
+                  n + ": message p50 ≤ 3 × commit p50",
+                  ratio <= 3,
+                  String.format(Locale.ROOT, "%.2f ×", ratio));
             });
     return out.toString();
   }

@@ -12,6 +12,8 @@ import io.dgen.backend.KeyHeatBackend;
 import io.dgen.benchmarks.Target.Bench;
 import io.dgen.internal.Buckets;
 import io.dgen.internal.TenantKeys;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -250,41 +252,105 @@ final class ScaleOutScenarios {
 
   // ---------------------------------------------------------------- idle hosted servers
 
+  /** How many idle hosted servers the runtime makes itself; the rest are copies of them. */
+  static final int IDLE_TEMPLATES = 64;
+
+  /** Overrides {@link #IDLE_TEMPLATES} ({@code -Ddgen.bench.idleHostedMade=N}). */
+  static final String IDLE_MADE_PROPERTY = "dgen.bench.idleHostedMade";
+
+  /** How many copied servers answer a message at the end of the row. */
+  private static final int IDLE_CHECKED = 20;
+
   /**
-   * {@code n} servers with stored state, none active, hosted by one runtime: made by a first
-   * runtime (one cast each, then evicted after a one-second idle time; the row's rate and CPU are
-   * this making's), then measured in a fresh runtime that hosts the kind and holds every bucket:
-   * its heap after GC, its watches, its idle CPU, and a message to a random one of them (cast →
+   * {@code n} servers with stored state, none active, hosted by one runtime, then measured in a
+   * fresh runtime that hosts the kind and holds every bucket: its heap after GC, its watches and
+   * its idle CPU once its doorbell has settled, and a message to a random one of them (cast →
    * applied, which loads it) against a bare commit (get + set) on the same backend.
+   *
+   * <p>The servers: a first runtime makes {@value #IDLE_TEMPLATES} of them through the runtime (one
+   * cast each through a ref, then evicted after a one-second idle time), and the rest are copies of
+   * their keys under the other tuids, written by raw transactions ({@link IdleCopies}): making a
+   * million through the runtime would take hours. The row's rate and CPU are this making's. At the
+   * end, {@value #IDLE_CHECKED} random copies each answer a call through a ref with the state a
+   * runtime-made server has (1, now 2).
    */
   Row idleHosted() {
     int n = Integer.getInteger(IDLE_HOSTED_PROPERTY, settings.idleServers());
+    int made = Math.min(n, Integer.getInteger(IDLE_MADE_PROPERTY, IDLE_TEMPLATES));
     double heapBefore = Scenarios.heapMbAfterGc();
     try (Bench bench = target.open(DEFAULT_MAX_WATCHES)) {
       Backend backend = bench.backend();
       String tenantName = "idle-hosted";
       long makeCpu0 = Scenarios.processCpuNanos();
       long t0 = System.nanoTime();
+      TenantKeys keys;
+      Subspace tenantSpace;
+      long hostNanos;
+      long castNanos;
+      long appliedNanos;
       try (DGen maker = DGen.builder(backend).build()) {
         Tenant tenant = maker.tenant(bench.root(), tenantName);
-        Progress made = new Progress();
+        tenantSpace = tenant.subspace();
+        keys = new TenantKeys(tenantSpace, Buckets.of(tenant.bucketCount()));
+        Progress applied = new Progress();
         maker.host(
             KIND,
-            () -> new CounterServer(null, made),
+            () -> new CounterServer(null, applied),
             StartOptions.builder(tenant).idleTimeout(Duration.ofSeconds(1)).build());
-        parallel(8, n, i -> maker.ref(tenant, KIND, Tuple.from(i)).cast(ONE));
-        made.awaitAtLeast(n, APPLIED_TIMEOUT);
+        // casts while the runtime still takes its 1,024 buckets ran at half the rate
+        awaitAllBuckets(maker, backend, tenant);
+        long c0 = System.nanoTime();
+        hostNanos = c0 - t0;
+        parallel(8, made, i -> maker.ref(tenant, KIND, Tuple.from(i)).cast(ONE));
+        castNanos = System.nanoTime() - c0;
+        appliedNanos = applied.awaitAtLeast(made, APPLIED_TIMEOUT) - c0;
         awaitNoneReady(backend, tenant);
+      }
+      long viaRuntimeNanos = System.nanoTime() - t0;
+      String copiesNote;
+      long copy0 = System.nanoTime();
+      {
+        List<Tuple> templates = new ArrayList<>(made);
+        for (int i = 0; i < made; i++) {
+          templates.add(idleTuid(i));
+        }
+        IdleCopies copies = IdleCopies.read(backend, tenantSpace, keys, templates);
+        copies.write(backend, made, n, 8, ScaleOutScenarios::idleTuid);
+        copiesNote =
+            String.format(
+                "made %d through the runtime in %.1f s (all buckets held after %.1f s, then cast"
+                    + " in %.1f s, applied in %.1f s, then evicted), copied %,d in %.1f s (%d"
+                    + " bytes each; %s)",
+                made,
+                viaRuntimeNanos / 1e9,
+                hostNanos / 1e9,
+                castNanos / 1e9,
+                appliedNanos / 1e9,
+                n - made,
+                (System.nanoTime() - copy0) / 1e9,
+                copies.bytesPerServer(),
+                copies.description());
       }
       long madeNanos = System.nanoTime() - t0;
       long makeCpu = Scenarios.processCpuNanos() - makeCpu0;
       Cost before = bench.cost();
-      try (DGen dgen = DGen.builder(backend).build()) {
+      SimpleMeterRegistry meters = new SimpleMeterRegistry();
+      try (DGen dgen = DGen.builder(backend).meterRegistry(meters).build()) {
         Tenant tenant = dgen.tenant(bench.root(), tenantName);
         Progress progress = new Progress();
+        long s0 = System.nanoTime();
         dgen.host(
             KIND, () -> new CounterServer(null, progress), StartOptions.builder(tenant).build());
         awaitSettled(dgen, bench, tenant, before);
+        double settleSeconds = (System.nanoTime() - s0) / 1e9;
+        SplittableRandom random = new SplittableRandom(7);
+        java.util.Set<Integer> picked = new java.util.HashSet<>();
+        List<Integer> checked = new ArrayList<>();
+        for (int i = 0; i < IDLE_CHECKED && n > made; i++) {
+          checked.add(pick(random, picked, made, n));
+        }
+        checkNoneActive(backend, keys, meters, checked);
+
         double heap = Scenarios.heapMbAfterGc();
         long watches = bench.cost().minus(before).outstandingWatches();
         long cpu0 = Scenarios.processCpuNanos();
@@ -294,16 +360,16 @@ final class ScaleOutScenarios {
 
         Latencies wake = new Latencies();
         Latencies commit = new Latencies();
-        SplittableRandom random = new SplittableRandom(7);
         byte[] key = backend.directory(bench.root(), "raw").pack(Tuple.from("counter"));
-        int samples = settings.wakeSamples();
+        int samples = Math.min(settings.wakeSamples(), (n - checked.size()) / 2);
         for (int i = 0; i < 2 * samples; i++) {
-          ServerRef<CounterServer.Msg> ref = dgen.ref(tenant, KIND, Tuple.from(random.nextInt(n)));
+          int id = pick(random, picked, 0, n); // a server no message has loaded yet
+          ServerRef<CounterServer.Msg> ref = dgen.ref(tenant, KIND, Tuple.from(id));
           long target = progress.applied() + 1;
           long sent = System.nanoTime();
           ref.cast(ONE);
           long woken = progress.awaitAtLeast(target, APPLIED_TIMEOUT) - sent;
-          long c0 = System.nanoTime();
+          long commit0 = System.nanoTime();
           backend.run(
               tx -> {
                 byte[] v = tx.get(key);
@@ -311,21 +377,34 @@ final class ScaleOutScenarios {
                 tx.set(key, ByteBuffer.allocate(Long.BYTES).putLong(x + 1).array());
                 return null;
               });
-          long committed = System.nanoTime() - c0;
+          long committed = System.nanoTime() - commit0;
           if (i >= samples) { // the first half warms the path up
             wake.add(woken);
             commit.add(committed);
+          }
+        }
+        for (int id : checked) {
+          long now =
+              dgen.ref(tenant, KIND, Tuple.from(id))
+                  .call(new CounterServer.AddAndGet(1), Long.class, Duration.ofMinutes(2));
+          if (now != 2) {
+            throw new IllegalStateException(
+                "copied server " + id + " answered " + now + ", not 2: its copy is not faithful");
           }
         }
         Latencies.Summary w = wake.summarize();
         Latencies.Summary c = commit.summarize();
         int buckets = tenant.bucketCount();
         Map<String, Double> metrics = new LinkedHashMap<>();
+        metrics.put("servers", (double) n);
+        metrics.put("buckets", (double) buckets);
         metrics.put("heapMb", heap);
         metrics.put("heapAddedMb", heap - heapBefore);
         metrics.put("watches", (double) watches);
         metrics.put("idleCores", idleCores);
         metrics.put("commitP50Micros", c.p50Micros());
+        metrics.put("settleSeconds", settleSeconds);
+        metrics.put("copiesChecked", (double) checked.size());
         return Scenarios.row(
             "idle-hosted",
             String.format(
@@ -340,7 +419,9 @@ final class ScaleOutScenarios {
             metrics,
             String.format(
                 "heap after GC %.0f MB (+%.0f); %d watches for %d buckets held; idle CPU %.4f"
-                    + " cores; message p50 %.1f ms = %.2f × a bare commit's p50 (%.1f ms)",
+                    + " cores; message p50 %.1f ms = %.2f × a bare commit's p50 (%.1f ms);"
+                    + " settled %.1f s after host; %s; %d copies answered 1 + 1 = 2, none was"
+                    + " loaded or ready before",
                 heap,
                 heap - heapBefore,
                 watches,
@@ -348,9 +429,56 @@ final class ScaleOutScenarios {
                 idleCores,
                 w.p50Micros() / 1e3,
                 w.p50Micros() / c.p50Micros(),
-                c.p50Micros() / 1e3));
+                c.p50Micros() / 1e3,
+                settleSeconds,
+                copiesNote,
+                checked.size()));
       }
     }
+  }
+
+  /**
+   * The tuid of idle hosted server {@code i}: what {@code ref(tenant, KIND, Tuple.from(i))} uses.
+   */
+  private static Tuple idleTuid(long i) {
+    return Tuple.from(KIND, i);
+  }
+
+  /** A number in [{@code from}, {@code to}) not picked before. */
+  private static int pick(
+      SplittableRandom random, java.util.Set<Integer> picked, int from, int to) {
+    while (true) {
+      int i = random.nextInt(from, to);
+      if (picked.add(i)) {
+        return i;
+      }
+    }
+  }
+
+  /**
+   * Checks that the runtime sees no server as active: none loaded, the ready index empty, and the
+   * {@code sample}'s server index entries idle, as the runtime's eviction leaves them.
+   */
+  private static void checkNoneActive(
+      Backend backend, TenantKeys keys, MeterRegistry meters, List<Integer> sample) {
+    double loaded = meters.get("dgen.hosted.loaded").gauge().value();
+    if (loaded != 0) {
+      throw new IllegalStateException(loaded + " idle hosted servers loaded before any message");
+    }
+    Subspace ready = keys.ready();
+    backend.run(
+        tx -> {
+          if (!tx.getRange(ready.range().begin, ready.range().end, 1, false).isEmpty()) {
+            throw new IllegalStateException("an idle hosted server is ready before any message");
+          }
+          for (int id : sample) {
+            byte[] entry = tx.get(keys.serverKey(idleTuid(id)));
+            if (entry == null || entry.length != 2 || entry[0] != 0 || entry[1] != 0) {
+              throw new IllegalStateException("copied server " + id + " is not idle in the index");
+            }
+          }
+          return null;
+        });
   }
 
   /** Waits until no hosted server of {@code tenant} is ready (every one evicted). */
@@ -369,17 +497,37 @@ final class ScaleOutScenarios {
 
   /**
    * Waits until {@code dgen}, alone in the tenant, holds the lease of every bucket and its doorbell
-   * has armed its watches on them (at most 5 s for the watches, counted since {@code since}): what
-   * is measured after is the steady state, not the start-up of the placement.
+   * has settled: the watches outstanding since {@code since} have not changed for {@value
+   * #SETTLED_MILLIS} ms (polled; at most {@link #SETTLE_TIMEOUT}). What is measured after is the
+   * steady state, not the start-up of the placement, whose doorbell arms a watch per bucket taken
+   * over several cycles.
    */
   private static void awaitSettled(DGen dgen, Bench bench, Tenant tenant, Cost since) {
     awaitAllBuckets(dgen, bench.backend(), tenant);
-    long settle = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (bench.cost().minus(since).outstandingWatches() < tenant.bucketCount()
-        && System.nanoTime() < settle) {
+    long deadline = System.nanoTime() + SETTLE_TIMEOUT.toNanos();
+    long last = -1;
+    long unchangedSince = System.nanoTime();
+    while (true) {
+      long watches = bench.cost().minus(since).outstandingWatches();
+      long now = System.nanoTime();
+      if (watches != last) {
+        last = watches;
+        unchangedSince = now;
+      } else if (now - unchangedSince >= TimeUnit.MILLISECONDS.toNanos(SETTLED_MILLIS)) {
+        return;
+      }
+      if (now > deadline) {
+        throw new IllegalStateException(
+            "the doorbell's watches did not settle within " + SETTLE_TIMEOUT + ": " + watches);
+      }
       LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
     }
   }
+
+  /** How long the watch count must stay unchanged to count as settled. */
+  private static final long SETTLED_MILLIS = 3_000;
+
+  private static final Duration SETTLE_TIMEOUT = Duration.ofMinutes(3);
 
   /** Waits until {@code dgen} holds the lease of every bucket of the kind. */
   private static void awaitAllBuckets(DGen dgen, Backend backend, Tenant tenant) {

@@ -149,8 +149,25 @@ abstract class Target implements AutoCloseable {
                         + " or fdbserver on the PATH)"));
     LocalFdbServer server =
         LocalFdbServer.start(
-            installation, Path.of(System.getProperty("java.io.tmpdir"), "dgen-benchmarks-fdb"));
+            installation,
+            Path.of(System.getProperty("java.io.tmpdir"), "dgen-benchmarks-fdb"),
+            storageMemory());
     return new Fdb(server.clusterFile(), server);
+  }
+
+  /**
+   * The throwaway cluster's memory engine limit: {@code -Ddgen.bench.fdbStorageMemory} if given,
+   * else room for {@code -Ddgen.bench.idleHosted} idle servers where they would not fit in the
+   * default 1 GiB (the engine counts about 1.2 KB per idle hosted server with its overheads: 2 KiB
+   * each, plus 1 GiB), else the default.
+   */
+  private static @Nullable String storageMemory() {
+    String given = System.getProperty("dgen.bench.fdbStorageMemory");
+    if (given != null && !given.isBlank()) {
+      return given;
+    }
+    long idle = Long.getLong(ScaleOutScenarios.IDLE_HOSTED_PROPERTY, 0);
+    return idle > 200_000 ? (idle * 2 / 1024 + 1024) + "MiB" : null;
   }
 
   /** Opens the backend of one scenario; {@code maxWatches} leaves room for its idle servers. */

@@ -69,15 +69,18 @@ public final class LocalFdbServer implements AutoCloseable {
   private final Path directory;
   private final Path clusterFile;
   private final int port;
+  private final @Nullable String storageMemory;
   private @Nullable FdbProcess server;
   private @Nullable ShutdownHook shutdownHook;
   private boolean closed;
 
-  private LocalFdbServer(Installation installation, Path directory, int port) {
+  private LocalFdbServer(
+      Installation installation, Path directory, int port, @Nullable String storageMemory) {
     this.installation = installation;
     this.directory = directory;
     this.clusterFile = directory.resolve("fdb.cluster");
     this.port = port;
+    this.storageMemory = storageMemory;
   }
 
   /**
@@ -131,11 +134,27 @@ public final class LocalFdbServer implements AutoCloseable {
    * @throws IllegalStateException if the server did not become available, with its output
    */
   public static LocalFdbServer start(Installation installation, Path parent) {
+    return start(installation, parent, null);
+  }
+
+  /**
+   * Like {@link #start(Installation, Path)}, with the memory engine's data limit {@code
+   * storageMemory} ({@code fdbserver --storage-memory}, e.g. {@code "3072MiB"}) instead of its
+   * default of 1 GiB: for data sets that do not fit in it (the engine counts about a kilobyte per
+   * small key-value pair with its overheads).
+   *
+   * @param storageMemory the limit, or null for fdbserver's default
+   */
+  public static LocalFdbServer start(
+      Installation installation, Path parent, @Nullable String storageMemory) {
     IllegalStateException failure = null;
     for (int i = 0; i < START_ATTEMPTS; i++) {
       LocalFdbServer server =
           new LocalFdbServer(
-              installation, RunDirectories.create(parent), RunDirectories.freePort());
+              installation,
+              RunDirectories.create(parent),
+              RunDirectories.freePort(),
+              storageMemory);
       try {
         server.startAndConfigure();
         return server;
@@ -202,9 +221,8 @@ public final class LocalFdbServer implements AutoCloseable {
       throw new UncheckedIOException(e);
     }
     shutdownHook = new ShutdownHook(this::close, "dgen-fdb-server-stop");
-    FdbProcess s =
-        FdbProcess.start(
-            installation.fdbserver(),
+    List<String> args =
+        new java.util.ArrayList<>(
             List.of(
                 "-p",
                 "127.0.0.1:" + port,
@@ -213,8 +231,12 @@ public final class LocalFdbServer implements AutoCloseable {
                 "-d",
                 directory.resolve("data").toString(),
                 "-L",
-                directory.resolve("logs").toString()),
-            directory);
+                directory.resolve("logs").toString()));
+    if (storageMemory != null) {
+      args.add("--storage-memory");
+      args.add(storageMemory);
+    }
+    FdbProcess s = FdbProcess.start(installation.fdbserver(), args, directory);
     server = s;
     // fdbcli answers "Database created", or "... already exists" after a retry whose first try
     // created it; right after, "status minimal" may still say "available, but has issues".
