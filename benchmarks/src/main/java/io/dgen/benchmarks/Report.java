@@ -522,6 +522,12 @@ final class Report {
                   n + ": message p50 ≤ 3 × commit p50",
                   ratio <= 3,
                   String.format(Locale.ROOT, "%.2f ×", ratio));
+              double remote = r.metric("remoteP50Micros") / r.metric("commitP50Micros");
+              target(
+                  out,
+                  n + ": the same, sent from a runtime that hosts nothing",
+                  remote <= 3,
+                  String.format(Locale.ROOT, "%.2f ×", remote));
             });
     return out.toString();
   }

@@ -358,29 +358,40 @@ final class ScaleOutScenarios {
         LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(5)); // measuring idleness: nothing to await
         double idleCores = (Scenarios.processCpuNanos() - cpu0) / (double) (System.nanoTime() - w0);
 
+        // A message to an idle server, sent from the holding runtime (its push loads the server
+        // itself) and from a runtime that hosts nothing (the holder hears of it through the
+        // bucket's watch), each against a bare get + set timed right after it.
         Latencies wake = new Latencies();
+        Latencies remoteWake = new Latencies();
         Latencies commit = new Latencies();
         byte[] key = backend.directory(bench.root(), "raw").pack(Tuple.from("counter"));
-        int samples = Math.min(settings.wakeSamples(), (n - checked.size()) / 2);
-        for (int i = 0; i < 2 * samples; i++) {
-          int id = pick(random, picked, 0, n); // a server no message has loaded yet
-          ServerRef<CounterServer.Msg> ref = dgen.ref(tenant, KIND, Tuple.from(id));
-          long target = progress.applied() + 1;
-          long sent = System.nanoTime();
-          ref.cast(ONE);
-          long woken = progress.awaitAtLeast(target, APPLIED_TIMEOUT) - sent;
-          long commit0 = System.nanoTime();
-          backend.run(
-              tx -> {
-                byte[] v = tx.get(key);
-                long x = v == null ? 0 : ByteBuffer.wrap(v).getLong();
-                tx.set(key, ByteBuffer.allocate(Long.BYTES).putLong(x + 1).array());
-                return null;
-              });
-          long committed = System.nanoTime() - commit0;
-          if (i >= samples) { // the first half warms the path up
-            wake.add(woken);
-            commit.add(committed);
+        int samples = Math.min(settings.wakeSamples(), (n - checked.size()) / 4);
+        try (DGen sender = DGen.builder(backend).build()) {
+          Tenant remote = sender.tenant(bench.root(), tenantName);
+          for (int i = 0; i < 4 * samples; i++) {
+            boolean fromHolder = i % 2 == 0;
+            int id = pick(random, picked, 0, n); // a server no message has loaded yet
+            ServerRef<CounterServer.Msg> ref =
+                fromHolder
+                    ? dgen.ref(tenant, KIND, Tuple.from(id))
+                    : sender.ref(remote, KIND, Tuple.from(id));
+            long target = progress.applied() + 1;
+            long sent = System.nanoTime();
+            ref.cast(ONE);
+            long woken = progress.awaitAtLeast(target, APPLIED_TIMEOUT) - sent;
+            long commit0 = System.nanoTime();
+            backend.run(
+                tx -> {
+                  byte[] v = tx.get(key);
+                  long x = v == null ? 0 : ByteBuffer.wrap(v).getLong();
+                  tx.set(key, ByteBuffer.allocate(Long.BYTES).putLong(x + 1).array());
+                  return null;
+                });
+            long committed = System.nanoTime() - commit0;
+            if (i >= 2 * samples) { // the first half warms the paths up
+              (fromHolder ? wake : remoteWake).add(woken);
+              commit.add(committed);
+            }
           }
         }
         for (int id : checked) {
@@ -393,6 +404,7 @@ final class ScaleOutScenarios {
           }
         }
         Latencies.Summary w = wake.summarize();
+        Latencies.Summary rw = remoteWake.summarize();
         Latencies.Summary c = commit.summarize();
         int buckets = tenant.bucketCount();
         Map<String, Double> metrics = new LinkedHashMap<>();
@@ -403,6 +415,7 @@ final class ScaleOutScenarios {
         metrics.put("watches", (double) watches);
         metrics.put("idleCores", idleCores);
         metrics.put("commitP50Micros", c.p50Micros());
+        metrics.put("remoteP50Micros", rw.p50Micros());
         metrics.put("settleSeconds", settleSeconds);
         metrics.put("copiesChecked", (double) checked.size());
         return Scenarios.row(
@@ -419,7 +432,8 @@ final class ScaleOutScenarios {
             metrics,
             String.format(
                 "heap after GC %.0f MB (+%.0f); %d watches for %d buckets held; idle CPU %.4f"
-                    + " cores; message p50 %.1f ms = %.2f × a bare commit's p50 (%.1f ms);"
+                    + " cores; message p50 %.1f ms = %.2f × a bare commit's p50 (%.1f ms), from"
+                    + " a runtime that hosts nothing %.1f ms = %.2f ×;"
                     + " settled %.1f s after host; %s; %d copies answered 1 + 1 = 2, none was"
                     + " loaded or ready before",
                 heap,
@@ -430,6 +444,8 @@ final class ScaleOutScenarios {
                 w.p50Micros() / 1e3,
                 w.p50Micros() / c.p50Micros(),
                 c.p50Micros() / 1e3,
+                rw.p50Micros() / 1e3,
+                rw.p50Micros() / c.p50Micros(),
                 settleSeconds,
                 copiesNote,
                 checked.size()));
