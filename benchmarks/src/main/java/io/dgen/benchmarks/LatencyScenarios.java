@@ -251,7 +251,7 @@ final class LatencyScenarios {
           String.format(
               Locale.ROOT,
               "started in %,.0f ms, idle in %,.0f ms; %d watches; idle CPU %.3f cores (process:"
-                  + " %.3f); %d live threads (+%d); heap after GC %.0f MB (+%.0f)",
+                  + " %.3f); %d live threads (+%d); heap after GC %.0f MB (%+.0f)",
               startedNanos / 1e6,
               idleNanos / 1e6,
               watches,

@@ -431,7 +431,7 @@ final class ScaleOutScenarios {
             makeCpu,
             metrics,
             String.format(
-                "heap after GC %.0f MB (+%.0f); %d watches for %d buckets held; idle CPU %.4f"
+                "heap after GC %.0f MB (%+.0f); %d watches for %d buckets held; idle CPU %.4f"
                     + " cores; message p50 %.1f ms = %.2f × a bare commit's p50 (%.1f ms), from"
                     + " a runtime that hosts nothing %.1f ms = %.2f ×;"
                     + " settled %.1f s after host; %s; %d copies answered 1 + 1 = 2, none was"

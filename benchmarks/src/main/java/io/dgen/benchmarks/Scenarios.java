@@ -671,7 +671,7 @@ final class Scenarios {
           cpu,
           metrics,
           String.format(
-              "%d live threads (+%d), heap after GC %.0f MB (+%.0f)",
+              "%d live threads (+%d), heap after GC %.0f MB (%+.0f)",
               threads, threads - threadsBefore, heap, heap - heapBefore));
     }
   }
