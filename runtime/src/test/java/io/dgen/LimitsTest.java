@@ -10,6 +10,7 @@ import io.dgen.backend.BackendException;
 import io.dgen.internal.Buckets;
 import io.dgen.internal.LimitKeys;
 import io.dgen.internal.ServerKeys;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -546,6 +547,88 @@ class LimitsTest extends RuntimeTestBase {
         .as("servers inside handleLocked on average, from the first entry to the last exit")
         .isGreaterThanOrEqualTo(1.4);
     assertThat(fenced).isEmpty();
+  }
+
+  /**
+   * An executor that, while {@link #holding}, keeps the tasks of consume loops (a wake-up for a
+   * permit, a drain) instead of running them, until {@link #release}.
+   */
+  private static final class HoldingExecutor implements java.util.concurrent.Executor {
+    private final java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(2);
+    private final List<Runnable> held = new CopyOnWriteArrayList<>();
+    volatile boolean holding;
+
+    @Override
+    public void execute(Runnable r) {
+      if (holding && r.getClass().getName().contains("ConsumeLoop")) {
+        held.add(r);
+      } else {
+        pool.execute(r);
+      }
+    }
+
+    int held() {
+      return held.size();
+    }
+
+    void release() {
+      holding = false;
+      held.forEach(pool::execute);
+    }
+
+    void shutdown() {
+      pool.shutdownNow();
+    }
+  }
+
+  /**
+   * Two servers of one runtime wait for the only permit. It frees: the first is woken, but its
+   * process stops before its batch runs. The permit must go to the second. Before, the woken waiter
+   * never reported back, and a check that finds a permit free arms nothing: the second waited until
+   * some unrelated event of its runtime checked again.
+   */
+  @Test
+  void aWokenWaiterWhoseProcessStopsBeforeItsBatch_leavesThePermitToTheNext() throws Exception {
+    HoldingExecutor executor = new HoldingExecutor();
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    try {
+      DGen a = runtime(b -> b.concurrencyLimit(limit, 1).executor(executor).meterRegistry(meters));
+      probe.block = new CountDownLatch(1);
+      probe.lockedMillis = 0;
+      StartOptions.Builder o =
+          options(a, tenant).concurrencyLimit(limit).lockTimeout(Duration.ofMinutes(5));
+      ServerRef<Integer> holder = startPaced(a, "holder", o);
+      holder.cast(-1);
+      assertThat(probe.entered.await(30, TimeUnit.SECONDS)).isTrue();
+      ServerRef<Integer> first = startPaced(a, "first", o);
+      first.cast(-2);
+      await().atMost(Duration.ofSeconds(30)).until(() -> throttled(meters) == 1);
+      ServerRef<Integer> second = startPaced(a, "second", o);
+      second.cast(-2);
+      await().atMost(Duration.ofSeconds(30)).until(() -> throttled(meters) == 2);
+
+      executor.holding = true;
+      probe.block.countDown(); // the holder's run ends: its permit frees, the first is woken
+      await("the first woken, its wake-up held with the holder's next drain")
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> throttled(meters) == 1 && executor.held() >= 2);
+      first.stop();
+      executor.release();
+
+      await("the second takes the permit")
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> probe.lockedRuns.size() == 2);
+      assertThat(second.<List<Integer>>priorityCall(0)).containsExactly(-2);
+      assertThat(first.isAlive()).isFalse();
+    } finally {
+      executor.shutdown();
+    }
+  }
+
+  private double throttled(SimpleMeterRegistry meters) {
+    var g = meters.find("dgen.limit.throttled").tag("limit", limit).gauge();
+    return g == null ? -1 : g.value();
   }
 
   @Test

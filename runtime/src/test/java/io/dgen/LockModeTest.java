@@ -248,6 +248,34 @@ class LockModeTest extends RuntimeTestBase {
   }
 
   /**
+   * As above, but the process is stopped before any later batch of it could recognise the lock:
+   * once its loop has ended, it looks for a lock of its own left behind and runs its handleLocked.
+   * Before, the lock stayed, and without a {@code lockTimeout} every other process of the server
+   * waited for it for ever.
+   */
+  @Test
+  void aLockTakenByABatchThatDidNotLearnItsOutcome_isRun_evenIfItsProcessStoppedMeanwhile() {
+    ServerRef<Msg> ref = start(b -> b.consumeK(4));
+    ServerKeys keys =
+        new ServerKeys(tenant.subspace(), Buckets.of(tenant.bucketCount()), ref.tuid());
+    hooks.callbackHooks.put(
+        "arm",
+        () -> {
+          hideTheNextCommitsOutcome(keys);
+          ref.stop(); // while its batch is in flight
+        });
+    ref.castAll(List.of(new TestServer.Hook("arm"), new Work("k")));
+
+    await("the stopped process ran its lock's handleLocked")
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> hooks.lockedReturned.get() == 1);
+    ServerRef<Msg> again = start(); // and released the lock: nothing waits behind it
+    again.cast(new Add(1));
+    awaitTotal(again, 1001);
+    assertThat(hooks.lockedReturned).hasValue(1);
+  }
+
+  /**
    * A consumer that meets a lock with a {@code lockTimeout} parks until a ring or the lock's
    * expiry. Every push while the lock is held wakes it to meet the lock again: the expiry must stay
    * one pending timer, not one more per push.

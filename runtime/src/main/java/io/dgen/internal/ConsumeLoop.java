@@ -86,6 +86,8 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
   private volatile RateLimiter.@Nullable Waiter rateWaiter;
   private volatile ConcurrencyGate.@Nullable Waiter gateWaiter;
   private boolean gateWoken;
+  // Whether the stopped process looked for a lock of its own left behind; touched by the owner.
+  private boolean orphansLooked;
 
   ConsumeLoop(
       RuntimeCore core,
@@ -305,7 +307,30 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
       core.permits().release();
     }
     giveBackRatePermits(0);
+    if (gateWoken) {
+      // woken for a free permit of the concurrency limit, but stopped before its batch: the next
+      // waiter of this runtime may take it (with nothing armed, none would be woken for it)
+      gateWoken = false;
+      Objects.requireNonNull(gate).passed();
+    }
+    if (!orphansLooked && locks.tookAny()) {
+      handOver(this::lookForOrphan);
+      return; // its end runs this again
+    }
     quiet.complete(null); // stopped, with no batch in flight
+  }
+
+  /**
+   * The process stopped with no batch in flight, after some of its batches took the lock: a lock
+   * one of them committed without learning so (an outcome left unknown, its retry cut short by the
+   * stop) is this process's to run, as its next batch would have. Left alone it would block the
+   * server for as long as this runtime lives: no batch of another process recognises it as its own,
+   * and a hosted server's new holder busts only the locks of runtimes that are gone.
+   */
+  private LockCoordinator.Run lookForOrphan() {
+    LockCoordinator.Held<M> orphan = locks.orphan();
+    orphansLooked = true;
+    return orphan == null ? LockCoordinator.Run.NOTHING : locks.runLocked(orphan, null);
   }
 
   /**
@@ -424,9 +449,10 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
    * trying for as long as the process lives.
    */
   private void handOver(Supplier<LockCoordinator.Run> step) {
-    if (!lifecycle.isAlive()) {
-      return;
-    }
+    // Also when the process was stopped since its batch committed the lock (a hand-off, an
+    // eviction racing a push, a lost bucket): the lock is still this process's, and nobody else
+    // runs or releases it while this runtime lives. The loop stays owned until the run has ended,
+    // so a hand-off waiting for this process to be quiet waits for it.
     try {
       core.blocking().execute(guarded(() -> afterLocked(step.get())));
     } catch (RejectedExecutionException e) {
@@ -478,7 +504,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
       stopUndecodable(e);
     } else if (cause instanceof Placement.Deposed e) {
       log.info("{}; unloading the server", e.getMessage());
-      lifecycle.terminate(null);
+      lifecycle.terminate(e); // not a deactivation: the bucket's new holder runs the server
       execute(this::drain);
     } else if (cause instanceof Error e) {
       log.error("consumer batch failed with an error: {}", context, e);
@@ -525,9 +551,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
               Objects.requireNonNull(run.cause()));
         }
       }
-      case STOPPED -> {
-        // the process stopped itself; the loop stays owned, as nothing is to run any more
-      }
+      case STOPPED -> execute(this::drain); // the process stopped itself: the loop ends, quiet
       case UNKNOWN -> {
         // The lock may still be held by this process: nothing else of this server can run
         // before its holder has learned how its commit or release ended.

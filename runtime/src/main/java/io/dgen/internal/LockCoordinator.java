@@ -110,6 +110,9 @@ final class LockCoordinator<S, M> {
     Run(Ending ending, @Nullable Throwable cause) {
       this(ending, cause, false, null);
     }
+
+    /** Nothing was held, so nothing ran: as a run that released its lock. */
+    static final Run NOTHING = new Run(Ending.RELEASED, null);
   }
 
   /**
@@ -249,6 +252,29 @@ final class LockCoordinator<S, M> {
     } catch (IllegalArgumentException e) {
       return null;
     }
+  }
+
+  /** Whether a batch of this process took the lock at some point (it may have left one). */
+  boolean tookAny() {
+    return !takenBy.isEmpty();
+  }
+
+  /**
+   * A lock that a batch of this process took and that is still stored, for a process that stopped
+   * with no batch in flight ({@code ConsumeLoop}): one snapshot read of the lock record. Null if
+   * the server is unlocked or locked by anyone else.
+   */
+  @Nullable Held<M> orphan() {
+    return commits.commit(
+        tx -> {
+          byte[] record = tx.snapshot().get(keys.lockKey());
+          if (record == null) {
+            return null;
+          }
+          LockRecord lock = decode(record);
+          UUID run = runOf(lock.token());
+          return run != null && takenBy.contains(run) ? recovered(tx, lock) : null;
+        });
   }
 
   /**
