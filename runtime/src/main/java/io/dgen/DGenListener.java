@@ -43,8 +43,9 @@ public interface DGenListener {
    * without a migration, a type stored at a newer version, a missing alias): its consuming process
    * stopped, and only it; other servers go on. The state is kept as it is: {@code dgen inspect}
    * shows its tree, and {@code DGenAdmin}'s {@code ServerAdmin.replaceState} (or {@code dgen
-   * state-replace}) repairs it. Start the process again once the code or the data is fixed. See
-   * {@code docs/evolving-data.md}.
+   * state-replace}) repairs it. Start the process again once the code or the data is fixed; a
+   * hosted server's holder loads it again by itself, at once after a repair, else after a backoff
+   * of up to five minutes (called at each load that fails). See {@code docs/evolving-data.md}.
    *
    * @param server the process that stopped
    * @param error what could not be decoded: the server, the stored type and version, the key

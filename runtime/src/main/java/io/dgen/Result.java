@@ -112,7 +112,9 @@ public final class Result<S> {
   }
 
   /**
-   * Commits {@code state}, then stops this process (the durable state is kept).
+   * Commits {@code state}, then stops this process (the durable state is kept). A hosted server
+   * ({@code DGen.host}) is deactivated rather than gone: its next message, from any runtime, loads
+   * it again with its state as stored, and messages already queued behind the stop load it at once.
    *
    * @param reason why the process stops (logged)
    * @param state the new state, not null
@@ -124,7 +126,8 @@ public final class Result<S> {
   }
 
   /**
-   * Commits {@code state}, runs {@code actions}, then stops this process.
+   * Commits {@code state}, runs {@code actions}, then stops this process (a hosted server is
+   * deactivated, as by {@link #stop(Object, Object)}).
    *
    * @param reason why the process stops (logged)
    * @param state the new state, not null

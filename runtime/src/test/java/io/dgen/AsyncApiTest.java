@@ -89,15 +89,21 @@ class AsyncApiTest extends RuntimeTestBase {
     assertThatThrownBy(() -> ref.purgeDeadLetterAsync("xyz"))
         .isInstanceOf(IllegalArgumentException.class);
 
+    String callId = ref.submit(new Add(1));
     ref.stop();
 
     for (CompletableFuture<?> f :
         List.of(
             ref.castAsync(new Add(1)),
+            ref.castAsync(new Add(1), "key"),
             ref.castAllAsync(List.of(new Add(1))),
+            ref.castAfterAsync(new Add(1), Duration.ofSeconds(1)),
+            ref.callAsync(new Add(1)),
             ref.submitAsync(new Add(1)),
+            ref.awaitReplyAsync(callId, Duration.ofSeconds(1)),
             ref.queueLengthAsync(),
             ref.deadLettersAsync(),
+            ref.purgeDeadLettersAsync(),
             ref.killAsync("late"))) {
       assertThatThrownBy(f::get)
           .isInstanceOf(ExecutionException.class)

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import tools.jackson.databind.JsonNode;
@@ -327,6 +328,100 @@ class FieldEvolutionTest extends RuntimeTestBase {
     await()
         .atMost(Duration.ofSeconds(30))
         .until(() -> again.queueLength() == 0 && again.<AmountV2>call("get").amount() == 17);
+  }
+
+  /** A hosted kind whose servers keep an {@link AmountV1}, created by their first message. */
+  static final class HostedAmountV1 implements DGenServer<AmountV1, String> {
+    @Override
+    public InitResult<AmountV1> init(@Nullable Object id) {
+      return InitResult.ok(new AmountV1("twelve"));
+    }
+
+    @Override
+    public Result<AmountV1> handleCall(String m, From from, AmountV1 s) {
+      return Result.reply(s, s);
+    }
+  }
+
+  /** The same kind, changed incompatibly: its servers keep an {@link AmountV2}. */
+  static final class HostedAmountV2 implements DGenServer<AmountV2, String> {
+    @Override
+    public InitResult<AmountV2> init(@Nullable Object id) {
+      return InitResult.ok(new AmountV2(0));
+    }
+
+    @Override
+    public Result<AmountV2> handleCast(String m, AmountV2 s) {
+      return Result.noReply(new AmountV2(s.amount() + Long.parseLong(m)));
+    }
+
+    @Override
+    public Result<AmountV2> handleCall(String m, From from, AmountV2 s) {
+      return Result.reply(s, s);
+    }
+  }
+
+  /**
+   * A hosted server whose stored state no longer decodes stops, and is not loaded again by every
+   * message (each load fails and logs): it waits out a backoff, the admin API shows it stuck (so do
+   * {@code dgen inspect} and the dashboard), and a repair of its state loads it again at once, from
+   * a runtime that does not host its kind.
+   */
+  @Test
+  void aHostedServerWithAnUndecodableState_backsOff_isShownStuck_andARepairLoadsItAtOnce() {
+    String[] path = tenant.path().toArray(String[]::new);
+    Tuple tuid = Tuple.from("fe-hosted", 1L);
+    DGen v1 = runtime(StateEncoding.STRUCTURED);
+    v1.host("fe-hosted", HostedAmountV1::new, StartOptions.builder(v1.tenant(path)).build());
+    ServerRef<String> viaV1 = v1.ref(v1.tenant(path), "fe-hosted", Tuple.from(1L));
+    assertThat(viaV1.call("get", AmountV1.class, Duration.ofSeconds(30)))
+        .isEqualTo(new AmountV1("twelve"));
+    v1.close(); // its buckets are released at once
+
+    List<UndecodableDataException> heard = new CopyOnWriteArrayList<>();
+    DGen v2 =
+        DGen.builder(backend)
+            // a stuck server's next load would come a minute later: the repair must not wait
+            .retryBackoff(Duration.ofMillis(1), Duration.ofMinutes(1))
+            .listener(
+                new DGenListener() {
+                  @Override
+                  public void stateUndecodable(ServerRef<?> server, UndecodableDataException e) {
+                    heard.add(e);
+                  }
+                })
+            .build();
+    runtimes.add(v2);
+    v2.host("fe-hosted", HostedAmountV2::new, StartOptions.builder(v2.tenant(path)).build());
+    ServerRef<String> client = dgen.ref(tenant, "fe-hosted", Tuple.from(1L)); // hosts nothing
+    client.cast("5");
+    ServerAdmin admin =
+        new DGenAdmin(backend).tenant(path).orElseThrow().server(tuid).orElseThrow();
+    await().atMost(Duration.ofSeconds(60)).until(() -> admin.stuck().isPresent());
+    assertThat(admin.stuck().orElseThrow().reason()).contains("fe.amount");
+    assertThat(admin.stuck().orElseThrow().member()).isEqualTo(v2.memberId().toString());
+
+    ServerRef<String> local = v2.ref(v2.tenant(path), "fe-hosted", Tuple.from(1L));
+    for (int i = 0; i < 20; i++) {
+      local.cast("1"); // each would load it again straight after its push, and fail again
+    }
+    await()
+        .during(Duration.ofMillis(500))
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> heard.size() == 1);
+    assertThat(admin.queueLength()).isEqualTo(21);
+
+    JsonNode raw = admin.state().orElseThrow();
+    JsonNode fixed = new ObjectMapper().createObjectNode().put("amount", 12);
+    assertThat(admin.replaceState(fixed, "fe.amount", raw)).isTrue();
+
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                admin.queueLength() == 0
+                    && client.call("get", AmountV2.class, Duration.ofSeconds(30)).amount() == 37);
+    assertThat(admin.stuck()).isEmpty();
   }
 
   @ParameterizedTest

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.Tally.Add;
 import io.dgen.Tally.Get;
@@ -13,10 +14,19 @@ import io.dgen.admin.DGenAdmin;
 import io.dgen.admin.TenantAdmin;
 import io.dgen.backend.Backend;
 import io.dgen.backend.BackendException;
+import io.dgen.backend.FaultInjectingBackend;
 import io.dgen.backend.ForwardingBackend;
 import io.dgen.backend.Transaction;
+import io.dgen.internal.Buckets;
+import io.dgen.internal.Placement;
+import io.dgen.internal.ServerKeys;
+import io.dgen.internal.TenantKeys;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
@@ -26,9 +36,12 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.LongStream;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -647,5 +660,262 @@ class HostingTest extends RuntimeTestBase {
     assertThatThrownBy(() -> dgen.ref(t, KIND, Tuple.from(1)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("another DGen");
+  }
+
+  /** A hosted kind that stops itself on {@code "stop"} and counts every other cast. */
+  private static final class Stopper implements DGenServer<Long, String> {
+    @Override
+    public InitResult<Long> init(@Nullable Object id) {
+      return InitResult.ok(0L);
+    }
+
+    @Override
+    public Result<Long> handleCast(String m, Long n) {
+      return m.equals("stop") ? Result.stop("asked to", n) : Result.noReply(n + 1);
+    }
+
+    @Override
+    public Result<Long> handleCall(String m, From f, Long n) {
+      return Result.reply(n, n);
+    }
+  }
+
+  /** A runtime hosting {@code kind} with {@code behaviour}, holding every bucket (no moves). */
+  private <S, M> DGen soleHolder(
+      String kind, java.util.function.Supplier<DGenServer<S, M>> behaviour, Backend over) {
+    lease = Duration.ofMinutes(1); // no bucket moves within a test: nothing rescans for it
+    DGen d = runtime(over);
+    d.host(kind, behaviour, StartOptions.builder(d.tenant(path)).build());
+    SettledPlacement.await(
+        this::admin, kind, BUCKETS, List.of(d.memberId()), Duration.ofSeconds(60));
+    return d;
+  }
+
+  private long queued(String kind, long id) {
+    return admin().server(Tuple.from(kind, id)).orElseThrow().summary().queueLength();
+  }
+
+  /**
+   * A hosted server that returns {@code Result.stop} is deactivated, not gone: its next message,
+   * from a runtime that does not hold its bucket, loads it again. Before, its index entry stayed
+   * ready with no process loaded, so later pushes only rang a bucket nobody listened on for it.
+   */
+  @Test
+  void aHostedServerThatStoppedItself_isLoadedAgainByItsNextMessageFromAnotherRuntime() {
+    soleHolder("stopper", Stopper::new, backend);
+    DGen c = runtime(backend); // hosts nothing
+    ServerRef<String> viaC = c.ref(c.tenant(path), "stopper", Tuple.from(1L));
+    viaC.cast("work");
+    viaC.cast("stop");
+    await().atMost(BULK_WAIT).until(() -> queued("stopper", 1L) == 0);
+
+    viaC.cast("work");
+
+    await("applied").atMost(Duration.ofSeconds(20)).until(() -> queued("stopper", 1L) == 0);
+    assertThat(viaC.call("get", Long.class, Duration.ofSeconds(30))).isEqualTo(2L);
+  }
+
+  /** Messages queued behind a stop load the server again at once: none waits for a later one. */
+  @Test
+  void messagesQueuedBehindAStop_loadTheServerAgain_andAreApplied() {
+    soleHolder("stopper", Stopper::new, backend);
+    DGen c = runtime(backend);
+    ServerRef<String> viaC = c.ref(c.tenant(path), "stopper", Tuple.from(2L));
+
+    viaC.castAll(List.of("work", "stop", "work", "work"));
+
+    await().atMost(Duration.ofSeconds(20)).until(() -> queued("stopper", 2L) == 0);
+    assertThat(viaC.call("get", Long.class, Duration.ofSeconds(30))).isEqualTo(3L);
+  }
+
+  /**
+   * A call through a ref in the runtime that runs the server goes inline to its loaded process.
+   * When that process is unloaded between the lookup and the call (here it stops itself again and
+   * again), the call is queued for whichever process runs the server next: it never fails with
+   * {@code ServerStoppedException}, which for a ref means the server was killed.
+   */
+  @Test
+  void refCallsWhereTheServerRuns_whileItsProcessKeepsStopping_neverFailAsStopped()
+      throws Exception {
+    DGen a = soleHolder("stopper", Stopper::new, backend);
+    ServerRef<String> ref = a.ref(a.tenant(path), "stopper", Tuple.from(3L));
+    ExecutorService threads = Executors.newFixedThreadPool(2);
+    try {
+      Future<?> stops =
+          threads.submit(
+              () -> {
+                for (int i = 0; i < 60; i++) {
+                  ref.cast("stop");
+                }
+              });
+      Future<Integer> stopped =
+          threads.submit(
+              () -> {
+                int failed = 0;
+                for (int i = 0; i < 300; i++) {
+                  try {
+                    ref.call("get", Long.class, Duration.ofSeconds(30));
+                  } catch (ServerStoppedException e) {
+                    failed++;
+                  }
+                }
+                return failed;
+              });
+      stops.get(2, TimeUnit.MINUTES);
+      assertThat(stopped.get(2, TimeUnit.MINUTES)).as("calls failed as stopped").isZero();
+    } finally {
+      threads.shutdownNow();
+    }
+  }
+
+  /**
+   * A rescan of a taken bucket's ready index whose reads fail (a transaction timeout during a
+   * recovery) is tried again, from the chunk that failed: the servers that were ready when the
+   * bucket was taken are loaded although no activation rings for them later.
+   */
+  @Test
+  void aRescanThatFails_isRetried_soTheReadyServersOfATakenBucketAreLoaded() {
+    DGen c = runtime(backend); // hosts nothing
+    ServerRef<Msg> viaC = c.ref(c.tenant(path), KIND, Tuple.from(1L));
+    viaC.cast(new Add(1)); // ready, and nobody holds its bucket yet: its activation is lost
+    FaultInjectingBackend faulty = FaultInjectingBackend.wrap(backend);
+    Subspace ready = new TenantKeys(c.tenant(path).subspace(), Buckets.of(BUCKETS)).ready();
+    faulty.failReads(
+        ready.range().begin,
+        ready.range().end,
+        3 * BUCKETS,
+        BackendException.TRANSACTION_TIMED_OUT);
+    lease = Duration.ofMinutes(1);
+    hosting("a", faulty, o -> o);
+
+    await().atMost(Duration.ofSeconds(30)).until(() -> queued(KIND, 1L) == 0);
+    assertThat(tallied(viaC)).isEqualTo(1);
+  }
+
+  /**
+   * Holds the commit of the first transaction that takes the lock {@link #arm}ed (writes its
+   * record) until {@link #release}: a batch whose commit is still in flight when its process is
+   * stopped.
+   */
+  private static final class HoldLockCommit extends ForwardingBackend {
+    private volatile byte @Nullable [] lockKey;
+    private final CompletableFuture<@Nullable Void> released = new CompletableFuture<>();
+    private final CountDownLatch held = new CountDownLatch(1);
+
+    HoldLockCommit(Backend delegate) {
+      super(delegate);
+    }
+
+    void arm(byte[] key) {
+      lockKey = key;
+    }
+
+    void release() {
+      released.complete(null);
+    }
+
+    boolean awaitHeld() throws InterruptedException {
+      return held.await(30, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public <T> T run(Function<? super Transaction, ? extends T> body) {
+      return delegate().run(body);
+    }
+
+    @Override
+    public <T> CompletableFuture<T> runAsync(
+        Function<? super Transaction, ? extends CompletableFuture<? extends T>> body) {
+      return delegate()
+          .runAsync(
+              tx -> {
+                AtomicBoolean takes = new AtomicBoolean();
+                Transaction watched =
+                    (Transaction)
+                        Proxy.newProxyInstance(
+                            Transaction.class.getClassLoader(),
+                            new Class<?>[] {Transaction.class},
+                            (proxy, method, args) -> {
+                              byte[] key = lockKey;
+                              if (key != null
+                                  && method.getName().equals("set")
+                                  && Arrays.equals((byte[]) args[0], key)) {
+                                takes.set(true);
+                              }
+                              try {
+                                return method.invoke(tx, args);
+                              } catch (InvocationTargetException e) {
+                                throw e.getCause();
+                              }
+                            });
+                return body.apply(watched)
+                    .thenCompose(
+                        v -> {
+                          if (takes.get() && held.getCount() > 0) {
+                            held.countDown();
+                            return released.thenApply(x -> v);
+                          }
+                          return CompletableFuture.completedFuture(v);
+                        });
+              });
+    }
+  }
+
+  /**
+   * A lock taken by a batch whose process a hand-off stopped while the batch's commit was in
+   * flight: the batch commits (the lease is still its runtime's while the hand-off drains), so the
+   * lock is its process's to run. Before, the stopped process dropped it, and the bucket's new
+   * holder met a lock whose holder's runtime lives: nobody ran or released it (no lockTimeout), and
+   * the server was stuck for as long as the old holder lived.
+   */
+  @Test
+  void aLockTakenByABatchInFlightDuringAHandOff_isRunAndReleased() throws Exception {
+    HoldLockCommit hold = new HoldLockCommit(backend);
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    DGen a = runtime(hold, r -> r.meterRegistry(meters));
+    DGen b = runtime(backend); // hosts the kind later: a hands it the first buckets b desires
+    List<UUID> both = new ArrayList<>(List.of(a.memberId(), b.memberId()));
+    both.sort(null);
+    int quota = (int) Math.ceil(0.10 * BUCKETS / 2);
+    Set<Integer> firstMoves =
+        IntStream.range(0, BUCKETS)
+            .filter(k -> Placement.desiredOwner("locker", k, both).equals(b.memberId()))
+            .limit(quota)
+            .boxed()
+            .collect(Collectors.toSet());
+    long id =
+        LongStream.range(0, 100_000)
+            .filter(i -> firstMoves.contains(Buckets.of(BUCKETS).of(Tuple.from("locker", i))))
+            .findFirst()
+            .orElseThrow();
+    Tenant tenant = a.tenant(path);
+    hold.arm(
+        new ServerKeys(tenant.subspace(), Buckets.of(BUCKETS), Tuple.from("locker", id)).lockKey());
+    CountDownLatch none = new CountDownLatch(0);
+    a.host("locker", () -> new Locker("b", none, none), StartOptions.builder(tenant).build());
+    SettledPlacement.await(
+        this::admin, "locker", BUCKETS, List.of(a.memberId()), Duration.ofSeconds(60));
+    try {
+      a.ref(tenant, "locker", Tuple.from(id)).cast("job");
+      assertThat(hold.awaitHeld()).as("the batch taking the lock reached its commit").isTrue();
+
+      b.host(
+          "locker",
+          () -> new Locker("b", none, none),
+          StartOptions.builder(b.tenant(path)).build());
+      await("a's hand-off stops the server's process")
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () -> meters.find("dgen.hosted.loaded").tag("kind", "locker").gauge().value() == 0);
+    } finally {
+      hold.release(); // the batch commits: the lease is still a's while the hand-off drains
+    }
+
+    ServerRef<String> viaB = b.ref(b.tenant(path), "locker", Tuple.from(id));
+    await("handleLocked ran and released the lock")
+        .atMost(Duration.ofSeconds(30))
+        .ignoreExceptions()
+        .until(() -> viaB.call("get", Long.class, Duration.ofSeconds(5)) == 1L);
+    assertThat(admin().server(Tuple.from("locker", id)).orElseThrow().lock()).isEmpty();
   }
 }

@@ -13,6 +13,7 @@ import io.dgen.backend.Transaction;
 import io.dgen.internal.OperationTimeouts;
 import io.dgen.internal.ServerEntry;
 import io.dgen.internal.ServerKeys;
+import io.dgen.internal.StuckRecord;
 import io.dgen.internal.TenantKeys;
 import io.dgen.internal.codec.Chunks;
 import io.dgen.internal.codec.DeadRecord;
@@ -121,6 +122,17 @@ public final class ServerAdmin {
       @Nullable JsonNode value,
       @Nullable String error) {}
 
+  /**
+   * Why a hosted server is not running although it has work: its stored state did not decode when
+   * its holder last loaded it. The holder loads it again after a backoff (up to five minutes), and
+   * at once once {@link #replaceState} repaired it.
+   *
+   * @param since when the holder found the state undecodable (its wall clock)
+   * @param member the placement member id of the runtime that found it
+   * @param reason the decoding error
+   */
+  public record Stuck(Instant since, String member, String reason) {}
+
   private final Backend backend;
   private final ServerKeys keys;
   private final TenantKeys tenant;
@@ -197,8 +209,9 @@ public final class ServerAdmin {
    * state that changed meanwhile is never overwritten blindly. The new state is written in the
    * structured layout (every runtime reads either layout) under {@code type} (the tag the tree is
    * at, e.g. {@code account#2}; null to store none: version 1). Processes that cache the state see
-   * the new version key and reload it; a process that stopped on the undecodable state must be
-   * started again.
+   * the new version key and reload it. A hosted server is loaded again by its holder at once (the
+   * same transaction activates it, and clears its {@link #stuck()} record); a started server's
+   * process that stopped on the undecodable state must be started again.
    *
    * @param tree the new state
    * @param type the type tag to store with it, or null
@@ -234,8 +247,24 @@ public final class ServerAdmin {
             tx.set(keys.stateTagKey(), type.getBytes(StandardCharsets.UTF_8));
           }
           tx.setVersionstampedValue(keys.versionKey(), new byte[0]);
+          tx.clear(keys.stuckKey());
+          Futures.join(ServerEntry.reload(tx, tenant, keys));
           return true;
         });
+  }
+
+  /**
+   * Whether the server is stuck on a state that does not decode, as its holder last recorded (a
+   * hosted server only); empty if not. Cleared by {@link #replaceState}, by the server's eviction
+   * and by a kill.
+   */
+  public Optional<Stuck> stuck() {
+    byte[] raw = run("stuck", tx -> tx.snapshot().get(keys.stuckKey()));
+    if (raw == null) {
+      return Optional.empty();
+    }
+    StuckRecord r = StuckRecord.decode(raw);
+    return Optional.of(new Stuck(r.since(), r.member(), r.reason()));
   }
 
   /**

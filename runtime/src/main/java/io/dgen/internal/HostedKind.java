@@ -3,6 +3,8 @@ package io.dgen.internal;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGenServer;
 import io.dgen.StartOptions;
+import io.dgen.UndecodableDataException;
+import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.internal.codec.StateTag;
 import java.time.Duration;
@@ -54,11 +56,20 @@ final class HostedKind<S, M> {
   /** Ready index entries read per transaction by a rescan. */
   private static final int RESCAN_CHUNK = 1_000;
 
+  /** The longest wait between two loads of a server whose state does not decode. */
+  private static final long STUCK_BACKOFF_MAX_NANOS = TimeUnit.MINUTES.toNanos(5);
+
   /** A loaded server, and what its eviction learned meanwhile. */
   private static final class Loaded<S, M> {
     final ServerProcess<S, M> process;
     volatile boolean evicting;
     volatile boolean activatedWhileEvicting;
+
+    /**
+     * Set before this kind stops the process itself (a hand-off, a lost bucket, an eviction, the
+     * runtime closing): any other stop is the server's own, a deactivation ({@link #deactivated}).
+     */
+    volatile boolean unloaded;
 
     Loaded(ServerProcess<S, M> process) {
       this.process = process;
@@ -75,6 +86,12 @@ final class HostedKind<S, M> {
   private final KindTypes types;
   private final String context;
   private final Map<Tuple, Loaded<S, M>> loaded = new ConcurrentHashMap<>();
+
+  /**
+   * Servers whose state did not decode when last loaded, with how many loads failed so: they are
+   * loaded again after a growing backoff, or at once by an activation (a repair rings one).
+   */
+  private final Map<Tuple, Integer> stuck = new ConcurrentHashMap<>();
 
   HostedKind(
       RuntimeCore core,
@@ -192,18 +209,37 @@ final class HostedKind<S, M> {
    */
   void activateAfterPush(Tuple tuid) {
     Loaded<S, M> l = loaded.get(tuid);
-    if ((l == null || !l.process.isAlive()) && holds(hosting.buckets().of(tuid))) {
+    if ((l == null || !l.process.isAlive())
+        && !stuck.containsKey(tuid)
+        && holds(hosting.buckets().of(tuid))) {
       execute(() -> activate(tuid));
     }
+  }
+
+  /**
+   * An activation rang in a held bucket: the server became ready, or a repair of its state asks for
+   * it to be loaded again. A server waiting out the backoff of an undecodable state is loaded at
+   * once.
+   */
+  void activated(Tuple tuid) {
+    stuck.remove(tuid);
+    load(tuid);
   }
 
   // ---------------------------------------------------------------- loading
 
   /**
    * Loads server {@code tuid} (of this kind) if this runtime holds its bucket and it is not loaded
-   * yet; one being evicted loads again once it is dropped.
+   * yet, unless it waits out the backoff of an undecodable state; one being evicted loads again
+   * once it is dropped.
    */
   void activate(Tuple tuid) {
+    if (!stuck.containsKey(tuid)) {
+      load(tuid);
+    }
+  }
+
+  private void load(Tuple tuid) {
     int bucket = hosting.buckets().of(tuid);
     if (!holds(bucket) || !core.hooks().backgroundConsumers()) {
       return;
@@ -240,22 +276,116 @@ final class HostedKind<S, M> {
           tuid,
           context,
           failed[0]);
-      try {
-        core.scheduler()
-            .schedule(
-                () -> execute(() -> activate(tuid)),
-                core.backoffNanos(Integer.MAX_VALUE),
-                TimeUnit.NANOSECONDS);
-      } catch (RejectedExecutionException closing) {
-        // the runtime is closing
-      }
+      schedule(() -> activate(tuid), core.backoffNanos(Integer.MAX_VALUE));
       return;
     }
-    if (made[0] != null) {
-      ServerProcess<S, M> p = made[0].process;
-      p.onStop(() -> loaded.remove(tuid, made[0]));
+    Loaded<S, M> l = made[0];
+    if (l != null) {
+      ServerProcess<S, M> p = l.process;
+      p.onStop(() -> loaded.remove(tuid, l));
+      p.termination()
+          .whenComplete(
+              (done, why) -> {
+                if (!l.unloaded) {
+                  deactivated(tuid, p, why == null ? null : Futures.unwrap(why));
+                }
+              });
       p.startConsuming();
     }
+  }
+
+  // ---------------------------------------------------------------- deactivation
+
+  /**
+   * The server stopped itself while loaded: a {@code Result.stop}, a state that does not decode, a
+   * fatal error, a kill, or a fence that found the bucket gone. A hosted server is never gone for
+   * good (a kill aside, whose next message creates it anew): it is deactivated, and loaded again by
+   * its next message from any runtime. So its entry may not stay ready with no process loaded,
+   * where a push would only ring a bucket nobody listens on for it: one eviction transaction marks
+   * it idle if its queue is empty and it is unlocked (a push then activates it), and if it has work
+   * it is loaded again — at once after a stop, after a growing backoff ({@link #stuck}) when its
+   * state did not decode or a fatal error stopped it. A look that fails is tried again after the
+   * longest backoff while the bucket is held.
+   *
+   * @param why what stopped it: null for a stop it asked for (or a kill); a {@link
+   *     Placement.Deposed} fence is no deactivation (the bucket's new holder runs the server)
+   */
+  private void deactivated(Tuple tuid, ServerProcess<S, M> stopped, @Nullable Throwable why) {
+    if (why instanceof Placement.Deposed
+        || !holds(hosting.buckets().of(tuid))
+        || !core.hooks().backgroundConsumers()) {
+      return; // a holder that takes the bucket rescans its ready index
+    }
+    stopped
+        .evict()
+        .whenComplete(
+            (idle, err) -> {
+              if (err != null) {
+                log.warn(
+                    "a deactivated server could not be marked idle; trying again: {} tuid={}",
+                    context,
+                    tuid,
+                    err);
+                schedule(
+                    () -> deactivated(tuid, stopped, why), core.backoffNanos(Integer.MAX_VALUE));
+              } else if (Boolean.TRUE.equals(idle)) {
+                stuck.remove(tuid);
+              } else if (why == null) {
+                execute(() -> activate(tuid)); // it has work: its next process runs it
+              } else {
+                if (why instanceof UndecodableDataException undecodable) {
+                  markStuck(stopped, undecodable);
+                }
+                reloadStuck(tuid);
+              }
+            });
+  }
+
+  /**
+   * A server that stopped on an undecodable state (or a fatal error) and still has work: loaded
+   * again after a backoff that doubles up to {@value #STUCK_BACKOFF_MAX_NANOS} ns, not by every
+   * message it gets; each load that fails again logs again.
+   */
+  private void reloadStuck(Tuple tuid) {
+    int n = stuck.merge(tuid, 1, Integer::sum);
+    long delay = core.backoffNanos(Integer.MAX_VALUE) << Math.min(n - 1, 20);
+    delay = delay <= 0 ? STUCK_BACKOFF_MAX_NANOS : Math.min(delay, STUCK_BACKOFF_MAX_NANOS);
+    log.warn(
+        "server {} stopped again ({} time(s)) and has work; it is loaded again in {} s, or at once"
+            + " when its state is replaced: {}",
+        tuid,
+        n,
+        TimeUnit.NANOSECONDS.toSeconds(delay),
+        context);
+    schedule(
+        () -> {
+          if (stuck.containsKey(tuid)) {
+            load(tuid);
+          }
+        },
+        delay);
+  }
+
+  /**
+   * Records durably that the server's state does not decode, for {@code dgen inspect} and the
+   * dashboard; a state repair, an eviction or a kill clears it. Best effort: a failure is logged.
+   */
+  private void markStuck(ServerProcess<S, M> stopped, UndecodableDataException why) {
+    byte[] record =
+        StuckRecord.encode(core.wallMillis(), hosting.placement().memberId(), why.getMessage());
+    core.backend()
+        .runAsync(
+            tx -> {
+              tx.set(stopped.keys().stuckKey(), record);
+              return CompletableFuture.completedFuture(null);
+            })
+        .whenComplete(
+            (done, err) -> {
+              if (err != null) {
+                log.warn(
+                    "could not record that server {} is stuck: {}", stopped.tuid(), context, err);
+              }
+            });
   }
 
   @SuppressWarnings("unchecked")
@@ -266,11 +396,14 @@ final class HostedKind<S, M> {
   /**
    * Loads every server of this kind in the ready index of {@code bucket} (a bucket just taken, or
    * one whose activations may have been missed): snapshot reads, {@value #RESCAN_CHUNK} entries a
-   * transaction.
+   * transaction, from {@code resumeAt} (null: the start).
+   *
+   * @return null once done (or the bucket is no longer held); if a read failed, the key to go on
+   *     from ({@link Hosting} tries again after a backoff)
    */
-  void rescan(int bucket) {
+  byte @Nullable [] rescan(int bucket, byte @Nullable [] resumeAt) {
     var space = hosting.runtime().keys().ready(bucket);
-    byte[] from = space.range().begin;
+    byte[] from = resumeAt != null ? resumeAt : space.range().begin;
     while (holds(bucket)) {
       byte[] begin = from;
       List<KeyValue> rows;
@@ -280,11 +413,12 @@ final class HostedKind<S, M> {
                 .run(tx -> tx.snapshot().getRange(begin, space.range().end, RESCAN_CHUNK, false));
       } catch (RuntimeException e) {
         log.warn(
-            "reading the ready index of bucket {} failed; its next ring retries: {}",
+            "reading the ready index of bucket {} failed; it is read again from there after a"
+                + " backoff: {}",
             bucket,
             context,
             e);
-        return;
+        return begin;
       }
       for (KeyValue kv : rows) {
         Tuple tuid = space.unpack(kv.key());
@@ -293,10 +427,11 @@ final class HostedKind<S, M> {
         }
       }
       if (rows.size() < RESCAN_CHUNK) {
-        return;
+        return null;
       }
       from = io.dgen.backend.ByteKeys.keyAfter(rows.get(rows.size() - 1).key());
     }
+    return null;
   }
 
   // ---------------------------------------------------------------- losing buckets
@@ -305,12 +440,15 @@ final class HostedKind<S, M> {
    * Stops the servers of {@code bucket} (a hand-off): completes once none has a batch in flight.
    */
   CompletableFuture<@Nullable Void> release(int bucket) {
+    // whoever holds the bucket next loads its stuck servers once, as any ready server
+    stuck.keySet().removeIf(tuid -> hosting.buckets().of(tuid) == bucket);
     List<CompletableFuture<?>> quiet = new ArrayList<>();
     for (Map.Entry<Tuple, Loaded<S, M>> e : loaded.entrySet()) {
       if (hosting.buckets().of(e.getKey()) == bucket) {
-        ServerProcess<S, M> p = e.getValue().process;
-        p.stop();
-        quiet.add(p.quiet());
+        Loaded<S, M> l = e.getValue();
+        l.unloaded = true;
+        l.process.stop();
+        quiet.add(l.process.quiet());
       }
     }
     return CompletableFuture.allOf(quiet.toArray(CompletableFuture[]::new));
@@ -324,6 +462,7 @@ final class HostedKind<S, M> {
   /** Stops every loaded server (the runtime closes). */
   void close() {
     for (Loaded<S, M> l : loaded.values()) {
+      l.unloaded = true;
       l.process.stop();
     }
   }
@@ -357,7 +496,9 @@ final class HostedKind<S, M> {
                 l.evicting = false; // it has work, or the look failed: it stays
                 return;
               }
+              l.unloaded = true;
               l.process.stop();
+              stuck.remove(tuid);
               boolean again =
                   loaded.compute(
                               tuid,
@@ -378,6 +519,14 @@ final class HostedKind<S, M> {
   private void execute(Runnable r) {
     try {
       core.executor().execute(r);
+    } catch (RejectedExecutionException closing) {
+      // the runtime is closing
+    }
+  }
+
+  private void schedule(Runnable r, long delayNanos) {
+    try {
+      core.scheduler().schedule(() -> execute(r), delayNanos, TimeUnit.NANOSECONDS);
     } catch (RejectedExecutionException closing) {
       // the runtime is closing
     }

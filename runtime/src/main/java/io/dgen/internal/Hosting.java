@@ -11,6 +11,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -45,7 +46,7 @@ final class Hosting implements Placement.Holder {
       if (tuid.size() > 0 && tuid.get(0) instanceof String kind) {
         HostedKind<?, ?> k = hosted.get(kind);
         if (k != null) {
-          k.activate(tuid);
+          k.activated(tuid);
         }
       }
     }
@@ -74,6 +75,7 @@ final class Hosting implements Placement.Holder {
   private final java.util.Queue<Rescan> rescans =
       new java.util.concurrent.ConcurrentLinkedQueue<>();
   private final Set<Rescan> pendingRescans = ConcurrentHashMap.newKeySet();
+  private final Map<Rescan, Resume> resumes = new ConcurrentHashMap<>();
   private final java.util.concurrent.atomic.AtomicInteger rescanning =
       new java.util.concurrent.atomic.AtomicInteger();
 
@@ -205,19 +207,54 @@ final class Hosting implements Placement.Holder {
   }
 
   /**
-   * Queues a rescan of a bucket's ready index (once, however often asked before it runs). Rescans
-   * run on at most {@value #RESCAN_THREADS} threads of the pool for blocking work: each waits for
-   * its reads, and taking the buckets of a tenant starts one per bucket (1,024 by default). On the
-   * worker pool (as many threads as cores) they held every worker for minutes at a start or a
-   * failover, longer when a cluster recovery stalled their reads, and every batch, reply and call
-   * of this runtime waited, started servers' too. Several threads, not one: a server with work in a
-   * bucket just taken waits for its bucket's rescan.
+   * Queues a rescan of a bucket's ready index (once, however often asked before it runs), from the
+   * start. Rescans run on at most {@value #RESCAN_THREADS} threads of the pool for blocking work:
+   * each waits for its reads, and taking the buckets of a tenant starts one per bucket (1,024 by
+   * default). On the worker pool (as many threads as cores) they held every worker for minutes at a
+   * start or a failover, longer when a cluster recovery stalled their reads, and every batch, reply
+   * and call of this runtime waited, started servers' too. Several threads, not one: a server with
+   * work in a bucket just taken waits for its bucket's rescan.
    */
   private void queueRescan(HostedKind<?, ?> kind, int bucket) {
     Rescan r = new Rescan(kind, bucket);
-    if (pendingRescans.add(r)) {
+    synchronized (rescans) {
+      resumes.remove(r); // from the start: activations may have been missed anywhere
+      if (!pendingRescans.add(r)) {
+        return;
+      }
       rescans.add(r);
-      drainRescans();
+    }
+    drainRescans();
+  }
+
+  /**
+   * A rescan's read failed (a cluster recovery, a transaction timeout, an I/O error): it goes on
+   * from the chunk that failed after a backoff, for as long as the bucket is held. Without it the
+   * servers that were ready when the bucket was taken, and get no activation later, would wait
+   * until the bucket moves again.
+   */
+  private void retryRescan(Rescan r, byte[] from, int failures) {
+    long delay = core.backoffNanos(failures);
+    try {
+      core.scheduler()
+          .schedule(
+              () -> {
+                if (!r.kind().holds(r.bucket())) {
+                  return; // the next holder rescans it
+                }
+                synchronized (rescans) {
+                  if (!pendingRescans.add(r)) {
+                    return; // one from the start is queued already
+                  }
+                  resumes.put(r, new Resume(from, failures));
+                  rescans.add(r);
+                }
+                drainRescans();
+              },
+              delay,
+              TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException closing) {
+      // the runtime is closing
     }
   }
 
@@ -226,29 +263,53 @@ final class Hosting implements Placement.Holder {
       rescanning.decrementAndGet();
       return;
     }
-    execute(
-        core.blocking(),
-        () -> {
-          try {
-            for (Rescan r = rescans.poll(); r != null; r = rescans.poll()) {
-              pendingRescans.remove(r); // a ring from now on queues it again
-              r.kind().rescan(r.bucket());
-            }
-          } finally {
-            rescanning.decrementAndGet();
-            if (!rescans.isEmpty()) {
-              drainRescans();
-            }
-          }
-        });
+    try {
+      core.blocking().execute(this::runRescans);
+    } catch (RejectedExecutionException saturated) {
+      // The pool is full (a cluster that stopped answering holds its threads) or the runtime
+      // closes: the rescans stay queued and are tried again after a backoff. The slot is given
+      // back, or eight refusals would end rescans in this tenant for good.
+      rescanning.decrementAndGet();
+      try {
+        core.scheduler()
+            .schedule(
+                this::drainRescans, core.backoffNanos(Integer.MAX_VALUE), TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException closing) {
+        // the runtime is closing
+      }
+    }
+  }
+
+  private void runRescans() {
+    try {
+      for (Rescan r = rescans.poll(); r != null; r = rescans.poll()) {
+        Resume resume;
+        synchronized (rescans) {
+          pendingRescans.remove(r); // a ring from now on queues it again
+          resume = resumes.remove(r);
+        }
+        byte[] failedAt = r.kind().rescan(r.bucket(), resume == null ? null : resume.from());
+        if (failedAt != null) {
+          retryRescan(r, failedAt, resume == null ? 1 : resume.failures() + 1);
+        }
+      }
+    } finally {
+      rescanning.decrementAndGet();
+      if (!rescans.isEmpty()) {
+        drainRescans();
+      }
+    }
   }
 
   private record Rescan(HostedKind<?, ?> kind, int bucket) {}
 
-  private static void execute(java.util.concurrent.Executor executor, Runnable r) {
+  /** Where a failed rescan goes on, and how often it failed in a row. */
+  private record Resume(byte[] from, int failures) {}
+
+  private static void execute(Executor executor, Runnable r) {
     try {
       executor.execute(r);
-    } catch (java.util.concurrent.RejectedExecutionException closing) {
+    } catch (RejectedExecutionException closing) {
       // the runtime is closing
     }
   }

@@ -208,7 +208,7 @@ final class InlineRunner<S, M> {
                 .pushOnce(envelope.get(), waiting)
                 .thenApply(
                     v -> {
-                      lifecycle.terminate(null);
+                      lifecycle.terminate(deposed);
                       return Outcome.<S>queuedInstead();
                     });
           }

@@ -233,6 +233,28 @@ public final class ServerEntry {
             });
   }
 
+  /**
+   * After a repair of the server's stored state ({@code ServerAdmin.replaceState}): a hosted server
+   * is made ready and activated, so its holder loads it at once, even one that stopped on the
+   * undecodable state and waits out a backoff; any other server is rung plainly.
+   */
+  public static CompletableFuture<@Nullable Void> reload(
+      Transaction tx, TenantKeys tenant, ServerKeys server) {
+    byte[] key = tenant.serverKey(server.tuid());
+    return tx.getAsync(key)
+        .thenApply(
+            v -> {
+              if (isHosted(v)) {
+                tx.set(key, HOSTED_READY);
+                tx.set(tenant.readyKey(server.bucket(), server.tuid()), new byte[0]);
+                tenant.ringActivating(tx, server.bucket(), server.wakeId(), server.tuid().pack());
+              } else {
+                tenant.ring(tx, server.bucket(), server.wakeId());
+              }
+              return null;
+            });
+  }
+
   /** The second half of {@link #publish}: rings (or activates) the server, given its entry. */
   void ring(Transaction tx, byte @Nullable [] entry) {
     if (hosted || isHosted(entry)) {

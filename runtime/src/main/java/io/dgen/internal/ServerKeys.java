@@ -32,6 +32,7 @@ import org.jspecify.annotations.Nullable;
  * (tuid.., "q", 0, "t", n)              type table: entry n, a message class name (UTF-8)
  * (tuid.., "c", unixSeconds, id, "t", n) a caller's reply slot, chunk n; chunk 0 is watched
  * (tuid.., "k")                         lock record
+ * (tuid.., "u")                         a hosted server stuck on an undecodable state (StuckRecord)
  * (tuid.., "d", VS)                     dead letters
  * (tuid.., "o", -runMsb, runLsb32)      commit marker slot, taken by the runtime's runs in turn
  *                                       (value: the run's use of the slot, its attempt; swept by age)
@@ -50,6 +51,7 @@ public final class ServerKeys {
   static final String QUEUE = "q";
   static final String CALLS = "c";
   static final String LOCK = "k";
+  static final String STUCK = "u";
   static final String DEAD = "d";
   static final String MARKERS = "o";
   static final String IDEMPOTENCY = "i";
@@ -78,6 +80,7 @@ public final class ServerKeys {
   private final Subspace types;
   private final Subspace calls;
   private final byte[] lockKey;
+  private final byte[] stuckKey;
   private final Subspace dead;
   private final Subspace markers;
   private final Subspace idempotency;
@@ -111,6 +114,7 @@ public final class ServerKeys {
     this.types = queue.subspace(Tuple.from("t"));
     this.calls = root.subspace(Tuple.from(CALLS));
     this.lockKey = root.pack(Tuple.from(LOCK));
+    this.stuckKey = root.pack(Tuple.from(STUCK));
     this.dead = root.subspace(Tuple.from(DEAD));
     this.markers = root.subspace(Tuple.from(MARKERS));
     this.idempotency = root.subspace(Tuple.from(IDEMPOTENCY));
@@ -335,6 +339,13 @@ public final class ServerKeys {
   /** The lock record. */
   public byte[] lockKey() {
     return lockKey;
+  }
+
+  /**
+   * Why a hosted server is not running although it has work, if it is stuck ({@link StuckRecord}).
+   */
+  public byte[] stuckKey() {
+    return stuckKey;
   }
 
   /** Dead letters, by versionstamp. */

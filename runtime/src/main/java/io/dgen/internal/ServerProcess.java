@@ -426,6 +426,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                   tx.getRangeAsync(keys.items().range().begin, keys.items().range().end, 1, false);
               var lock = tx.getAsync(keys.lockKey());
               var entry = queue.entry().evict(tx);
+              tx.clear(keys.stuckKey()); // a server that could be evicted is stuck no more
               // The entry's idle mark is written whatever the queue holds: a busy server throws,
               // and the transaction commits nothing.
               return head.thenCombine(lock, (h, l) -> h.isEmpty() && l == null)
@@ -621,8 +622,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   @Override
   public <R> CompletableFuture<R> awaitReplyAsync(String callId, Duration timeout) {
-    ensureAlive();
-    return requests.awaitReply(callId, timeout);
+    return ifAlive(() -> requests.awaitReply(callId, timeout));
   }
 
   private <R> CompletableFuture<R> callInternal(
@@ -631,11 +631,31 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     IdempotentRequests.checkTimeout(timeout);
     ServerProcess<S, M> local = role == Role.REF && kind != null ? kind.loadedProcess(tuid) : null;
     if (local != null && options.consumeK() == 1 && options.rateLimit().isEmpty()) {
-      return local.callInternal(request, replyType, timeout); // inline where it runs
+      // Inline where it runs. A process unloaded since it was looked up (a hand-off, an eviction,
+      // a deactivation) refuses before anything ran: the call is then queued as by any ref, for
+      // whichever process runs the server next. For a ref, "stopped" would mean killed.
+      CompletableFuture<R> inline = local.callIfAlive(request, replyType, timeout);
+      if (inline != null) {
+        return inline;
+      }
     }
+    return route(request, replyType, timeout, true);
+  }
+
+  /** {@link #callInternal} in this process if it is alive; null (nothing done) if it is not. */
+  private <R> @Nullable CompletableFuture<R> callIfAlive(
+      M request, @Nullable Class<R> replyType, Duration timeout) {
+    return lifecycle.isAlive() ? route(request, replyType, timeout, false) : null;
+  }
+
+  /** Runs the call inline in this process or queues it (a ref's, or with batches over one). */
+  private <R> CompletableFuture<R> route(
+      M request, @Nullable Class<R> replyType, Duration timeout, boolean checkAlive) {
     long start = core.nanoTime();
     try {
-      ensureAlive();
+      if (checkAlive) {
+        ensureAlive();
+      }
       From from = slots.newFrom();
       types.messageTag(request); // refuse a message of a wrong type before any transaction
       // Serialized only if the call is queued: an inline call never stores its envelope.
