@@ -297,6 +297,15 @@ final class Commands {
         ObjectNode e = t.addObject().put("id", timer.id()).put("due", timer.due().toString());
         Output.item(timer.item(), e.putObject("item"));
       }
+      var stuck = s.stuck().orElse(null);
+      if (stuck == null) {
+        o.putNull("stuck");
+      } else {
+        o.putObject("stuck")
+            .put("since", stuck.since().toString())
+            .put("member", stuck.member())
+            .put("reason", stuck.reason());
+      }
       o.put("stateType", s.stateType().orElse(null));
       o.set("state", s.state().orElse(null));
       if (json) {
@@ -333,6 +342,17 @@ final class Commands {
                       + timers.get(0).id()
                       + " due "
                       + timers.get(0).due()));
+      rows.add(
+          List.of(
+              "stuck",
+              stuck == null
+                  ? "-"
+                  : "since "
+                      + stuck.since()
+                      + " (member "
+                      + stuck.member()
+                      + "): its state does not decode; dgen state-replace repairs it: "
+                      + stuck.reason()));
       rows.add(List.of("state type", s.stateType().orElse("- (version 1)")));
       Output.table(out, List.of("FIELD", "VALUE"), rows);
       out.println("state:");

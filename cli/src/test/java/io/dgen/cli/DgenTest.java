@@ -2,14 +2,19 @@ package io.dgen.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGen;
 import io.dgen.backend.Backend;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.memory.MemoryBackend;
 import io.dgen.backend.rocksdb.RocksDbBackend;
+import io.dgen.internal.Buckets;
+import io.dgen.internal.ServerKeys;
+import io.dgen.internal.StuckRecord;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -158,6 +163,34 @@ class DgenTest {
         .contains("\"total\" : 8");
     assertThat(dgen("inspect", T, ShopFixture.CARTS).ok().out())
         .contains("timers        1 pending");
+  }
+
+  /**
+   * A hosted server stuck on a state that does not decode: its holder's record is shown, with the
+   * way to repair it (the runtime's side is {@code FieldEvolutionTest}).
+   */
+  @Test
+  void inspect_showsAStuckServersRecord() throws Exception {
+    UUID member = UUID.randomUUID();
+    ServerKeys keys =
+        new ServerKeys(
+            shop.tenant.subspace(),
+            Buckets.of(shop.tenant.bucketCount()),
+            Tuple.from("orders", 1L));
+    memory.run(
+        tx -> {
+          tx.set(
+              keys.stuckKey(),
+              StuckRecord.encode(1_700_000_000_000L, member, "storedType=shop.order is unknown"));
+          return null;
+        });
+
+    assertThat(dgen("inspect", T, ShopFixture.ORDERS).ok().out())
+        .contains("stuck         since 2023-11-14T22:13:20Z (member " + member + ")")
+        .contains("dgen state-replace repairs it: storedType=shop.order is unknown");
+    assertThat(dgen("inspect", T, ShopFixture.ORDERS, "--json").ok().out())
+        .contains("\"member\" : \"" + member + "\"")
+        .contains("\"since\" : \"2023-11-14T22:13:20Z\"");
   }
 
   @Test

@@ -127,6 +127,19 @@ final class ServerPage implements Page {
               + " "
               + Ui.compact(lock.item().message(), 300));
     }
+    var stuck = s.stuck().orElse(null);
+    row(
+        h,
+        "stuck",
+        stuck == null
+            ? "-"
+            : "since "
+                + ui.time(stuck.since())
+                + " (member "
+                + stuck.member()
+                + "): its state does not decode, and its holder loads it again only after a"
+                + " backoff; replace the state to repair it: "
+                + stuck.reason());
     h.close("table");
   }
 
