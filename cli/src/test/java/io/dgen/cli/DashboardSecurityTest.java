@@ -285,6 +285,44 @@ class DashboardSecurityTest {
   }
 
   @Test
+  void aTokenLogin_redirectsOnlyToAPageOfThisDashboard_neverToAnotherSite() throws Exception {
+    String token = "a-token-of-this-test-0123456789abcdef";
+    try (Dashboard guarded =
+        new Dashboard(
+            new DGenAdmin(memory),
+            new Dashboard.Options(InetAddress.getLoopbackAddress(), 0, false, token, 0, 1000, 100),
+            Clock.systemUTC())) {
+      int port = guarded.uri().getPort();
+      String host = "127.0.0.1:" + port;
+      // each path, as a Location, sends the browser to evil.example (it reads a backslash as a
+      // slash and drops a tab), or splits the response's headers
+      for (String target :
+          new String[] {
+            "////evil.example",
+            "/%2Fevil.example",
+            "/%2F/evil.example",
+            "/./%2Fevil.example",
+            "/%5Cevil.example",
+            "/%5C%5Cevil.example",
+            "/%09/evil.example",
+            "/%0D%0ASet-Cookie:%20x=y",
+          }) {
+        Raw login = raw(port, target + "?token=" + token, host);
+        assertThat(login.status()).as(target).isEqualTo(303);
+        assertThat(login.location()).as(target).isEqualTo("/");
+      }
+      // no path at all (an authority): the JDK's server answers 404 before the dashboard sees it
+      assertThat(raw(port, "//evil.example?token=" + token, host).location()).isIn(null, "/");
+      // the dashboard's own pages are kept
+      assertThat(raw(port, "/placement?t=shop/eu&token=" + token, host).location())
+          .isEqualTo("/placement");
+      assertThat(raw(port, "/static/live.js?token=" + token, host).location())
+          .isEqualTo("/static/live.js");
+      assertThat(raw(port, "/?token=" + token, host).location()).isEqualTo("/");
+    }
+  }
+
+  @Test
   void theUiCommand_printsItsAddressAndToken_andStopsWhenInterrupted() throws Exception {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();

@@ -340,13 +340,25 @@ public final class Dashboard implements AutoCloseable {
     }
     String query = r.query().get("token");
     if (query != null && same(query, token) && r.method().equals("GET")) {
-      // the token leaves the address bar (and the history) at once
-      return Http.Response.redirect(r.path())
+      // the token leaves the address bar (and the history) at once; the path comes from the
+      // request, so only one this dashboard serves is sent back: "//evil.example" or
+      // "/\evil.example" as a Location takes the browser to another site
+      String back = STATIC.containsKey(r.path()) || isPage(r.path()) ? r.path() : "/";
+      return Http.Response.redirect(back)
           .withHeader(
               "Set-Cookie", TOKEN_COOKIE + "=" + token + "; Path=/; HttpOnly; SameSite=Strict");
     }
     throw new Http.Failure(
         401, "a token is required: open the address dgen ui printed, ending in ?token=...");
+  }
+
+  private boolean isPage(String path) {
+    for (Page p : pages) {
+      if (p.path().equals(path)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private void checkCsrf(Http.Request r) {
