@@ -137,6 +137,7 @@ class DashboardSecurityTest {
           "[::1]",
           "[::1]:" + port,
           "[0:0:0:0:0:0:0:1]:" + port,
+          "[::ffff:127.0.0.1]:" + port,
         }) {
       assertThat(rawStatus(port, host)).as("Host: " + host).isEqualTo(200);
     }
@@ -169,6 +170,7 @@ class DashboardSecurityTest {
           "[::2]:" + port,
           "[127.0.0.1]:" + port,
           "[::1:" + port,
+          "[::1%25lo]:" + port,
           ":" + port,
         }) {
       assertThat(rawStatus(port, host)).as("Host: " + host).isEqualTo(403);
