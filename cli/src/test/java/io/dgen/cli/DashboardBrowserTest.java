@@ -258,9 +258,7 @@ class DashboardBrowserTest {
     d.get(ui.url("/tenant?t=shop/hosted"));
     d.findElement(By.linkText("placement")).click();
     // the only member takes every bucket within a few rounds; the page shows it on a reload
-    awaitHeld(Map.of(first, buckets));
-    assertThat(d.findElement(By.cssSelector("tr[data-member='" + first + "'] td.kinds")).getText())
-        .isEqualTo("carts");
+    awaitRows(Map.of(first, buckets));
     assertThat(d.findElement(By.id("buckets")).getText()).contains(Integer.toString(buckets));
 
     // a second runtime joins: the buckets are shared as rendezvous hashing says, row by row
@@ -276,7 +274,7 @@ class DashboardBrowserTest {
         share.merge(Placement.desiredOwner("carts", b, ids).toString(), 1, Integer::sum);
       }
       assertThat(share).hasSize(2);
-      awaitHeld(share);
+      awaitRows(share);
       assertThat(
               d.findElement(By.cssSelector("tr[data-member='" + first + "'] td.changed")).getText())
           .isNotEmpty();
@@ -285,12 +283,18 @@ class DashboardBrowserTest {
     }
   }
 
-  /** Reloads the placement page until each member's row shows the buckets it should hold. */
-  private void awaitHeld(Map<String, Integer> held) {
+  /**
+   * Reloads the placement page until each member's row shows kind carts and the buckets it should
+   * hold. The two cells come from separate writes: a runtime's rounds may take buckets before its
+   * next heartbeat writes the kinds it hosts into its member record, so neither cell is read before
+   * the page shows both.
+   */
+  private void awaitRows(Map<String, Integer> held) {
     var d = browser.driver;
     browser
         .waiting()
-        .withMessage(() -> "buckets held as " + held + ": " + d.getPageSource())
+        .withMessage(
+            () -> "rows of members hosting carts and holding " + held + ": " + d.getPageSource())
         .until(
             x -> {
               x.navigate().refresh();
@@ -298,10 +302,17 @@ class DashboardBrowserTest {
                   .allMatch(
                       e ->
                           x
-                              .findElements(
-                                  By.cssSelector("tr[data-member='" + e.getKey() + "'] td.held"))
+                              .findElements(By.cssSelector("tr[data-member='" + e.getKey() + "']"))
                               .stream()
-                              .anyMatch(td -> td.getText().equals("{carts=" + e.getValue() + "}")));
+                              .anyMatch(
+                                  tr ->
+                                      cell(tr, "kinds").equals("carts")
+                                          && cell(tr, "held")
+                                              .equals("{carts=" + e.getValue() + "}")));
             });
+  }
+
+  private static String cell(WebElement row, String cssClass) {
+    return row.findElement(By.cssSelector("td." + cssClass)).getText();
   }
 }

@@ -6,7 +6,6 @@ import io.dgen.admin.DGenAdmin;
 import io.dgen.backend.memory.MemoryBackend;
 import io.dgen.cli.ui.Dashboard;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -23,6 +22,7 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -121,16 +121,103 @@ class DashboardSecurityTest {
     assertThat(rawStatus(port, "attacker.example:" + port)).isEqualTo(403);
   }
 
+  @Test
+  void onLoopback_localhostAndLoopbackIpLiterals_areServed_withOrWithoutAPort() throws Exception {
+    int port = ui.dashboard.uri().getPort();
+    for (String host :
+        new String[] {
+          "localhost",
+          "localhost:" + port,
+          "LocalHost:" + port,
+          "127.0.0.1",
+          "127.0.0.1:" + port,
+          "127.1.2.3",
+          "127.1.2.3:" + port,
+          "127.255.255.254:" + port,
+          "[::1]",
+          "[::1]:" + port,
+          "[0:0:0:0:0:0:0:1]:" + port,
+          "[::ffff:127.0.0.1]:" + port,
+        }) {
+      assertThat(rawStatus(port, host)).as("Host: " + host).isEqualTo(200);
+    }
+  }
+
+  @Test
+  void onLoopback_aDnsNameThatLooksLikeALoopbackName_isRefused() throws Exception {
+    int port = ui.dashboard.uri().getPort();
+    for (String host :
+        new String[] {
+          // names whose DNS an attacker runs, and can answer with 127.0.0.1 (DNS rebinding)
+          "127.0.0.1.attacker.example:" + port,
+          "127.0.0.1.attacker.example",
+          "127.evil:" + port,
+          "localhost.attacker.example",
+          "localhost.attacker.example:" + port,
+          // loopback-looking beginnings that the former parse cut a name down to
+          "127.0.0.1:" + port + ".attacker.example",
+          "localhost:attacker.example",
+          "[::1].attacker.example:" + port,
+          "[::1]attacker.example",
+          // other spellings of loopback (a browser writes an IPv4 literal as a decimal dotted
+          // quad), literals of other addresses, malformed values
+          "127.1:" + port,
+          "0177.0.0.1:" + port,
+          "2130706433:" + port,
+          "localhost.:" + port,
+          "127.0.0.1.:" + port,
+          "10.0.0.1:" + port,
+          "[::2]:" + port,
+          "[127.0.0.1]:" + port,
+          "[::1:" + port,
+          "[::1%25lo]:" + port,
+          ":" + port,
+        }) {
+      assertThat(rawStatus(port, host)).as("Host: " + host).isEqualTo(403);
+    }
+  }
+
+  @Test
+  void onLoopback_aRefusedHost_isToldWhichNamesAreServed() throws Exception {
+    int port = ui.dashboard.uri().getPort();
+    Raw refused = raw(port, "/", "127.0.0.1.attacker.example:" + port);
+    assertThat(refused.status()).isEqualTo(403);
+    assertThat(refused.body())
+        .contains("host 127.0.0.1.attacker.example:" + port + " refused")
+        .contains("localhost")
+        .contains("[::1]")
+        .doesNotContain("shop/eu");
+  }
+
   private static int rawStatus(int port, String host) throws IOException {
+    return raw(port, "/", host).status();
+  }
+
+  /** A response as read off the socket: its status, its {@code Location} if any, its body. */
+  private record Raw(int status, @Nullable String location, String body) {}
+
+  /**
+   * GETs {@code target} over a plain socket: the JDK's client sends neither an arbitrary {@code
+   * Host} nor a request target such as {@code //evil.example} as given.
+   */
+  private static Raw raw(int port, String target, String host) throws IOException {
     try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
       OutputStream out = s.getOutputStream();
       out.write(
-          ("GET / HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n")
+          ("GET " + target + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n")
               .getBytes(StandardCharsets.US_ASCII));
       out.flush();
-      InputStream in = s.getInputStream();
-      String status = new String(in.readNBytes(12), StandardCharsets.US_ASCII);
-      return Integer.parseInt(status.substring(9, 12));
+      String response = new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      int end = response.indexOf("\r\n\r\n");
+      String head = end < 0 ? response : response.substring(0, end);
+      String body = end < 0 ? "" : response.substring(end + 4);
+      String location = null;
+      for (String line : head.split("\r\n")) {
+        if (line.regionMatches(true, 0, "Location:", 0, "Location:".length())) {
+          location = line.substring("Location:".length()).strip();
+        }
+      }
+      return new Raw(Integer.parseInt(head.substring(9, 12)), location, body);
     }
   }
 
@@ -196,6 +283,44 @@ class DashboardSecurityTest {
       // bound elsewhere, any host name is served (the token is the guard)
       assertThat(send(get(base + "/").header("Authorization", "Bearer " + token)).body())
           .contains("shop/eu");
+    }
+  }
+
+  @Test
+  void aTokenLogin_redirectsOnlyToAPageOfThisDashboard_neverToAnotherSite() throws Exception {
+    String token = "a-token-of-this-test-0123456789abcdef";
+    try (Dashboard guarded =
+        new Dashboard(
+            new DGenAdmin(memory),
+            new Dashboard.Options(InetAddress.getLoopbackAddress(), 0, false, token, 0, 1000, 100),
+            Clock.systemUTC())) {
+      int port = guarded.uri().getPort();
+      String host = "127.0.0.1:" + port;
+      // each path, as a Location, sends the browser to evil.example (it reads a backslash as a
+      // slash and drops a tab), or splits the response's headers
+      for (String target :
+          new String[] {
+            "////evil.example",
+            "/%2Fevil.example",
+            "/%2F/evil.example",
+            "/./%2Fevil.example",
+            "/%5Cevil.example",
+            "/%5C%5Cevil.example",
+            "/%09/evil.example",
+            "/%0D%0ASet-Cookie:%20x=y",
+          }) {
+        Raw login = raw(port, target + "?token=" + token, host);
+        assertThat(login.status()).as(target).isEqualTo(303);
+        assertThat(login.location()).as(target).isEqualTo("/");
+      }
+      // no path at all (an authority): the JDK's server answers 404 before the dashboard sees it
+      assertThat(raw(port, "//evil.example?token=" + token, host).location()).isIn(null, "/");
+      // the dashboard's own pages are kept
+      assertThat(raw(port, "/placement?t=shop/eu&token=" + token, host).location())
+          .isEqualTo("/placement");
+      assertThat(raw(port, "/static/live.js?token=" + token, host).location())
+          .isEqualTo("/static/live.js");
+      assertThat(raw(port, "/?token=" + token, host).location()).isEqualTo("/");
     }
   }
 

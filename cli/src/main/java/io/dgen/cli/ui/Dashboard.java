@@ -1,5 +1,6 @@
 package io.dgen.cli.ui;
 
+import com.google.common.net.InetAddresses;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.dgen.OperationTimeoutException;
@@ -17,12 +18,12 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -36,8 +37,9 @@ import org.jspecify.annotations.Nullable;
  *   <li>Read-only unless {@link Options#allowWrites}: the action endpoint refuses every request
  *       before touching the backend, and the pages only read (snapshot reads; tenants are opened,
  *       never created).
- *   <li>Bound to loopback by default. On loopback, requests whose {@code Host} is not a loopback
- *       name are refused (a DNS-rebinding page cannot read the dashboard).
+ *   <li>Bound to loopback by default. On loopback, requests whose {@code Host} is neither {@code
+ *       localhost} nor a loopback IP literal are refused (a DNS-rebinding page cannot read the
+ *       dashboard).
  *   <li>A token ({@link Options#token}; generated when binding elsewhere without one) is checked on
  *       every request, static files included: a cookie set by opening {@code /?token=...} once, or
  *       an {@code Authorization: Bearer} header. The comparison takes constant time.
@@ -64,6 +66,9 @@ public final class Dashboard implements AutoCloseable {
       Map.of(
           "/static/dashboard.css", "text/css; charset=utf-8",
           "/static/live.js", "text/javascript; charset=utf-8");
+
+  /** What may follow the host in a {@code Host} header: nothing, or a colon and a port. */
+  private static final Pattern PORT = Pattern.compile("(:[0-9]{0,5})?");
 
   /**
    * How the dashboard runs.
@@ -264,7 +269,10 @@ public final class Dashboard implements AutoCloseable {
     throw new Http.Failure(404, "no page " + r.path());
   }
 
-  /** On loopback, only loopback host names: a rebound DNS name must not reach the dashboard. */
+  /**
+   * On loopback, only {@code localhost} and loopback IP literals: a page whose DNS name an attacker
+   * rebinds to 127.0.0.1 sends its own name as the {@code Host}, and must not read the dashboard.
+   */
   private void checkHost(Http.Request r) {
     if (!options.bind().isLoopbackAddress()) {
       return;
@@ -273,16 +281,48 @@ public final class Dashboard implements AutoCloseable {
     if (host == null) {
       throw new Http.Failure(400, "no Host header");
     }
-    String name = host.toLowerCase(Locale.ROOT);
-    if (name.startsWith("[")) {
-      name = name.substring(0, name.indexOf(']') + 1);
-    } else if (name.contains(":")) {
-      name = name.substring(0, name.lastIndexOf(':'));
-    }
-    if (!List.of("localhost", "127.0.0.1", "[::1]").contains(name) && !name.startsWith("127.")) {
+    if (!isLoopbackHost(host)) {
       throw new Http.Failure(
-          403, "host " + host + " refused: this dashboard serves loopback names only");
+          403,
+          "host "
+              + host
+              + " refused: on loopback this dashboard answers only to localhost and loopback IP"
+              + " addresses (127.x.y.z, [::1]), not to other names (DNS rebinding)");
     }
+  }
+
+  /**
+   * Whether a {@code Host} header value is {@code localhost}, a 127.x.y.z dotted quad or a
+   * bracketed IPv6 loopback literal, each with an optional port. No DNS name other than {@code
+   * localhost} passes, however it begins: {@code 127.0.0.1.attacker.example} is the attacker's.
+   * Literals are parsed as text, never looked up.
+   */
+  private static boolean isLoopbackHost(String host) {
+    String name;
+    String port;
+    if (host.startsWith("[")) {
+      int close = host.indexOf(']');
+      if (close < 0) {
+        return false;
+      }
+      name = host.substring(1, close);
+      port = host.substring(close + 1);
+      // a zone id (%eth0) would be resolved against the network interfaces
+      if (!name.contains(":") || name.contains("%")) {
+        return false;
+      }
+    } else {
+      int colon = host.indexOf(':');
+      name = colon < 0 ? host : host.substring(0, colon);
+      port = colon < 0 ? "" : host.substring(colon);
+      if (name.equalsIgnoreCase("localhost")) {
+        return PORT.matcher(port).matches();
+      }
+      // without a colon, the only literal Guava reads is a dotted quad of decimal numbers
+    }
+    return PORT.matcher(port).matches()
+        && InetAddresses.isInetAddress(name)
+        && InetAddresses.forString(name).isLoopbackAddress();
   }
 
   /** Null if the request may go on; else the answer (a login redirect or 401). */
@@ -300,13 +340,25 @@ public final class Dashboard implements AutoCloseable {
     }
     String query = r.query().get("token");
     if (query != null && same(query, token) && r.method().equals("GET")) {
-      // the token leaves the address bar (and the history) at once
-      return Http.Response.redirect(r.path())
+      // the token leaves the address bar (and the history) at once; the path comes from the
+      // request, so only one this dashboard serves is sent back: "//evil.example" or
+      // "/\evil.example" as a Location takes the browser to another site
+      String back = STATIC.containsKey(r.path()) || isPage(r.path()) ? r.path() : "/";
+      return Http.Response.redirect(back)
           .withHeader(
               "Set-Cookie", TOKEN_COOKIE + "=" + token + "; Path=/; HttpOnly; SameSite=Strict");
     }
     throw new Http.Failure(
         401, "a token is required: open the address dgen ui printed, ending in ?token=...");
+  }
+
+  private boolean isPage(String path) {
+    for (Page p : pages) {
+      if (p.path().equals(path)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private void checkCsrf(Http.Request r) {
