@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.Backend;
 import io.dgen.backend.BackendException;
+import io.dgen.backend.FaultInjectingBackend;
 import io.dgen.internal.Buckets;
 import io.dgen.internal.LimitKeys;
 import io.dgen.internal.ServerKeys;
@@ -23,6 +24,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
@@ -388,6 +390,148 @@ class LimitsTest extends RuntimeTestBase {
     await("it goes on once its heartbeat is written again")
         .atMost(Duration.ofSeconds(30))
         .until(() -> probe.appliedAt.size() >= before + 10);
+  }
+
+  /**
+   * A runtime alone on a limit: its cluster turns slow (4 s per commit) and its heartbeat stops
+   * (its rounds cannot read) while a reservation of its own is under way, which completes more than
+   * 2.6 s after its last committed heartbeat. It hands out none of those permits: nothing later
+   * than 2.6 s after that heartbeat, as {@code docs/limits.md} promises, before anyone may count it
+   * dead (3 s).
+   */
+  @Test
+  void aReservationCompletingPastTheFence_handsOutNoneOfItsPermits() {
+    FaultInjectingBackend slow = FaultInjectingBackend.wrap(backend);
+    LimiterMeters xMeters = new LimiterMeters();
+    DGen x = runtime(slow, b -> b.rateLimit(limit, 100, 10).meterRegistry(xMeters));
+    startBusyServers(x, 40, 100);
+    await("x takes permits")
+        .atMost(Duration.ofSeconds(20))
+        .pollDelay(Duration.ZERO)
+        .until(() -> shareOf(x) > 0 && xMeters.grantedAfter(0) > 0);
+
+    long bound = stallWithAReservationUnderWay(x, slow, xMeters);
+
+    await("no permit handed out later than 2.6 s after x's last committed heartbeat")
+        .during(Duration.ofMillis(500))
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(() -> assertThat(xMeters.grantedAfter(bound)).isZero());
+    slow.reset();
+  }
+
+  /**
+   * The same with a second runtime: y counts x dead 3 s after x's last heartbeat, takes its share
+   * and clears its keys while x's reservation is still under way. x hands out none of its permits
+   * (they would exceed the rate, y having grown into x's share), and the reservation does not write
+   * back the bucket key y cleared: a key nobody would ever clear.
+   */
+  @Test
+  void aReservationCompletingAfterOthersTookTheShare_handsOutNothing_andLeavesNoOrphanBucket() {
+    DGen y = runtime(b -> b.rateLimit(limit, 100, 10));
+    FaultInjectingBackend slow = FaultInjectingBackend.wrap(backend);
+    LimiterMeters xMeters = new LimiterMeters();
+    DGen x = runtime(slow, b -> b.meterRegistry(xMeters));
+    startBusyServers(y, 4, 1_000);
+    startBusyServers(x, 40, 100);
+    await("both runtimes hold shares, and x's servers take permits")
+        .atMost(Duration.ofSeconds(20))
+        .pollDelay(Duration.ZERO)
+        .until(() -> shareOf(x) > 0 && shareOf(y) > 0 && xMeters.grantedAfter(0) > 0);
+
+    long bound = stallWithAReservationUnderWay(x, slow, xMeters);
+
+    LimitKeys keys = new LimitKeys(backend.openDirectory(LimitKeys.directory()).orElseThrow());
+    byte[] xRecord = backend.run(tx -> tx.get(keys.rateMember(limit, x.memberId())));
+    assertThat(xRecord).as("x's heartbeat record, cleared by y").isNull();
+    await("no permit handed out later than 2.6 s after x's last committed heartbeat")
+        .during(Duration.ofMillis(500))
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(() -> assertThat(xMeters.grantedAfter(bound)).isZero());
+    byte[] xBucket = backend.run(tx -> tx.get(keys.rateBucket(limit, x.memberId())));
+    assertThat(xBucket).as("x's bucket key, cleared by y").isNull();
+    slow.reset();
+  }
+
+  /**
+   * Starts {@code servers} servers on {@code d} naming the test's rate limit, each with a backlog.
+   */
+  private void startBusyServers(DGen d, int servers, int backlog) {
+    for (int i = 0; i < servers; i++) {
+      startPaced(d, d.memberId() + "-" + i, options(d, tenant).rateLimit(limit))
+          .castAll(IntStream.range(0, backlog).boxed().toList());
+    }
+  }
+
+  /**
+   * Makes every commit of x take 4 s and stops its heartbeat (its rounds fail to read the
+   * heartbeats), then waits until a transaction of x's limiter completes later than 2.6 s after x's
+   * last committed heartbeat: the reservation under way when the cluster turned slow (x has enough
+   * servers that some still wait while the others' batches commit). Returns that bound, in epoch
+   * millis, from the heartbeat's own time stamp.
+   */
+  private long stallWithAReservationUnderWay(
+      DGen x, FaultInjectingBackend slow, LimiterMeters xMeters) {
+    LimitKeys keys = new LimitKeys(backend.openDirectory(LimitKeys.directory()).orElseThrow());
+    byte[][] heartbeats = keys.rateMembers(limit);
+    byte[] xRecord = keys.rateMember(limit, x.memberId());
+    slow.failReads(heartbeats[0], heartbeats[1], Integer.MAX_VALUE, BackendException.IO_ERROR);
+    slow.commitLatency(Duration.ofSeconds(4));
+    AtomicLong lastBeatMillis = new AtomicLong();
+    await("a reservation of x completes more than 2.6 s after x's last heartbeat")
+        .atMost(Duration.ofSeconds(20))
+        .pollDelay(Duration.ZERO)
+        .pollInterval(Duration.ofMillis(10))
+        .until(
+            () -> {
+              byte[] v = backend.run(tx -> tx.get(xRecord)); // until y clears it, if y runs
+              if (v != null) {
+                lastBeatMillis.accumulateAndGet(LimitKeys.Member.decode(v).wallMillis(), Math::max);
+              }
+              return lastBeatMillis.get() > 0
+                  && xMeters.transactionsAfter(lastBeatMillis.get() + 2_600) > 0;
+            });
+    return lastBeatMillis.get() + 2_600;
+  }
+
+  /**
+   * A meter registry that records when (wall clock) a limiter granted permits to its runtime's
+   * servers, and when its transactions committed.
+   */
+  private static final class LimiterMeters
+      extends io.micrometer.core.instrument.simple.SimpleMeterRegistry {
+    private final Queue<long[]> grants = new ConcurrentLinkedQueue<>();
+    private final Queue<Long> transactions = new ConcurrentLinkedQueue<>();
+
+    @Override
+    protected io.micrometer.core.instrument.Counter newCounter(
+        io.micrometer.core.instrument.Meter.Id id) {
+      String name = id.getName();
+      if (!name.equals("dgen.limit.permits") && !name.equals("dgen.limit.transactions")) {
+        return super.newCounter(id);
+      }
+      return new io.micrometer.core.instrument.cumulative.CumulativeCounter(id) {
+        @Override
+        public void increment(double amount) {
+          super.increment(amount);
+          long now = System.currentTimeMillis();
+          if (name.equals("dgen.limit.permits")) {
+            grants.add(new long[] {now, (long) amount});
+          } else {
+            transactions.add(now);
+          }
+        }
+      };
+    }
+
+    /** The permits granted later than {@code millis} (epoch). */
+    long grantedAfter(long millis) {
+      return grants.stream().filter(g -> g[0] > millis).mapToLong(g -> g[1]).sum();
+    }
+
+    /** The limiter's transactions that committed later than {@code millis} (epoch). */
+    long transactionsAfter(long millis) {
+      return transactions.stream().filter(t -> t > millis).count();
+    }
   }
 
   /** The rate at which the next {@code n} messages are applied (per second). */

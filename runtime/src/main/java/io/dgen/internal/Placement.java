@@ -53,9 +53,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Never runs callbacks and never loads servers: it tells its {@link Holder} what it acquired,
  * must release, and lost. Threading: rounds run one at a time on the executor given to {@link
- * #start} (their transactions block that one thread); a heartbeat is an asynchronous write from the
- * scheduler's thread, at most one in flight; {@link #fence} and {@link #epoch} may be called from
- * any thread.
+ * #start} (their transactions block that one thread), at most one of this tenant's queued or
+ * running there, however long they take; a heartbeat is an asynchronous write from the scheduler's
+ * thread, at most one in flight; {@link #fence} and {@link #epoch} may be called from any thread.
  */
 public final class Placement {
 
@@ -173,6 +173,14 @@ public final class Placement {
 
   private final AtomicLong heartbeat = new AtomicLong();
   private final AtomicBoolean beating = new AtomicBoolean();
+
+  /** A round of this tenant is queued or running on the placement's thread. */
+  private final AtomicBoolean roundPending = new AtomicBoolean();
+
+  /** Hand-offs whose work has drained, waiting for their leases to be written. */
+  private final java.util.Queue<List<HandOff>> drained =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
+
   private volatile boolean warnedBeat;
   private volatile @Nullable Executor executor;
   private volatile boolean closed;
@@ -294,13 +302,38 @@ public final class Placement {
     runOn(placementThread);
     long period = Math.max(TimeUnit.MILLISECONDS.toNanos(20), leaseNanos / 5);
     long round = Math.min(TimeUnit.SECONDS.toNanos(1), period);
-    placementThread.execute(
+    submitRound(
         () -> {
           beat().join(); // the first round finds this member's record
           round();
         });
     scheduler.scheduleWithFixedDelay(this::beat, period, period, TimeUnit.NANOSECONDS);
-    scheduler.scheduleWithFixedDelay(() -> submit(this::round), round, round, TimeUnit.NANOSECONDS);
+    scheduler.scheduleWithFixedDelay(
+        () -> submitRound(this::round), round, round, TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * Queues {@code round} on the placement's thread unless a round of this tenant is queued or
+   * running already. The scheduler only queues: without this, every period in which a round (or
+   * another tenant's) outlasts the period would queue one more, without bound on a stuck cluster,
+   * to run back to back after it recovers, ahead of the hand-offs queued behind them.
+   */
+  private void submitRound(Runnable round) {
+    if (!roundPending.compareAndSet(false, true)) {
+      return;
+    }
+    boolean queued =
+        submit(
+            () -> {
+              try {
+                round.run();
+              } finally {
+                roundPending.set(false);
+              }
+            });
+    if (!queued) {
+      roundPending.set(false);
+    }
   }
 
   /** Where the steps that follow a hand-off's drain run (the placement's thread; a test's own). */
@@ -308,15 +341,18 @@ public final class Placement {
     this.executor = placementThread;
   }
 
-  private void submit(Runnable step) {
+  /** Queues {@code step} on the placement's thread; false if it was not queued (closing). */
+  private boolean submit(Runnable step) {
     Executor e = executor;
     if (e != null && !closed) {
       try {
         e.execute(step);
+        return true;
       } catch (java.util.concurrent.RejectedExecutionException closing) {
         // the runtime is closing
       }
     }
+    return false;
   }
 
   // ---------------------------------------------------------------- heartbeat
@@ -378,8 +414,13 @@ public final class Placement {
 
   // ---------------------------------------------------------------- rounds
 
-  /** One rebalance round; see the class comment. */
+  /**
+   * One rebalance round; see the class comment. It first writes the leases of the hand-offs whose
+   * work has drained (their buckets' servers are stopped already), so that a round queued before
+   * the hand-off's own step does not delay it.
+   */
   void round() {
+    finishDrained();
     if (closed || kinds.isEmpty()) {
       return;
     }
@@ -613,7 +654,18 @@ public final class Placement {
       return;
     }
     CompletableFuture.allOf(drains.toArray(CompletableFuture[]::new))
-        .whenComplete((v, e) -> submit(() -> finishHandOffs(moves)));
+        .whenComplete(
+            (v, e) -> {
+              drained.add(moves);
+              submit(this::finishDrained); // or the next round, if it runs first
+            });
+  }
+
+  /** Writes the leases of the hand-offs that have drained. On the placement's thread. */
+  private void finishDrained() {
+    for (List<HandOff> moves = drained.poll(); moves != null; moves = drained.poll()) {
+      finishHandOffs(moves);
+    }
   }
 
   private void finishHandOffs(List<HandOff> moves) {

@@ -41,7 +41,9 @@ import org.slf4j.LoggerFactory;
  * conflict on the shares' range, so two rounds growing at once conflict and the published shares
  * never add up to more than the rate. Heartbeats are never read serializably, so they never make a
  * round conflict. A runtime that has not committed a heartbeat for {@value #FENCE_MILLIS} ms stops
- * reserving, before others may count it dead and take its share; they clear its keys.
+ * reserving, and for {@value #HAND_OUT_MILLIS} ms stops handing out permits (those of a reservation
+ * that completes later are dropped), before others may count it dead and take its share; they clear
+ * its keys, and a reservation never writes a bucket key it finds cleared.
  *
  * <p><b>Reservations.</b> This runtime reserves slices of permits from its own bucket (one
  * read-modify-write of its bucket key per slice of about {@value #SLICE_MILLIS} ms of its share).
@@ -93,6 +95,15 @@ final class RateLimiter {
   static final long DEAD_MILLIS = 3_000;
 
   /**
+   * A runtime hands out no permit when its last heartbeat committed longer ago than this: the last
+   * reservation it may start (at {@link #FENCE_MILLIS}) has permits due at most {@link
+   * #AHEAD_MILLIS} later, handed out at most {@link #STALE_MILLIS} after that; a reservation that
+   * completes later than this (a slow commit) is dropped. Less than {@link #DEAD_MILLIS}, after
+   * which the others may take this runtime's share.
+   */
+  static final long HAND_OUT_MILLIS = FENCE_MILLIS + AHEAD_MILLIS + STALE_MILLIS;
+
+  /**
    * A runtime with a server waiting for a permit during at least this part of a round is hungry: it
    * wants a bigger share. (Not "it used its share": after a shrink its bucket repays the permits it
    * reserved ahead, and it takes little while its servers wait.)
@@ -110,6 +121,7 @@ final class RateLimiter {
   private static final long BEAT_NANOS = TimeUnit.MILLISECONDS.toNanos(BEAT_MILLIS);
   private static final long FENCE_NANOS = TimeUnit.MILLISECONDS.toNanos(FENCE_MILLIS);
   private static final long DEAD_NANOS = TimeUnit.MILLISECONDS.toNanos(DEAD_MILLIS);
+  private static final long HAND_OUT_NANOS = TimeUnit.MILLISECONDS.toNanos(HAND_OUT_MILLIS);
 
   /** A server waiting for up to {@code want} permits; {@code grant} gets how many it got. */
   static final class Waiter {
@@ -441,8 +453,16 @@ final class RateLimiter {
     }
   }
 
-  /** Takes up to {@code max} permits usable at {@code now}. Holds the monitor. */
+  /**
+   * Takes up to {@code max} permits usable at {@code now}; none, and drops them all, once this
+   * runtime's last committed heartbeat is older than {@value #HAND_OUT_MILLIS} ms. Holds the
+   * monitor.
+   */
   private int take(int max, long now) {
+    if (fenced(now)) {
+      permits.clear();
+      return 0;
+    }
     int n = 0;
     while (n < max && !permits.isEmpty() && permits.peek() - now <= LEAD_NANOS) {
       permits.poll();
@@ -452,6 +472,14 @@ final class RateLimiter {
     takenThisWindow += n;
     takenSinceRound += n;
     return n;
+  }
+
+  /**
+   * Whether this runtime must hand out nothing at {@code now}: its last heartbeat committed too
+   * long ago for the others to be sure to count it live. Holds the monitor.
+   */
+  private boolean fenced(long now) {
+    return !beaten || now - beatCommittedAt > HAND_OUT_NANOS;
   }
 
   private void dropStale(long now) {
@@ -525,14 +553,19 @@ final class RateLimiter {
             backend,
             meters,
             tx ->
-                tx.snapshot()
-                    .getAsync(bucketKey)
+                // Serializable: the only other writer of this key is a runtime that counted this
+                // one dead and clears it; this reservation then conflicts, and its retry finds the
+                // key gone.
+                tx.getAsync(bucketKey)
                     .thenApply(
                         stored -> {
                           long now = wallMillis.getAsLong();
                           LimitKeys.Bucket b = LimitKeys.Bucket.decode(stored);
                           if (b == null) {
-                            b = new LimitKeys.Bucket(0, now); // cleared: start empty
+                            // Cleared by a runtime that counted this one dead (the first round
+                            // wrote it): writing it again would leave a bucket nobody clears.
+                            // The next round finds this runtime's keys gone and starts over.
+                            return new Reservation(s, 0, 0, ROUND_MILLIS);
                           }
                           double tokens = b.tokensAt(now, s, burstShare);
                           double firstMillis = (1 - tokens) / s * 1000;
@@ -564,6 +597,15 @@ final class RateLimiter {
             TimeUnit.NANOSECONDS.toMillis(RETRY_NANOS),
             Futures.unwrap(err));
         reserveNotBefore = now + RETRY_NANOS;
+      } else if (r.count() > 0 && fenced(now)) {
+        // Completed too late: the others may count this runtime dead by the time these permits
+        // are handed out, and take its share over.
+        log.debug(
+            "dropping {} permits of the rate limit {} reserved by a transaction that completed {} ms"
+                + " after this runtime's last heartbeat",
+            r.count(),
+            name,
+            TimeUnit.NANOSECONDS.toMillis(now - beatCommittedAt));
       } else {
         if (r.count() == 0) {
           reserveNotBefore = now + TimeUnit.MILLISECONDS.toNanos(r.laterMillis());

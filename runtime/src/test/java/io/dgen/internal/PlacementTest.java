@@ -17,8 +17,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
@@ -51,13 +55,19 @@ class PlacementTest {
   /** A member and what its holder was told. */
   private final class Node implements Placement.Holder {
     final UUID id = UUID.randomUUID();
-    final Placement placement =
-        new Placement(
-            backend, keys, Buckets.of(BUCKETS), id, LEASE, clock::get, 0, this, "test " + id);
+    final Placement placement;
     final Map<Integer, Long> mine = new HashMap<>();
     int releases;
 
     Node() {
+      this(LEASE);
+    }
+
+    /** A member with its own lease: its heartbeats and rounds come every fifth of it. */
+    Node(Duration lease) {
+      placement =
+          new Placement(
+              backend, keys, Buckets.of(BUCKETS), id, lease, clock::get, 0, this, "test " + id);
       placement.host(KIND);
       placement.runOn(Runnable::run);
     }
@@ -247,6 +257,97 @@ class PlacementTest {
       scheduler.shutdownNow();
       placementThread.shutdownNow();
     }
+  }
+
+  /**
+   * A round stuck on the cluster holds the placement's one thread for many round periods: the
+   * scheduler queues no more than one round of the tenant behind it (not one per period, which
+   * would then run back to back, ahead of the hand-offs), and once the thread is free the rounds go
+   * on: the member takes its buckets, and later hands some to a member that joins.
+   */
+  @Test
+  void rounds_doNotPileUpWhileThePlacementThreadIsStuck_andGoOnAfterwards() {
+    Node a = new Node(Duration.ofMillis(100)); // a heartbeat and a round every 20 ms
+    ThreadPoolExecutor placementThread =
+        new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new LinkedBlockingQueue<>());
+    AtomicInteger ticks = new AtomicInteger();
+    ScheduledThreadPoolExecutor scheduler =
+        new ScheduledThreadPoolExecutor(1) {
+          @Override
+          protected void afterExecute(Runnable r, @Nullable Throwable t) {
+            super.afterExecute(r, t);
+            ticks.incrementAndGet(); // a heartbeat's or a round's tick
+          }
+        };
+    CountDownLatch unstuck = new CountDownLatch(1);
+    placementThread.execute(
+        () -> {
+          try {
+            unstuck.await(); // a round waiting on the cluster
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+    try {
+      a.placement.start(placementThread, scheduler);
+      await("ten round periods")
+          .atMost(Duration.ofSeconds(20))
+          .pollDelay(Duration.ZERO)
+          .until(() -> ticks.get() >= 20);
+      assertThat(placementThread.getQueue())
+          .as("rounds queued behind the stuck one")
+          .hasSizeLessThanOrEqualTo(1);
+      assertThat(a.placement.held(KIND)).as("no round ran").isZero();
+
+      unstuck.countDown();
+      await("the first round after the stall takes every bucket")
+          .atMost(Duration.ofSeconds(20))
+          .pollDelay(Duration.ZERO)
+          .until(() -> a.placement.held(KIND) == BUCKETS);
+      Node b = new Node();
+      b.step(); // joins; a's later rounds hand it its share, a few buckets per round
+      int aShare = expectedShare(a, a, b);
+      await("a's later rounds hand b its share")
+          .atMost(Duration.ofSeconds(20))
+          .pollDelay(Duration.ZERO)
+          .until(() -> a.placement.held(KIND) == aShare);
+    } finally {
+      unstuck.countDown();
+      a.placement.close();
+      scheduler.shutdownNow();
+      placementThread.shutdownNow();
+    }
+  }
+
+  /**
+   * A hand-off's last step (writing the leases) is queued on the placement's thread once the
+   * bucket's work has drained; a round that runs before it does that step first, so the buckets,
+   * whose servers are stopped already, are not left unserved for a round.
+   */
+  @Test
+  void aRoundQueuedBeforeAHandOffsLastStep_writesTheHandOffFirst() {
+    Node a = new Node();
+    a.step();
+    Node b = new Node();
+    b.step();
+    List<Runnable> queued = new ArrayList<>();
+    a.placement.runOn(queued::add); // the placement's thread, busy for now
+    a.placement.beat().join();
+    a.placement.round(); // hands 4 buckets off; their drain is done, the last step queued
+    assertThat(a.releases).isEqualTo(4);
+    assertThat(queued).hasSize(1);
+    assertThat(a.mine).hasSize(BUCKETS);
+
+    a.placement.round(); // the next round, queued ahead of that step; it hands off 4 more
+    assertThat(a.mine).as("a's buckets after its next round").hasSize(BUCKETS - 4);
+    b.step();
+    assertThat(b.mine).hasSize(4);
+    assertThat(queued).hasSize(2);
+    queued.forEach(Runnable::run); // the first step finds its hand-off written; the second writes
+    assertThat(a.mine).hasSize(BUCKETS - 8);
+    b.step();
+    assertThat(b.mine).hasSize(8);
+    assertThat(overlaps).isEmpty();
   }
 
   private long heartbeatOf(UUID member) {
