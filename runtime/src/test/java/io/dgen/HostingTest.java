@@ -662,6 +662,23 @@ class HostingTest extends RuntimeTestBase {
         .hasMessageContaining("another DGen");
   }
 
+  /**
+   * A runtime's rounds take buckets of a kind as soon as it hosts it; its member record must list
+   * the kind as soon, not a heartbeat period later: the other members count it a candidate for the
+   * kind's buckets only by its record, and tools show the kinds from it.
+   */
+  @Test
+  void aHostedKind_isListedInItsMembersRecordAtOnce() {
+    lease = Duration.ofMinutes(1); // a heartbeat every 12 s
+    DGen d = hosting("a");
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(
+            () ->
+                admin().members().stream()
+                    .anyMatch(m -> m.id().equals(d.memberId()) && m.kinds().contains(KIND)));
+  }
+
   /** A hosted kind that stops itself on {@code "stop"} and counts every other cast. */
   private static final class Stopper implements DGenServer<Long, String> {
     @Override

@@ -229,9 +229,12 @@ public final class Placement {
     return buckets;
   }
 
-  /** Adds {@code kind} to what this member hosts; the next heartbeat says so. */
+  /** Adds {@code kind} to what this member hosts, and writes its record (a heartbeat) to say so. */
   void host(String kind) {
     kinds.add(kind);
+    // Its record lists the kind now, not a beat period later: the rounds take buckets of the kind
+    // at once, and the others count this member a candidate for them only by its record.
+    beat();
   }
 
   /** The kinds this member hosts. */
