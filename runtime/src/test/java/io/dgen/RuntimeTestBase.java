@@ -12,7 +12,10 @@ import io.dgen.backend.memory.MemoryBackend;
 import io.dgen.internal.ServerKeys;
 import java.time.Duration;
 import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -123,8 +126,70 @@ abstract class RuntimeTestBase {
     return ref.<Long>priorityCall(new TestServer.Get());
   }
 
+  /**
+   * How long {@link #awaitTotal} waits without a single message applied before it fails: a stuck or
+   * lost message, not a slow drain.
+   */
+  static final Duration STALL_WAIT = Duration.ofSeconds(30);
+
+  /**
+   * Waits until the server's total is {@code expected}. Fails once the total has not moved for
+   * {@link #STALL_WAIT} (nothing applied: a message stuck or lost) or after {@link #BULK_WAIT} in
+   * all, so a slow drain on a loaded machine is waited for while it progresses. The failure says
+   * how many were applied, are still queued and were dead-lettered, which tells a slow drain from a
+   * lost message.
+   */
   static void awaitTotal(ServerRef<TestServer.Msg> ref, long expected) {
-    await().atMost(Duration.ofSeconds(30)).until(() -> total(ref) == expected);
+    long start = System.nanoTime();
+    long[] last = {Long.MIN_VALUE, start}; // the last total seen, and when it was first seen
+    try {
+      await()
+          .atMost(BULK_WAIT)
+          .until(
+              () -> {
+                long t = total(ref);
+                long now = System.nanoTime();
+                if (t != last[0]) {
+                  last[0] = t;
+                  last[1] = now;
+                }
+                if (t != expected && now - last[1] > STALL_WAIT.toNanos()) {
+                  throw new AssertionError(
+                      describeWait(
+                          ref,
+                          expected,
+                          "nothing applied for " + STALL_WAIT.toSeconds() + " s",
+                          start));
+                }
+                return t == expected;
+              });
+    } catch (ConditionTimeoutException e) {
+      throw new AssertionError(
+          describeWait(
+              ref, expected, "still applying after " + BULK_WAIT.toMinutes() + " min", start),
+          e);
+    }
+  }
+
+  /** What a failed {@link #awaitTotal} found: applied, queued and dead-lettered. */
+  private static String describeWait(
+      ServerRef<TestServer.Msg> ref, long expected, String why, long startNanos) {
+    return String.format(
+        "expected a total of %d after %d ms, %s: applied %s, queued %s, dead-lettered %s",
+        expected,
+        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos),
+        why,
+        orFailure(() -> total(ref)),
+        orFailure(ref::queueLength),
+        orFailure(() -> ref.deadLetters().size()));
+  }
+
+  private static String orFailure(Callable<?> read) {
+    try {
+      return String.valueOf(read.call());
+    } catch (Exception e) {
+      return "unknown (" + e + ")";
+    }
   }
 
   static TestServer.State state(ServerRef<TestServer.Msg> ref) {
