@@ -699,13 +699,11 @@ final class Scenarios {
    * CPU time of the whole process (every thread: the runtime's, the publishers', the JIT's and the
    * garbage collector's), or -1 if the JVM does not report it. In a VM whose host is busy this
    * grows too (the guest cannot tell time stolen from it), so it is no steadier than wall time; it
-   * shows how many cores' worth of work a message costs.
+   * shows how many cores' worth of work a message costs. In nanoseconds, not the JDK's 10 ms ticks:
+   * see {@link ProcessCpu}.
    */
   static long processCpuNanos() {
-    java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
-    return os instanceof com.sun.management.OperatingSystemMXBean
-        ? ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime()
-        : -1;
+    return ProcessCpu.nanos();
   }
 
   static long liveThreads() {
