@@ -186,7 +186,11 @@ class BenchmarksTest {
         List.of("hot-hosted-k1", "hot-hosted-k16", "hot-started-k1", "hot-started-k16")) {
       assertThat(row(id).metric("hottestPerMessage")).as(id).isPositive().isLessThan(0.2);
     }
-    assertThat(row("cast-ref").metric("readsRatio")).isBetween(0.8, 1.2);
+    // A cast through a ref reads what one through a started process does; its consumer's batch
+    // reads one key more, the bucket's lease. Per message that extra read weighs 1/(messages per
+    // batch), which timing decides (1.0-1.6 × measured here), so it is compared per batch: an
+    // extra read per ref cast would add about 1/(batches per message), 10 or more here.
+    assertThat(row("cast-ref").metric("extraReadsPerBatch")).isBetween(0.5, 1.5);
     assertThat(row("cast-ref").metric("bytesRatio")).isBetween(0.8, 1.2);
     assertThat(row("cast-ref").note()).contains("ref() calls: 0 transactions, 0 reads");
     Row idle = row("idle-hosted");
