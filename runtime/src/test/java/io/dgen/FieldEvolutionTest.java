@@ -29,19 +29,23 @@ import tools.jackson.databind.ObjectMapper;
  */
 class FieldEvolutionTest extends RuntimeTestBase {
 
-  /** Keeps a state of type {@code S} under {@code tuid}; a call replies with the state. */
+  /**
+   * Keeps a state of type {@code S} under {@code tuid} (null: a hosted server, addressed by its
+   * id); a call replies with the state.
+   */
   abstract static class Keeper<S> implements DGenServer<S, String> {
-    private final Tuple tuid;
+    private final @Nullable Tuple tuid;
     private final S initial;
 
-    Keeper(Tuple tuid, S initial) {
+    Keeper(@Nullable Tuple tuid, S initial) {
       this.tuid = tuid;
       this.initial = initial;
     }
 
     @Override
     public InitResult<S> init(@Nullable Object arg) {
-      return InitResult.ok(tuid, initial); // the stored state wins
+      // the stored state wins
+      return tuid == null ? InitResult.ok(initial) : InitResult.ok(tuid, initial);
     }
 
     @Override
@@ -109,7 +113,7 @@ class FieldEvolutionTest extends RuntimeTestBase {
   record AmountV2(long amount) {}
 
   static final class AmountV1Keeper extends Keeper<AmountV1> {
-    AmountV1Keeper(Tuple tuid, AmountV1 initial) {
+    AmountV1Keeper(@Nullable Tuple tuid, AmountV1 initial) {
       super(tuid, initial);
     }
   }
@@ -249,15 +253,16 @@ class FieldEvolutionTest extends RuntimeTestBase {
 
   /** Takes casts into a state of type {@link AmountV2}. */
   static final class AmountV2Consumer implements DGenServer<AmountV2, String> {
-    private final Tuple tuid;
+    private final @Nullable Tuple tuid;
 
-    AmountV2Consumer(Tuple tuid) {
+    /** A server under {@code tuid}; null: a hosted server, addressed by its id. */
+    AmountV2Consumer(@Nullable Tuple tuid) {
       this.tuid = tuid;
     }
 
     @Override
     public InitResult<AmountV2> init(@Nullable Object arg) {
-      return InitResult.ok(tuid, new AmountV2(0));
+      return tuid == null ? InitResult.ok(new AmountV2(0)) : InitResult.ok(tuid, new AmountV2(0));
     }
 
     @Override
@@ -330,37 +335,6 @@ class FieldEvolutionTest extends RuntimeTestBase {
         .until(() -> again.queueLength() == 0 && again.<AmountV2>call("get").amount() == 17);
   }
 
-  /** A hosted kind whose servers keep an {@link AmountV1}, created by their first message. */
-  static final class HostedAmountV1 implements DGenServer<AmountV1, String> {
-    @Override
-    public InitResult<AmountV1> init(@Nullable Object id) {
-      return InitResult.ok(new AmountV1("twelve"));
-    }
-
-    @Override
-    public Result<AmountV1> handleCall(String m, From from, AmountV1 s) {
-      return Result.reply(s, s);
-    }
-  }
-
-  /** The same kind, changed incompatibly: its servers keep an {@link AmountV2}. */
-  static final class HostedAmountV2 implements DGenServer<AmountV2, String> {
-    @Override
-    public InitResult<AmountV2> init(@Nullable Object id) {
-      return InitResult.ok(new AmountV2(0));
-    }
-
-    @Override
-    public Result<AmountV2> handleCast(String m, AmountV2 s) {
-      return Result.noReply(new AmountV2(s.amount() + Long.parseLong(m)));
-    }
-
-    @Override
-    public Result<AmountV2> handleCall(String m, From from, AmountV2 s) {
-      return Result.reply(s, s);
-    }
-  }
-
   /**
    * A hosted server whose stored state no longer decodes stops, and is not loaded again by every
    * message (each load fails and logs): it waits out a backoff, the admin API shows it stuck (so do
@@ -372,7 +346,10 @@ class FieldEvolutionTest extends RuntimeTestBase {
     String[] path = tenant.path().toArray(String[]::new);
     Tuple tuid = Tuple.from("fe-hosted", 1L);
     DGen v1 = runtime(StateEncoding.STRUCTURED);
-    v1.host("fe-hosted", HostedAmountV1::new, StartOptions.builder(v1.tenant(path)).build());
+    v1.host(
+        "fe-hosted",
+        () -> new AmountV1Keeper(null, new AmountV1("twelve")),
+        StartOptions.builder(v1.tenant(path)).build());
     ServerRef<String> viaV1 = v1.ref(v1.tenant(path), "fe-hosted", Tuple.from(1L));
     assertThat(viaV1.call("get", AmountV1.class, Duration.ofSeconds(30)))
         .isEqualTo(new AmountV1("twelve"));
@@ -392,7 +369,10 @@ class FieldEvolutionTest extends RuntimeTestBase {
                 })
             .build();
     runtimes.add(v2);
-    v2.host("fe-hosted", HostedAmountV2::new, StartOptions.builder(v2.tenant(path)).build());
+    v2.host(
+        "fe-hosted",
+        () -> new AmountV2Consumer(null),
+        StartOptions.builder(v2.tenant(path)).build());
     ServerRef<String> client = dgen.ref(tenant, "fe-hosted", Tuple.from(1L)); // hosts nothing
     client.cast("5");
     ServerAdmin admin =

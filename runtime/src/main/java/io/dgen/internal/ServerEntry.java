@@ -220,34 +220,29 @@ public final class ServerEntry {
    */
   public static CompletableFuture<@Nullable Void> publishFor(
       Transaction tx, TenantKeys tenant, ServerKeys server) {
-    byte[] key = tenant.serverKey(server.tuid());
-    return tx.getAsync(key)
-        .thenApply(
-            v -> {
-              if (isHosted(v)) {
-                activate(tx, tenant, server.tuid(), key, server.bucket(), server.wakeId(), v);
-              } else {
-                tenant.ring(tx, server.bucket(), server.wakeId());
-              }
-              return null;
-            });
+    return ringFor(tx, tenant, server, false);
   }
 
   /**
    * After a repair of the server's stored state ({@code ServerAdmin.replaceState}): a hosted server
-   * is made ready and activated, so its holder loads it at once, even one that stopped on the
-   * undecodable state and waits out a backoff; any other server is rung plainly.
+   * is made ready and activated even if it is ready already, so its holder loads it at once, even
+   * one that stopped on the undecodable state and waits out a backoff; any other server is rung
+   * plainly.
    */
   public static CompletableFuture<@Nullable Void> reload(
       Transaction tx, TenantKeys tenant, ServerKeys server) {
+    return ringFor(tx, tenant, server, true);
+  }
+
+  private static CompletableFuture<@Nullable Void> ringFor(
+      Transaction tx, TenantKeys tenant, ServerKeys server, boolean evenIfReady) {
     byte[] key = tenant.serverKey(server.tuid());
     return tx.getAsync(key)
         .thenApply(
             v -> {
               if (isHosted(v)) {
-                tx.set(key, HOSTED_READY);
-                tx.set(tenant.readyKey(server.bucket(), server.tuid()), new byte[0]);
-                tenant.ringActivating(tx, server.bucket(), server.wakeId(), server.tuid().pack());
+                byte[] seen = evenIfReady ? null : v; // as if absent: an activation
+                activate(tx, tenant, server.tuid(), key, server.bucket(), server.wakeId(), seen);
               } else {
                 tenant.ring(tx, server.bucket(), server.wakeId());
               }
