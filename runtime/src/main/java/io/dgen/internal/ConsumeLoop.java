@@ -446,13 +446,12 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
    * Hands a step of a lock this process holds ({@code handleLocked} and its commit, or a try of a
    * commit whose outcome was not learned) to a thread of its own; with no thread to be had now,
    * tries again after a backoff. The lock is this process's until the run has ended, so it keeps
-   * trying for as long as the process lives.
+   * trying for as long as the runtime lives: also when the process was stopped since its batch
+   * committed the lock (a hand-off, an eviction racing a push, a lost bucket), as nobody else runs
+   * or releases it while this runtime lives. The loop stays owned until the run has ended, so a
+   * hand-off waiting for this process to be quiet waits for it.
    */
   private void handOver(Supplier<LockCoordinator.Run> step) {
-    // Also when the process was stopped since its batch committed the lock (a hand-off, an
-    // eviction racing a push, a lost bucket): the lock is still this process's, and nobody else
-    // runs or releases it while this runtime lives. The loop stays owned until the run has ended,
-    // so a hand-off waiting for this process to be quiet waits for it.
     try {
       core.blocking().execute(guarded(() -> afterLocked(step.get())));
     } catch (RejectedExecutionException e) {
