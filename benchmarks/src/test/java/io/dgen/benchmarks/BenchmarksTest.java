@@ -189,8 +189,11 @@ class BenchmarksTest {
     // A cast through a ref reads what one through a started process does; its consumer's batch
     // reads one key more, the bucket's lease. Per message that extra read weighs 1/(messages per
     // batch), which timing decides (1.0-1.6 × measured here), so it is compared per batch: an
-    // extra read per ref cast would add about 1/(batches per message), 10 or more here.
-    assertThat(row("cast-ref").metric("extraReadsPerBatch")).isBetween(0.5, 1.5);
+    // extra read per ref cast would add about 1/(batches per message), 10 or more here. The
+    // per-batch figure is not exact either: idle batches, wake-log reads and the hosting runtime's
+    // placement rounds count in it as timing has them (0.47-1.25 measured where 1 is the lease),
+    // so the bound is wide on both sides and still far below what a read per cast would add.
+    assertThat(row("cast-ref").metric("extraReadsPerBatch")).isBetween(0.0, 3.0);
     assertThat(row("cast-ref").metric("bytesRatio")).isBetween(0.8, 1.2);
     assertThat(row("cast-ref").note()).contains("ref() calls: 0 transactions, 0 reads");
     Row idle = row("idle-hosted");
