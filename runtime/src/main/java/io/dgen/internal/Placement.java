@@ -173,6 +173,7 @@ public final class Placement {
 
   private final AtomicLong heartbeat = new AtomicLong();
   private final AtomicBoolean beating = new AtomicBoolean();
+  private final AtomicBoolean beatAgain = new AtomicBoolean();
 
   /** A round of this tenant is queued or running on the placement's thread. */
   private final AtomicBoolean roundPending = new AtomicBoolean();
@@ -368,9 +369,14 @@ public final class Placement {
    * @return a future that completes (never exceptionally) once the write committed or failed
    */
   CompletableFuture<Void> beat() {
-    if (closed || !beating.compareAndSet(false, true)) {
+    if (closed) {
       return CompletableFuture.completedFuture(null);
     }
+    if (!beating.compareAndSet(false, true)) {
+      beatAgain.set(true); // the one in flight may have read the kinds before a change
+      return CompletableFuture.completedFuture(null);
+    }
+    beatAgain.set(false);
     Member record =
         new Member(
             me,
@@ -394,6 +400,9 @@ public final class Placement {
     return write.handle(
         (done, e) -> {
           beating.set(false);
+          if (beatAgain.get()) {
+            beat(); // asked for while this one was in flight: the record it wrote may be stale
+          }
           if (e == null) {
             warnedBeat = false;
           } else if (!warnedBeat) {
