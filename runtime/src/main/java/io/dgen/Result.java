@@ -1,5 +1,6 @@
 package io.dgen;
 
+import io.dgen.internal.codec.ReplyTypes;
 import java.util.List;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
@@ -9,7 +10,9 @@ import org.jspecify.annotations.Nullable;
  * Action}s, and what the server does next.
  *
  * <ul>
- *   <li>{@link #reply(Object, Object)} — answer a call and keep going;
+ *   <li>{@link #reply(Call, Object, Object)} — answer a {@link Call} with a reply of the type it
+ *       names, and keep going ({@link #reply(Object, Object)} for a request that is not a {@code
+ *       Call});
  *   <li>{@link #noReply(Object)} — keep going (casts, info; a call answered this way gets a null
  *       reply);
  *   <li>{@link #lock(Object)} — commit the state and continue in {@link DGenServer#handleLocked},
@@ -53,7 +56,45 @@ public final class Result<S> {
   }
 
   /**
-   * Replies {@code reply} to the caller and keeps {@code state}.
+   * Replies {@code reply} to the caller of {@code request} and keeps {@code state}; the reply's
+   * type is checked against the one the request names when this compiles.
+   *
+   * @param request the call being answered
+   * @param reply the reply (may be null)
+   * @param state the new state, not null
+   * @param <R> the reply type {@code request} names
+   * @param <S> the state type
+   * @return the result
+   * @throws IllegalArgumentException if {@code reply} is not of that type (through raw types)
+   */
+  public static <R, S> Result<S> reply(Call<R> request, @Nullable R reply, S state) {
+    return reply(request, reply, state, List.of());
+  }
+
+  /**
+   * Replies {@code reply} to the caller of {@code request}, keeps {@code state}, and runs {@code
+   * actions} after the commit.
+   *
+   * @param request the call being answered
+   * @param reply the reply (may be null)
+   * @param state the new state, not null
+   * @param actions post-commit actions, in order
+   * @param <R> the reply type {@code request} names
+   * @param <S> the state type
+   * @return the result
+   * @throws IllegalArgumentException if {@code reply} is not of that type (through raw types)
+   */
+  public static <R, S> Result<S> reply(
+      Call<R> request, @Nullable R reply, S state, List<Action<S>> actions) {
+    ReplyTypes.check(Objects.requireNonNull(request, "request must not be null"), reply);
+    return new Result<>(Kind.REPLY, reply, state, actions, null);
+  }
+
+  /**
+   * Replies {@code reply} to the caller and keeps {@code state}: for a request that is not a {@link
+   * Call} (one sent with {@link ServerRef#call(Object, Class, java.time.Duration)}). To a {@code
+   * Call}, prefer {@link #reply(Call, Object, Object)}: a reply of another type than it names fails
+   * the callback before its transaction commits either way.
    *
    * @param reply the reply (may be null); must be serializable by the runtime's mapper
    * @param state the new state, not null

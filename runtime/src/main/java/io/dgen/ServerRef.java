@@ -152,16 +152,20 @@ public interface ServerRef<M> {
 
   /**
    * Sends a call and waits for the reply, at most the process's default call timeout (5 s unless
-   * {@link StartOptions.Builder#callTimeout} says otherwise).
+   * {@link StartOptions.Builder#callTimeout} says otherwise). The reply's type is the one the
+   * request's class names ({@code record Withdraw(long amount) implements AccountMsg,
+   * Call<Withdrawn>}), so a wrong one does not compile.
    *
    * <p>With {@code consumeK == 1}, a call that finds the queue empty and the server unlocked runs
    * inline, in the caller's own transaction. Otherwise it is queued: a reply slot is written, a
    * consumer runs {@code handleCall} and writes the reply into the slot, and the caller, listening
    * on its tenant's doorbell (no watch of its own), gets the reply.
    *
-   * @param request the request, not null
+   * @param request the request, not null; of this server's message type
    * @param <R> the reply type
    * @return the reply
+   * @throws IllegalArgumentException if the request is not of this server's message type (nothing
+   *     was written)
    * @throws CallTimeoutException if no reply came in time (the call still executes)
    * @throws CallbackException if an inline {@code handleCall} threw (the call is then queued and
    *     retried by consumers, its reply dropped)
@@ -170,28 +174,36 @@ public interface ServerRef<M> {
    * @throws OperationTimeoutException if the cluster did not answer within the operation timeout
    *     ({@link DGen.Builder#operationTimeout}); the outcome is unknown
    */
-  <R> R call(M request);
+  default <R> R call(Call<R> request) {
+    return Futures.join(callAsync(request));
+  }
 
   /**
-   * Like {@link #call(Object)} with an explicit timeout.
+   * Like {@link #call(Call)} with an explicit timeout.
    *
    * @param request the request, not null
    * @param timeout how long to wait, positive
    * @param <R> the reply type
    * @return the reply
    */
-  <R> R call(M request, Duration timeout);
+  default <R> R call(Call<R> request, Duration timeout) {
+    return Futures.join(callAsync(request, timeout));
+  }
 
   /**
-   * Like {@link #call(Object, Duration)}, decoding the reply as {@code replyType}.
+   * A call whose reply type is picked at run time: the request need not be a {@link Call}, and the
+   * reply is decoded as {@code replyType} and checked against it.
    *
    * @param request the request, not null
    * @param replyType the reply's class
    * @param timeout how long to wait, positive
    * @param <R> the reply type
    * @return the reply
+   * @throws UndecodableDataException if the reply does not decode as {@code replyType}
    */
-  <R> R call(M request, Class<R> replyType, Duration timeout);
+  default <R> R call(M request, Class<R> replyType, Duration timeout) {
+    return Futures.join(callAsync(request, replyType, timeout));
+  }
 
   /**
    * Sends a call and returns a future of its reply, with the default call timeout. Never blocks a
@@ -201,9 +213,9 @@ public interface ServerRef<M> {
    *
    * @param request the request, not null
    * @param <R> the reply type
-   * @return a future of the reply, failing with the exceptions {@link #call} throws
+   * @return a future of the reply, failing with the exceptions {@link #call(Call)} throws
    */
-  <R> CompletableFuture<R> callAsync(M request);
+  <R> CompletableFuture<R> callAsync(Call<R> request);
 
   /**
    * Sends a call and returns a future of its reply.
@@ -211,9 +223,20 @@ public interface ServerRef<M> {
    * @param request the request, not null
    * @param timeout how long to wait, positive
    * @param <R> the reply type
-   * @return a future of the reply, failing with the exceptions {@link #call} throws
+   * @return a future of the reply, failing with the exceptions {@link #call(Call)} throws
    */
-  <R> CompletableFuture<R> callAsync(M request, Duration timeout);
+  <R> CompletableFuture<R> callAsync(Call<R> request, Duration timeout);
+
+  /**
+   * {@link #call(Object, Class, Duration)} without blocking.
+   *
+   * @param request the request, not null
+   * @param replyType the reply's class
+   * @param timeout how long to wait, positive
+   * @param <R> the reply type
+   * @return a future of the reply
+   */
+  <R> CompletableFuture<R> callAsync(M request, Class<R> replyType, Duration timeout);
 
   /**
    * Runs {@code handleCall} at once in its own transaction, bypassing the queue and any lock. It
@@ -227,7 +250,7 @@ public interface ServerRef<M> {
    * @throws ServerLockedException if the server is locked and {@code handleCall} changed the state
    *     (nothing was committed)
    */
-  <R> R priorityCall(M request);
+  <R> R priorityCall(Call<R> request);
 
   /**
    * Runs {@code handleCast} at once in its own transaction, bypassing the queue and any lock. While
@@ -296,12 +319,12 @@ public interface ServerRef<M> {
    * @throws IllegalArgumentException if the key is too long, or was used by a keyed cast
    * @throws ServerStoppedException if this process was stopped
    */
-  default <R> R call(M request, String idempotencyKey, Duration timeout) {
-    return Futures.join(this.<R>callAsync(request, idempotencyKey, timeout));
+  default <R> R call(Call<R> request, String idempotencyKey, Duration timeout) {
+    return Futures.join(callAsync(request, idempotencyKey, timeout));
   }
 
   /**
-   * The keyed {@link #call(Object, String, Duration)} without blocking or holding a thread.
+   * The keyed {@link #call(Call, String, Duration)} without blocking or holding a thread.
    *
    * @param request the request, not null
    * @param idempotencyKey an opaque key, 1 to 256 bytes in UTF-8
@@ -310,7 +333,7 @@ public interface ServerRef<M> {
    * @return a future of the first call's reply, failing with the exceptions the blocking form
    *     throws
    */
-  <R> CompletableFuture<R> callAsync(M request, String idempotencyKey, Duration timeout);
+  <R> CompletableFuture<R> callAsync(Call<R> request, String idempotencyKey, Duration timeout);
 
   /**
    * Queues {@code request} as a call whose reply is kept for the retention window, and returns its

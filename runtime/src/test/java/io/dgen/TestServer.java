@@ -34,14 +34,17 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
 
   sealed interface Msg {}
 
-  /** Adds n; as a call replies the new total. */
+  /** Adds n. (Sent as a call with a reply type, replies the new total, as every cast here.) */
   record Add(long n) implements Msg {}
 
+  /** Adds n and replies the new total. */
+  record AddAndGet(long n) implements Msg, Call<Long> {}
+
   /** Replies the total. */
-  record Get() implements Msg {}
+  record Get() implements Msg, Call<Long> {}
 
   /** Replies the whole state. */
-  record GetState() implements Msg {}
+  record GetState() implements Msg, Call<State> {}
 
   /** Counts one message of a publisher's sequence, checking the order. */
   record Seq(String publisher, long seq) implements Msg {}
@@ -68,7 +71,7 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
   record Act(List<String> steps) implements Msg {}
 
   /** As a call, replies the state's list of values applied: the live list, not a copy. */
-  record GetSeen() implements Msg {}
+  record GetSeen() implements Msg, Call<List<Long>> {}
 
   /** Appends {@code n} to the state's list of values applied, in place (and adds it). */
   record AppendInPlace(long n) implements Msg {}
@@ -77,7 +80,7 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
    * As a call, replies the state's live list of values applied, with an action that appends {@code
    * n} to the committed state's list in place.
    */
-  record GetSeenThenAppend(long n) implements Msg {}
+  record GetSeenThenAppend(long n) implements Msg, Call<List<Long>> {}
 
   /** Runs and removes {@link Hooks#callbackHooks}{@code .get(id)}, if any, then changes nothing. */
   record Hook(String id) implements Msg {}
@@ -125,7 +128,7 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
   record Work(String id) implements Msg {}
 
   /** Replies a string of {@code size} characters. */
-  record Echo(int size) implements Msg {}
+  record Echo(int size) implements Msg, Call<String> {}
 
   /**
    * For its first {@code times} executions with this id, throws a backend error of {@code code}
@@ -197,20 +200,25 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
   @Override
   public Result<State> handleCallTx(TxContext tx, Msg request, From from, State state)
       throws Exception {
-    if (request instanceof Get) {
-      return Result.reply(state.total(), state);
+    if (request instanceof AddAndGet a) {
+      State added = state.add(a.n());
+      return Result.reply(a, added.total(), added);
     }
-    if (request instanceof GetState) {
-      return Result.reply(state, state);
+    if (request instanceof Get g) {
+      return Result.reply(g, state.total(), state);
+    }
+    if (request instanceof GetState g) {
+      return Result.reply(g, state, state);
     }
     if (request instanceof Echo e) {
-      return Result.reply("x".repeat(e.size()), state);
+      return Result.reply(e, "x".repeat(e.size()), state);
     }
-    if (request instanceof GetSeen) {
-      return Result.reply(state.seen(), state);
+    if (request instanceof GetSeen g) {
+      return Result.reply(g, state.seen(), state);
     }
     if (request instanceof GetSeenThenAppend g) {
-      return Result.reply(state.seen(), state, List.of(committed -> committed.seen().add(g.n())));
+      return Result.reply(
+          g, state.seen(), state, List.of(committed -> committed.seen().add(g.n())));
     }
     Result<State> r = handleCastTx(tx, request, state);
     return r == null || r.kind() == Result.Kind.STOP || r.kind() == Result.Kind.LOCK
@@ -222,13 +230,6 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
   public Result<State> handleCastTx(TxContext tx, Msg message, State state) throws Exception {
     if (message instanceof Add a) {
       return Result.noReply(state.add(a.n()));
-    }
-    if (message instanceof Get
-        || message instanceof GetState
-        || message instanceof Echo
-        || message instanceof GetSeen
-        || message instanceof GetSeenThenAppend) {
-      return Result.noReply(state);
     }
     if (message instanceof AppendInPlace a) {
       List<Long> seen =

@@ -7,6 +7,7 @@ import io.dgen.UnknownCallException;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
+import java.lang.reflect.Type;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -66,7 +67,7 @@ final class CallProtocol {
   }
 
   /** A call that may be queued: its reply, once it comes, completes {@link Waiting#result()}. */
-  <R> Waiting<R> waiting(From from, @Nullable Class<R> replyType, Duration timeout) {
+  <R> Waiting<R> waiting(From from, @Nullable Type replyType, Duration timeout) {
     return new Waiting<>(from, replyType, core.nanoTime() + timeout.toNanos(), timeout);
   }
 
@@ -117,8 +118,9 @@ final class CallProtocol {
    * have its behaviour: queued at the head with a reply slot, run next by the holder and never
    * retried; the future completes with its reply (null for a cast or an info) or its failure.
    */
-  <R> CompletableFuture<R> toHolder(byte[] envelope, From from, Duration timeout) {
-    Waiting<R> waiting = waiting(from, null, timeout);
+  <R> CompletableFuture<R> toHolder(
+      byte[] envelope, From from, @Nullable Type replyType, Duration timeout) {
+    Waiting<R> waiting = waiting(from, replyType, timeout);
     return pushOnce(ServerKeys.LANE_HEAD, envelope, waiting)
         .handle(
             (pushed, err) -> {
@@ -172,7 +174,7 @@ final class CallProtocol {
    */
   final class Waiting<R> implements TenantWatcher.Listener, ReplySlots.LocalCaller {
     private final From from;
-    private final @Nullable Class<R> replyType;
+    private final @Nullable Type replyType;
     private final long deadline;
     private final Duration timeout;
     private final long wakeId;
@@ -191,7 +193,7 @@ final class CallProtocol {
 
     private volatile @Nullable ScheduledFuture<?> timer;
 
-    private Waiting(From from, @Nullable Class<R> replyType, long deadline, Duration timeout) {
+    private Waiting(From from, @Nullable Type replyType, long deadline, Duration timeout) {
       this.from = from;
       this.replyType = replyType;
       this.deadline = deadline;

@@ -14,6 +14,7 @@ import io.dgen.TxContext;
 import io.dgen.backend.Backend;
 import io.dgen.backend.BackendException;
 import io.dgen.backend.Transaction;
+import io.dgen.internal.codec.ReplyTypes;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -165,8 +166,25 @@ final class CallbackInvoker<S, M> {
   Result<S> handleCall(Transaction tx, M request, From from, S state, long startNanos) {
     try (LogContext.Scope mdc = logs.open(request)) {
       return invoke(
-          tx, state, startNanos, "handleCall", (c, s) -> server.handleCallTx(c, request, from, s));
+          tx,
+          state,
+          startNanos,
+          "handleCall",
+          (c, s) -> checkedReply(request, server.handleCallTx(c, request, from, s)));
     }
+  }
+
+  /**
+   * {@code result}, if its reply is of the type {@code request} names (a {@link io.dgen.Call}),
+   * which raw types do not ensure.
+   *
+   * @throws IllegalArgumentException if it is not: the callback failed, nothing is committed
+   */
+  static <S> @Nullable Result<S> checkedReply(Object request, @Nullable Result<S> result) {
+    if (result != null && result.kind() == Result.Kind.REPLY) {
+      ReplyTypes.check(request, result.reply());
+    }
+    return result;
   }
 
   /** {@code handleCastTx} in {@code tx}, whose work began at {@code startNanos}. */
@@ -257,6 +275,9 @@ final class CallbackInvoker<S, M> {
       if (r.kind() == Result.Kind.LOCK) {
         throw new IllegalStateException(
             "handleLocked returned Result.lock; the lock is held already");
+      }
+      if (event.from() != null) {
+        checkedReply(event.message(), r);
       }
       return r;
     } catch (Throwable e) {

@@ -5,7 +5,9 @@ import io.dgen.Outbox;
 import io.dgen.backend.Futures;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Envelope;
+import io.dgen.internal.codec.ReplyTypes;
 import io.dgen.internal.codec.TypeRegistry;
+import java.lang.reflect.Type;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -128,7 +130,8 @@ final class IdempotentRequests<M> {
     long now = core.wallMillis();
     From fresh = KeptReplies.newFrom(now, retention);
     byte[] env = queue.encode(Envelope.CALL, request, fresh);
-    CallProtocol.Waiting<R> waiting = calls.waiting(fresh, null, timeout);
+    Type replyType = ReplyTypes.of(request.getClass());
+    CallProtocol.Waiting<R> waiting = calls.waiting(fresh, replyType, timeout);
     return calls
         .bounded(
             commits.<IdempotencyKeys.Claim>commitAsync(
@@ -167,7 +170,7 @@ final class IdempotentRequests<M> {
                     new IllegalArgumentException(
                         "idempotencyKey '" + key + "' was used by a cast, not a call"));
               }
-              return calls.<R>waiting(first, null, timeout).resume();
+              return calls.<R>waiting(first, replyType, timeout).resume();
             })
         .thenCompose(f -> f);
   }

@@ -13,9 +13,11 @@ import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Chunks;
 import io.dgen.internal.codec.Reply;
+import io.dgen.internal.codec.ReplyTypes;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StateCodec;
 import io.dgen.internal.codec.TypeRegistry;
+import java.lang.reflect.Type;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -344,7 +346,7 @@ final class ReplySlots {
    * @throws DeadLetterException if the call was dead-lettered
    * @throws UndecodableDataException if the reply is not valid or not of an allowed type
    */
-  <R> R decode(List<KeyValue> rows, @Nullable Class<R> replyType) {
+  <R> R decode(List<KeyValue> rows, @Nullable Type replyType) {
     List<byte[]> parts = new ArrayList<>(rows.size());
     for (KeyValue kv : rows) {
       parts.add(kv.value());
@@ -403,7 +405,7 @@ final class ReplySlots {
    * A reply handed over in this runtime (an inline or priority call's, or a queued one a consumer
    * here wrote), checked as a queued reply would be decoded; a {@link Snapshot} is decoded.
    */
-  <R> R local(@Nullable Object reply, @Nullable Class<R> replyType) {
+  <R> R local(@Nullable Object reply, @Nullable Type replyType) {
     if (reply instanceof Snapshot s) {
       return as(
           types.decodeReply(
@@ -419,8 +421,8 @@ final class ReplySlots {
   }
 
   @SuppressWarnings("unchecked")
-  private <R> R as(@Nullable Object reply, @Nullable Class<R> replyType) {
-    if (replyType == null || reply == null || replyType.isInstance(reply)) {
+  private <R> R as(@Nullable Object reply, @Nullable Type replyType) {
+    if (replyType == null || reply == null || ReplyTypes.raw(replyType).isInstance(reply)) {
       return (R) reply;
     }
     return serde.fromTree(serde.toTree(reply), serde.type(replyType));

@@ -2,6 +2,7 @@ package io.dgen.internal;
 
 import com.apple.foundationdb.tuple.Tuple;
 import com.google.common.base.Suppliers;
+import io.dgen.Call;
 import io.dgen.DGenException;
 import io.dgen.DGenServer;
 import io.dgen.DeadLetter;
@@ -13,9 +14,11 @@ import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.backend.Futures;
 import io.dgen.internal.codec.Envelope;
+import io.dgen.internal.codec.ReplyTypes;
 import io.dgen.internal.codec.StoredState;
 import io.dgen.internal.codec.TypeNames;
 import io.dgen.internal.codec.TypeRegistry;
+import java.lang.reflect.Type;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -585,34 +588,35 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   // ---------------------------------------------------------------- calls
 
   @Override
-  public <R> R call(M request) {
-    return call(request, options.callTimeout());
-  }
-
-  @Override
-  public <R> R call(M request, Duration timeout) {
-    return Futures.join(this.<R>callInternal(request, null, timeout));
-  }
-
-  @Override
-  public <R> R call(M request, Class<R> replyType, Duration timeout) {
-    Objects.requireNonNull(replyType, "replyType must not be null");
-    return Futures.join(callInternal(request, replyType, timeout));
-  }
-
-  @Override
-  public <R> CompletableFuture<R> callAsync(M request) {
+  public <R> CompletableFuture<R> callAsync(Call<R> request) {
     return callAsync(request, options.callTimeout());
   }
 
   @Override
-  public <R> CompletableFuture<R> callAsync(M request, Duration timeout) {
-    return callInternal(request, null, timeout);
+  public <R> CompletableFuture<R> callAsync(Call<R> request, Duration timeout) {
+    Objects.requireNonNull(request, "request must not be null");
+    return callInternal(message(request), ReplyTypes.of(request.getClass()), timeout);
   }
 
   @Override
-  public <R> CompletableFuture<R> callAsync(M request, String idempotencyKey, Duration timeout) {
-    return ifAlive(() -> requests.<R>call(request, idempotencyKey, timeout));
+  public <R> CompletableFuture<R> callAsync(M request, Class<R> replyType, Duration timeout) {
+    Objects.requireNonNull(replyType, "replyType must not be null");
+    return callInternal(request, replyType, timeout);
+  }
+
+  /**
+   * A typed request as this server's message: a {@link Call} of another type is refused when it is
+   * encoded or run, before anything is written.
+   */
+  @SuppressWarnings("unchecked")
+  private M message(Call<?> request) {
+    return (M) request;
+  }
+
+  @Override
+  public <R> CompletableFuture<R> callAsync(
+      Call<R> request, String idempotencyKey, Duration timeout) {
+    return ifAlive(() -> requests.<R>call(message(request), idempotencyKey, timeout));
   }
 
   @Override
@@ -626,7 +630,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   }
 
   private <R> CompletableFuture<R> callInternal(
-      M request, @Nullable Class<R> replyType, Duration timeout) {
+      M request, @Nullable Type replyType, Duration timeout) {
     Objects.requireNonNull(request, "request must not be null");
     IdempotentRequests.checkTimeout(timeout);
     ServerProcess<S, M> local = role == Role.REF && kind != null ? kind.loadedProcess(tuid) : null;
@@ -644,13 +648,13 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   /** {@link #callInternal} in this process if it is alive; null (nothing done) if it is not. */
   private <R> @Nullable CompletableFuture<R> callIfAlive(
-      M request, @Nullable Class<R> replyType, Duration timeout) {
+      M request, @Nullable Type replyType, Duration timeout) {
     return lifecycle.isAlive() ? route(request, replyType, timeout, false) : null;
   }
 
   /** Runs the call inline in this process or queues it (a ref's, or with batches over one). */
   private <R> CompletableFuture<R> route(
-      M request, @Nullable Class<R> replyType, Duration timeout, boolean checkAlive) {
+      M request, @Nullable Type replyType, Duration timeout, boolean checkAlive) {
     long start = core.nanoTime();
     try {
       if (checkAlive) {
@@ -680,7 +684,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
                     return outcome.queued()
                         ? waiting.await()
                         : CompletableFuture.completedFuture(
-                            slots.local(outcome.reply(), replyType));
+                            slots.<R>local(outcome.reply(), replyType));
                   })
               .thenCompose(f -> f);
       return meters.call(start, sent, reply);
@@ -692,19 +696,22 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   // ---------------------------------------------------------------- priority messages
 
   @Override
-  public <R> R priorityCall(M request) {
+  public <R> R priorityCall(Call<R> request) {
     Objects.requireNonNull(request, "request must not be null");
+    Type replyType = ReplyTypes.of(request.getClass());
     if (behaviourElsewhere()) {
-      return toHolder(Envelope.CALL, request);
+      return toHolder(Envelope.CALL, request, replyType);
     }
-    return meters.priority(() -> slots.local(inline.priorityCall(request, slots.newFrom()), null));
+    return meters.priority(
+        () -> slots.local(inline.priorityCall(message(request), slots.newFrom()), replyType));
   }
 
   @Override
   public void priorityCast(M message) {
     Objects.requireNonNull(message, "message must not be null");
+    ServerQueue.refuseCall(message);
     if (behaviourElsewhere()) {
-      toHolder(Envelope.CAST, message);
+      toHolder(Envelope.CAST, message, null);
       return;
     }
     inline.priorityCast(message);
@@ -714,7 +721,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   public void info(Object info) {
     Objects.requireNonNull(info, "info must not be null");
     if (behaviourElsewhere()) {
-      toHolder(Envelope.INFO, info);
+      toHolder(Envelope.INFO, info, null);
       return;
     }
     inline.info(info);
@@ -730,11 +737,11 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
    * holder, which runs it next and replies; waits at most the call timeout.
    */
   @SuppressWarnings("unchecked")
-  private <R> R toHolder(int type, Object message) {
+  private <R> R toHolder(int type, Object message, @Nullable Type replyType) {
     ensureAlive();
     From from = slots.newFrom();
     byte[] env = queue.encode(type | Envelope.PRIORITY, (M) message, from);
-    return Futures.join(calls.<R>toHolder(env, from, options.callTimeout()));
+    return Futures.join(calls.<R>toHolder(env, from, replyType, options.callTimeout()));
   }
 
   // ---------------------------------------------------------------- failures and dead letters

@@ -97,6 +97,9 @@ final class ServerQueue<M> {
    */
   byte[] encode(int kind, M message, @Nullable From from) {
     Objects.requireNonNull(message, "message must not be null");
+    if ((kind & ~Envelope.PRIORITY) == Envelope.CAST) {
+      refuseCall(message);
+    }
     String tag = types.messageTag(message);
     byte[] bytes =
         Envelope.encode(
@@ -119,6 +122,20 @@ final class ServerQueue<M> {
               + context);
     }
     return bytes;
+  }
+
+  /**
+   * Refuses to cast a {@link io.dgen.Call}: its caller expects a reply, which a cast drops.
+   *
+   * @throws IllegalArgumentException if {@code message} is a call
+   */
+  static void refuseCall(Object message) {
+    if (message instanceof io.dgen.Call<?>) {
+      throw new IllegalArgumentException(
+          message.getClass().getName()
+              + " is a Call, which expects a reply: send it with call or callAsync, not as a"
+              + " cast (nothing was written)");
+    }
   }
 
   /**

@@ -2,6 +2,7 @@ package io.dgen.internal.codec;
 
 import io.dgen.UndecodableDataException;
 import java.lang.reflect.Modifier;
+import java.lang.reflect.Type;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.ArrayDeque;
@@ -117,6 +118,10 @@ public final class TypeRegistry {
     this.messageTagged = !isExact(raw) || TypeNames.annotation(raw) != null;
     for (Class<?> c : closure(raw)) {
       add(c);
+      Type reply = ReplyTypes.of(c); // a reply type a Call names is allowed without allowTypes
+      if (reply != null) {
+        ReplyTypes.classesOf(reply).forEach(r -> closure(r).forEach(this::add));
+      }
     }
     for (Class<?> c : allowed) {
       closure(c).forEach(this::add);
@@ -484,15 +489,16 @@ public final class TypeRegistry {
    *
    * @throws UndecodableDataException if the tag is not allowed or the tree does not fit
    */
-  public @Nullable Object decodeReply(String tag, JsonNode tree, @Nullable Class<?> expected) {
+  public @Nullable Object decodeReply(String tag, JsonNode tree, @Nullable Type expected) {
     if (NULL_TAG.equals(tag)) {
       return null;
     }
     TypeNames.Tag stored = TypeNames.parse(tag);
     if (expected != null) {
       // The tag names the expected class (under any of its names): migrate it first.
-      boolean same = TypeNames.names(expected).contains(stored.name());
-      return convert(same ? upcast(stored, expected, tree) : tree, serde.type(expected), stored);
+      Class<?> raw = ReplyTypes.raw(expected);
+      boolean same = TypeNames.names(raw).contains(stored.name());
+      return convert(same ? upcast(stored, raw, tree) : tree, serde.type(expected), stored);
     }
     JavaType type =
         switch (tag) {
