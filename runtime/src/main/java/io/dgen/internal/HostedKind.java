@@ -222,8 +222,25 @@ final class HostedKind<S, M> {
    * once.
    */
   void activated(Tuple tuid) {
-    stuck.remove(tuid);
-    load(tuid);
+    Integer failures = stuck.get(tuid);
+    if (failures == null) {
+      load(tuid);
+      return;
+    }
+    if (failures == 0) {
+      return; // its failure is being looked at: the look decides when it loads again
+    }
+    // A repair clears the stuck record in the transaction that rings; any other ring is late news
+    // of the push that made it ready, and loading it again would only fail again.
+    byte[] record = new ServerKeys(options.tenant().subspace(), hosting.buckets(), tuid).stuckKey();
+    core.backend()
+        .runAsync(tx -> tx.snapshot().getAsync(record))
+        .whenComplete(
+            (stillStuck, err) -> {
+              if (err == null && stillStuck == null && stuck.remove(tuid, failures)) {
+                load(tuid);
+              }
+            });
   }
 
   // ---------------------------------------------------------------- loading
@@ -316,6 +333,11 @@ final class HostedKind<S, M> {
         || !core.hooks().backgroundConsumers()) {
       return; // a holder that takes the bucket rescans its ready index
     }
+    if (why != null) {
+      // Not loaded again while the look below is under way (a push or a rescan would load a state
+      // that fails again): it decides when.
+      stuck.putIfAbsent(tuid, 0);
+    }
     stopped
         .evict()
         .whenComplete(
@@ -333,10 +355,9 @@ final class HostedKind<S, M> {
               } else if (why == null) {
                 execute(() -> activate(tuid)); // it has work: its next process runs it
               } else {
-                if (why instanceof UndecodableDataException undecodable) {
-                  markStuck(stopped, undecodable);
-                }
-                reloadStuck(tuid);
+                // the record first: until it is durable, a ring cannot tell a repair (which
+                // clears it) from late news, and is ignored
+                markStuck(stopped, why).whenComplete((done, e) -> reloadStuck(tuid));
               }
             });
   }
@@ -367,13 +388,19 @@ final class HostedKind<S, M> {
   }
 
   /**
-   * Records durably that the server's state does not decode, for {@code dgen inspect} and the
-   * dashboard; a state repair, an eviction or a kill clears it. Best effort: a failure is logged.
+   * Records durably why the server stopped (its state does not decode, or a fatal error), for
+   * {@code dgen inspect} and the dashboard; a state repair, an eviction or a kill clears it. Best
+   * effort: a failure is logged.
+   *
+   * @return a future that completes (never exceptionally) once the write committed or failed
    */
-  private void markStuck(ServerProcess<S, M> stopped, UndecodableDataException why) {
+  private CompletableFuture<@Nullable Void> markStuck(ServerProcess<S, M> stopped, Throwable why) {
     byte[] record =
-        StuckRecord.encode(core.wallMillis(), hosting.placement().memberId(), why.getMessage());
-    core.backend()
+        StuckRecord.encode(
+            core.wallMillis(),
+            hosting.placement().memberId(),
+            why instanceof UndecodableDataException ? why.getMessage() : why.toString());
+    return core.backend()
         .runAsync(
             tx -> {
               tx.set(stopped.keys().stuckKey(), record);
@@ -385,7 +412,8 @@ final class HostedKind<S, M> {
                 log.warn(
                     "could not record that server {} is stuck: {}", stopped.tuid(), context, err);
               }
-            });
+            })
+        .<@Nullable Void>handle((done, err) -> null);
   }
 
   @SuppressWarnings("unchecked")

@@ -3,6 +3,7 @@ package io.dgen.internal;
 import com.apple.foundationdb.tuple.Tuple;
 import java.time.Instant;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Why a hosted server is not running although it has work: its stored state did not decode when its
@@ -22,7 +23,7 @@ public record StuckRecord(Instant since, String member, String reason) {
   private static final int REASON_MAX = 2_000;
 
   /** Encodes a record: {@code reason} is cut at {@value #REASON_MAX} characters. */
-  public static byte[] encode(long wallMillis, UUID member, String reason) {
+  public static byte[] encode(long wallMillis, UUID member, @Nullable String reason) {
     String r = reason == null ? "" : reason;
     if (r.length() > REASON_MAX) {
       r = r.substring(0, REASON_MAX) + "…";
