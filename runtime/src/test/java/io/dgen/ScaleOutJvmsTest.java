@@ -346,7 +346,23 @@ class ScaleOutJvmsTest {
    * returns how many each holds.
    */
   private Map<UUID, Integer> awaitPlacement(List<Child> hosts, int buckets) {
-    return SettledPlacement.await(this::admin, Ledger.KIND, buckets, ids(hosts), CONVERGED);
+    try {
+      return SettledPlacement.await(this::admin, Ledger.KIND, buckets, ids(hosts), CONVERGED);
+    } catch (AssertionError unsettled) {
+      StringBuilder out = new StringBuilder(unsettled.getMessage());
+      for (Child c : hosts) {
+        out.append("\n").append(c.memberId()).append(c.process().isAlive() ? " alive" : " EXITED");
+        try {
+          List<String> lines = Files.readAllLines(c.log());
+          lines
+              .subList(Math.max(0, lines.size() - 8), lines.size())
+              .forEach(l -> out.append("\n  | ").append(l));
+        } catch (IOException e) {
+          out.append(" (log unreadable: ").append(e).append(')');
+        }
+      }
+      throw new AssertionError(out.toString(), unsettled);
+    }
   }
 
   private ServerRef<Msg> ref(int server) {
