@@ -55,12 +55,14 @@ public interface DGenServer<S, M> {
   InitResult<S> init(@Nullable Object arg) throws Exception;
 
   /**
-   * Handles a call: returns the reply and the new state.
+   * Handles a call: returns the reply and the new state. A request that is a {@link Call} is
+   * answered with {@link Result#reply(Call, Object, Object)}, which checks the reply's type at
+   * compile time; a reply of another type than the {@code Call} names fails the callback.
    *
    * @param request the request
    * @param from the caller
    * @param state the current state
-   * @return the result, usually {@link Result#reply}
+   * @return the result, usually {@link Result#reply(Call, Object, Object)}
    * @throws Exception to abort the transaction (see the class documentation)
    */
   default Result<S> handleCall(M request, From from, S state) throws Exception {

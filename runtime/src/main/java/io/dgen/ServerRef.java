@@ -38,6 +38,8 @@ public interface ServerRef<M> {
    * Enqueues {@code message}; returns once it is durably queued.
    *
    * @param message the message, not null
+   * @throws IllegalArgumentException if the message is a {@link Call}, whose reply a cast would
+   *     drop (nothing is written; so for every cast form)
    * @throws ServerStoppedException if this process was stopped
    * @throws OperationTimeoutException if the cluster did not answer within the operation timeout
    *     ({@link DGen.Builder#operationTimeout}); the outcome is unknown

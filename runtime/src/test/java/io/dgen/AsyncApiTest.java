@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.dgen.TestServer.Add;
+import io.dgen.TestServer.AddAndGet;
 import io.dgen.TestServer.Boom;
 import io.dgen.TestServer.Msg;
 import io.dgen.backend.Backend;
@@ -70,9 +71,9 @@ class AsyncApiTest extends RuntimeTestBase {
     assertThat(consumer.purgeDeadLetterAsync(dead).get()).isFalse();
     assertThat(consumer.requeueDeadLetterAsync(dead, true).get()).isFalse();
     assertThat(consumer.purgeDeadLettersAsync().get()).isZero();
-    assertThat(consumer.<Long>callAsync(new Add(5), "call-1", Duration.ofSeconds(30)).get())
+    assertThat(consumer.<Long>callAsync(new AddAndGet(5), "call-1", Duration.ofSeconds(30)).get())
         .isEqualTo(15L);
-    assertThat(consumer.<Long>callAsync(new Add(5), "call-1", Duration.ofSeconds(30)).get())
+    assertThat(consumer.<Long>callAsync(new AddAndGet(5), "call-1", Duration.ofSeconds(30)).get())
         .isEqualTo(15L); // the first call's reply: it ran once
 
     consumer.killAsync("test").get(30, TimeUnit.SECONDS);
@@ -98,7 +99,7 @@ class AsyncApiTest extends RuntimeTestBase {
             ref.castAsync(new Add(1), "key"),
             ref.castAllAsync(List.of(new Add(1))),
             ref.castAfterAsync(new Add(1), Duration.ofSeconds(1)),
-            ref.callAsync(new Add(1)),
+            ref.callAsync(new AddAndGet(1)),
             ref.submitAsync(new Add(1)),
             ref.awaitReplyAsync(callId, Duration.ofSeconds(1)),
             ref.queueLengthAsync(),

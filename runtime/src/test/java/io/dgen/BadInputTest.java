@@ -3,6 +3,7 @@ package io.dgen;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.dgen.TestServer.Ask;
 import io.dgen.TestServer.Msg;
 import io.dgen.internal.codec.Envelope;
 import java.time.Duration;
@@ -50,7 +51,7 @@ class BadInputTest extends RuntimeTestBase {
   @Test
   void callbackReturningNull_isACallbackError() {
     ServerRef<Msg> ref = start(b -> b.consume(false));
-    assertThatThrownBy(() -> ref.priorityCall(new TestServer.ReturnNull()))
+    assertThatThrownBy(() -> ref.priorityCall(new Ask(new TestServer.ReturnNull())))
         .isInstanceOf(CallbackException.class)
         .cause()
         .hasMessageContaining("returned null");

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.dgen.TestServer.Add;
+import io.dgen.TestServer.AddAndGet;
 import io.dgen.TestServer.Msg;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -53,7 +54,7 @@ class CallTimeoutTest extends RuntimeTestBase {
   void aQueuedCallWhoseClusterStopsAnsweringAfterItsPush_failsByItsOwnTimeout() {
     ServerRef<Msg> ref = start(b -> b.consume(false)); // nobody replies: the call is queued
     long start = System.nanoTime();
-    CompletableFuture<Long> call = ref.callAsync(new Add(1), TIMEOUT);
+    CompletableFuture<Long> call = ref.callAsync(new AddAndGet(1), TIMEOUT);
     await().atMost(Duration.ofSeconds(10)).until(() -> ref.queueLength() == 1); // pushed
     unreachable();
 
@@ -66,7 +67,7 @@ class CallTimeoutTest extends RuntimeTestBase {
     ServerRef<Msg> ref = start(b -> b.consume(false));
     long start = System.nanoTime();
     CompletableFuture<Long> call =
-        CompletableFuture.supplyAsync(() -> ref.call(new Add(1), TIMEOUT));
+        CompletableFuture.supplyAsync(() -> ref.call(new AddAndGet(1), TIMEOUT));
     await().atMost(Duration.ofSeconds(10)).until(() -> ref.queueLength() == 1);
     unreachable();
 
@@ -86,13 +87,14 @@ class CallTimeoutTest extends RuntimeTestBase {
   @Test
   void aKeyedCallsRepeatOnAnUnreachableCluster_throwsByItsOwnTimeout() {
     ServerRef<Msg> ref = start(b -> b.consume(false));
-    assertThatThrownBy(() -> ref.call(new Add(1), "order-1", TIMEOUT))
+    assertThatThrownBy(() -> ref.call(new AddAndGet(1), "order-1", TIMEOUT))
         .isInstanceOf(CallTimeoutException.class); // nobody consumes: the first call times out
     unreachable();
 
     long start = System.nanoTime();
     assertTimedOut(
-        CompletableFuture.supplyAsync(() -> ref.<Long>call(new Add(1), "order-1", TIMEOUT)), start);
+        CompletableFuture.supplyAsync(() -> ref.<Long>call(new AddAndGet(1), "order-1", TIMEOUT)),
+        start);
   }
 
   @Test
@@ -101,7 +103,7 @@ class CallTimeoutTest extends RuntimeTestBase {
     unreachable(); // the push itself hangs; the operation timeout (30 s) is far longer
 
     long start = System.nanoTime();
-    assertTimedOut(ref.callAsync(new Add(1), TIMEOUT), start);
+    assertTimedOut(ref.callAsync(new AddAndGet(1), TIMEOUT), start);
   }
 
   @Test
@@ -110,6 +112,6 @@ class CallTimeoutTest extends RuntimeTestBase {
     unreachable();
 
     long start = System.nanoTime();
-    assertTimedOut(ref.callAsync(new Add(1), TIMEOUT), start);
+    assertTimedOut(ref.callAsync(new AddAndGet(1), TIMEOUT), start);
   }
 }

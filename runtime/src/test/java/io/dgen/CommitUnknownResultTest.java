@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.dgen.TestServer.Act;
 import io.dgen.TestServer.Add;
+import io.dgen.TestServer.AddAndGet;
 import io.dgen.TestServer.Hook;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Work;
@@ -41,7 +42,7 @@ class CommitUnknownResultTest extends RuntimeTestBase {
       faults.commitUnknownResult(2, applied);
       ref.cast(new Act(List.of("rec:" + i)));
       faults.commitUnknownResult(2, applied);
-      calls.add(ref.callAsync(new Add(100), Duration.ofSeconds(30)));
+      calls.add(ref.callAsync(new AddAndGet(100), Duration.ofSeconds(30)));
     }
     faults.commitUnknownResult(2, applied);
     ref.castAll(List.of(new Add(1000), new Add(2000)));

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.tuple.Tuple;
-import io.dgen.TestServer.Add;
+import io.dgen.TestServer.AddAndGet;
 import io.dgen.TestServer.Init;
 import io.dgen.TestServer.Msg;
 import io.dgen.backend.Backend;
@@ -73,7 +73,7 @@ class ConcurrentCallsTest extends RuntimeTestBase {
 
     List<CompletableFuture<Long>> calls = new ArrayList<>();
     for (int i = 0; i < CALLS; i++) {
-      calls.add(refs.get(i % SERVERS).callAsync(new Add(1), Duration.ofSeconds(60)));
+      calls.add(refs.get(i % SERVERS).callAsync(new AddAndGet(1), Duration.ofSeconds(60)));
     }
     // Every push has committed; the replies take at least one more commit.
     await()
@@ -110,7 +110,9 @@ class ConcurrentCallsTest extends RuntimeTestBase {
       memory.faults().commitLatency(Duration.ofMillis(200));
 
       Long reply =
-          publisher.<Long>callAsync(new Add(5), Duration.ofSeconds(30)).get(30, TimeUnit.SECONDS);
+          publisher
+              .<Long>callAsync(new AddAndGet(5), Duration.ofSeconds(30))
+              .get(30, TimeUnit.SECONDS);
 
       assertThat(reply).isEqualTo(5);
     }

@@ -50,7 +50,7 @@ class EvolutionTest extends RuntimeTestBase {
     record Poison(String why) implements Msg {}
 
     @TypeName("evo.get")
-    record Get() implements Msg {}
+    record Get() implements Msg, Call<Balance> {}
 
     @TypeName("evo.balance")
     record Balance(long amount) {}
@@ -116,7 +116,7 @@ class EvolutionTest extends RuntimeTestBase {
     record Poison(String why) implements Msg {}
 
     @TypeName("evo.get")
-    record Get() implements Msg {}
+    record Get() implements Msg, Call<Balance> {}
 
     @TypeName(value = "evo.balance", version = 2)
     record Balance(long cents) {}

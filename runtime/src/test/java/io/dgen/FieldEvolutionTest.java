@@ -189,7 +189,7 @@ class FieldEvolutionTest extends RuntimeTestBase {
       StateEncoding encoding, DGenServer<?, String> first, DGenServer<T, String> second) {
     DGen d = runtime(encoding);
     ServerRef<String> old = d.start(first, null, options(d).build());
-    assertThat((Object) old.call("get")).isNotNull(); // written
+    assertThat(get(old, Object.class)).isNotNull(); // written
     old.stop();
     return d.start(second, null, options(d).build());
   }
@@ -203,7 +203,7 @@ class FieldEvolutionTest extends RuntimeTestBase {
             encoding,
             new ProfileV1Keeper(tuid, new ProfileV1("ann", "gone")),
             new ProfileV2Keeper(tuid));
-    assertThat(ref.<ProfileV2>call("get"))
+    assertThat(get(ref, ProfileV2.class))
         .isEqualTo(new ProfileV2("ann", null, 0, false, List.of("none")));
   }
 
@@ -217,7 +217,7 @@ class FieldEvolutionTest extends RuntimeTestBase {
     v1.dropped = 7;
     ServerRef<String> ref =
         upgrade(encoding, new SettingsV1Keeper(tuid, v1), new SettingsV2Keeper(tuid));
-    SettingsV2 read = ref.call("get");
+    SettingsV2 read = get(ref, SettingsV2.class);
     assertThat(read.name).isEqualTo("ann");
     assertThat(read.added).isEqualTo("initialized");
     assertThat(read.zero).isZero();
@@ -233,7 +233,7 @@ class FieldEvolutionTest extends RuntimeTestBase {
         d.start(new AmountV1Keeper(tuid, new AmountV1("twelve")), null, options(d).build());
     old.stop();
     ServerRef<String> ref = d.start(new AmountV2Keeper(tuid), null, options(d).build());
-    assertThatThrownBy(() -> ref.call("get"))
+    assertThatThrownBy(() -> get(ref, AmountV2.class))
         .isInstanceOfSatisfying(
             UndecodableDataException.class,
             e -> {
@@ -248,7 +248,7 @@ class FieldEvolutionTest extends RuntimeTestBase {
     // Nothing was lost: version 1 reads it as it was.
     ServerRef<String> again =
         d.start(new AmountV1Keeper(tuid, new AmountV1("other")), null, options(d).build());
-    assertThat(again.<AmountV1>call("get")).isEqualTo(new AmountV1("twelve"));
+    assertThat(get(again, AmountV1.class)).isEqualTo(new AmountV1("twelve"));
   }
 
   /** Takes casts into a state of type {@link AmountV2}. */
@@ -314,7 +314,7 @@ class FieldEvolutionTest extends RuntimeTestBase {
         .isEqualTo(1);
     // Only it: another server of the same runtime goes on.
     other.cast("3");
-    await().atMost(Duration.ofSeconds(30)).until(() -> other.<AmountV2>call("get").amount() == 3);
+    await().atMost(Duration.ofSeconds(30)).until(() -> get(other, AmountV2.class).amount() == 3);
 
     ServerAdmin admin =
         new DGenAdmin(backend)
@@ -332,7 +332,7 @@ class FieldEvolutionTest extends RuntimeTestBase {
     ServerRef<String> again = d.start(new AmountV2Consumer(broken), null, options(d).build());
     await()
         .atMost(Duration.ofSeconds(30))
-        .until(() -> again.queueLength() == 0 && again.<AmountV2>call("get").amount() == 17);
+        .until(() -> again.queueLength() == 0 && get(again, AmountV2.class).amount() == 17);
   }
 
   /**
@@ -422,7 +422,7 @@ class FieldEvolutionTest extends RuntimeTestBase {
     await()
         .atMost(Duration.ofSeconds(30))
         .until(() -> consumer.queueLength() == 0 && consumer.deadLetters().size() == 1);
-    assertThat(consumer.<Seen>call("get").items())
+    assertThat(get(consumer, Seen.class).items())
         .containsExactly(new OrderV2("pen", 0, null).toString());
     DeadLetter<Object> aside = consumer.deadLetters().get(0);
     assertThat(aside.message()).isNull();
@@ -434,7 +434,12 @@ class FieldEvolutionTest extends RuntimeTestBase {
     ServerRef<Object> v1 =
         d.start(new Recorder(), null, options(d).allowTypes(OrderV1.class, CountV1.class).build());
     assertThat(v1.requeueDeadLetter(aside.id(), false)).isTrue();
-    await().atMost(Duration.ofSeconds(30)).until(() -> v1.<Seen>call("get").items().size() == 2);
-    assertThat(v1.<Seen>call("get").items()).last().isEqualTo(new CountV1("twelve").toString());
+    await().atMost(Duration.ofSeconds(30)).until(() -> get(v1, Seen.class).items().size() == 2);
+    assertThat(get(v1, Seen.class).items()).last().isEqualTo(new CountV1("twelve").toString());
+  }
+
+  /** The keeper's state, asked with a call whose reply type is picked here. */
+  private static <R> R get(ServerRef<? super String> keeper, Class<R> type) {
+    return keeper.call("get", type, Duration.ofSeconds(30));
   }
 }

@@ -161,12 +161,16 @@ class HostingTest extends RuntimeTestBase {
     account.cast(new Add(3));
     long after = account.call(new Add(4), Long.class, Duration.ofSeconds(30));
     assertThat(after).isEqualTo(7);
-    State state = account.call(new Get(), State.class, Duration.ofSeconds(30));
+    State state = account.call(new Get(), Duration.ofSeconds(30));
 
-    assertThat(state).isEqualTo(new State(7, 2));
+    assertThat(state)
+        .as("a Call's reply, decoded as the type it names by a runtime that does not host it")
+        .isEqualTo(new State(7, 2));
     assertThat(seen.runtimes.get(Tuple.from(KIND, 7L))).containsExactly("holder");
-    assertThatThrownBy(() -> account.call(new Get(), Duration.ofSeconds(30)))
-        .as("a reply type this runtime does not know is not decoded without being named")
+    String kept = account.submit(new Get());
+    assertThatThrownBy(() -> account.awaitReply(kept, Duration.ofSeconds(30)))
+        .as(
+            "a reply awaited by id, its type unnamed, is not decoded by a runtime that does not know it")
         .isInstanceOf(UndecodableDataException.class)
         .hasMessageContaining(State.class.getName());
   }
@@ -614,7 +618,7 @@ class HostingTest extends RuntimeTestBase {
     r.cast(new Add(1));
     await().atMost(BULK_WAIT).until(() -> tallied(r) == 1); // a priority message overtakes it
 
-    long after = r.priorityCall(new Add(2));
+    long after = r.priorityCall(new Tally.AddAndGet(2));
     r.priorityCast(new Add(3));
     r.info("an info is any allowed value");
 

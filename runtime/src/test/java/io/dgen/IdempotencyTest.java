@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.TestServer.Add;
+import io.dgen.TestServer.AddAndGet;
 import io.dgen.TestServer.Boom;
 import io.dgen.TestServer.Msg;
 import io.dgen.backend.KeyValue;
@@ -117,22 +118,24 @@ class IdempotencyTest extends RuntimeTestBase {
       // no consumer yet: both calls are waiting for the first one to run
       CompletableFuture<Long> first =
           CompletableFuture.supplyAsync(
-              () -> publisher.call(new Add(5), "charge-1", Duration.ofSeconds(30)));
+              () -> publisher.call(new AddAndGet(5), "charge-1", Duration.ofSeconds(30)));
       await().atMost(Duration.ofSeconds(10)).until(() -> publisher.queueLength() == 1);
       CompletableFuture<Long> repeated =
           CompletableFuture.supplyAsync(
-              () -> elsewhere.call(new Add(5), "charge-1", Duration.ofSeconds(30)));
+              () -> elsewhere.call(new AddAndGet(5), "charge-1", Duration.ofSeconds(30)));
       ServerRef<Msg> consumer = start();
       assertThat(first.get(30, TimeUnit.SECONDS)).isEqualTo(5L);
       assertThat(repeated.get(30, TimeUnit.SECONDS)).isEqualTo(5L);
 
       consumer.cast(new Add(100)); // a handler that ran again would reply 110
       awaitTotal(consumer, 105);
-      assertThat(elsewhere.<Long>call(new Add(5), "charge-1", Duration.ofSeconds(5))).isEqualTo(5L);
-      assertThat(consumer.<Long>call(new Add(5), "charge-1", Duration.ofSeconds(5))).isEqualTo(5L);
+      assertThat(elsewhere.<Long>call(new AddAndGet(5), "charge-1", Duration.ofSeconds(5)))
+          .isEqualTo(5L);
+      assertThat(consumer.<Long>call(new AddAndGet(5), "charge-1", Duration.ofSeconds(5)))
+          .isEqualTo(5L);
       assertThat(state(consumer).seen()).containsExactly(5L, 100L);
       // a fresh key runs
-      assertThat(consumer.<Long>call(new Add(5), "charge-2", Duration.ofSeconds(5)))
+      assertThat(consumer.<Long>call(new AddAndGet(5), "charge-2", Duration.ofSeconds(5)))
           .isEqualTo(110L);
     } finally {
       second.close();
@@ -154,7 +157,8 @@ class IdempotencyTest extends RuntimeTestBase {
     assertThat(ref.<Long>awaitReply(callId, Duration.ofSeconds(30))).isEqualTo(7L);
     assertThat(ref.<Long>awaitReply(callId, Duration.ofSeconds(1))).isEqualTo(7L);
     assertThat(ref.<Long>awaitReplyAsync(callId, Duration.ofSeconds(1)).join()).isEqualTo(7L);
-    assertThat(ref.<Long>call(new Add(10), "call-key", Duration.ofSeconds(30))).isEqualTo(18L);
+    assertThat(ref.<Long>call(new AddAndGet(10), "call-key", Duration.ofSeconds(30)))
+        .isEqualTo(18L);
     assertThat(rows(ref, "r")).hasSize(2);
     assertThat(rows(ref, "i")).hasSize(2);
     assertThat(rows(ref, "x")).hasSize(2);
@@ -214,7 +218,7 @@ class IdempotencyTest extends RuntimeTestBase {
     assertThatThrownBy(() -> ref.cast(new Add(1), longest + "x"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("257 bytes");
-    assertThatThrownBy(() -> ref.call(new Add(1), longest + "x", Duration.ofSeconds(1)))
+    assertThatThrownBy(() -> ref.call(new AddAndGet(1), longest + "x", Duration.ofSeconds(1)))
         .isInstanceOf(IllegalArgumentException.class);
     Outbox<Msg> out = ref.outbox();
     assertThatThrownBy(() -> backend.run(tx -> out.cast(tx, new Add(1), "y".repeat(257))))
@@ -266,11 +270,11 @@ class IdempotencyTest extends RuntimeTestBase {
   void keyOfACast_isNotTheKeyOfACall() {
     ServerRef<Msg> ref = start();
     assertThat(ref.cast(new Add(1), "shared")).isTrue();
-    assertThatThrownBy(() -> ref.call(new Add(1), "shared", Duration.ofSeconds(5)))
+    assertThatThrownBy(() -> ref.call(new AddAndGet(1), "shared", Duration.ofSeconds(5)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("cast");
     // a call's key dedups a later cast: it queued its message already
-    assertThat(ref.<Long>call(new Add(2), "a-call", Duration.ofSeconds(5))).isEqualTo(3L);
+    assertThat(ref.<Long>call(new AddAndGet(2), "a-call", Duration.ofSeconds(5))).isEqualTo(3L);
     assertThat(ref.cast(new Add(4), "a-call")).isFalse();
   }
 

@@ -179,6 +179,9 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
   /** Sorted first in the new table: index 0, and it decodes Alpha's bytes without a complaint. */
   record Gamma(String text) implements After {}
 
+  /** Replies what the server recorded. */
+  record Recorded() implements After, Call<List<String>> {}
+
   record Delta(long n) implements After {}
 
   private static final com.apple.foundationdb.tuple.Tuple SHAPED =
@@ -248,8 +251,8 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
       now.cast(new Delta(7));
       await()
           .atMost(Duration.ofSeconds(30))
-          .until(() -> redeployed.<List<String>>priorityCall(new Gamma("?")).size() == 2);
-      assertThat(redeployed.<List<String>>priorityCall(new Gamma("?")))
+          .until(() -> redeployed.priorityCall(new Recorded()).size() == 2);
+      assertThat(redeployed.priorityCall(new Recorded()))
           .containsExactly("Gamma[text=fresh]", "Delta[n=7]");
     }
   }
@@ -272,9 +275,8 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
       await().atMost(WITHIN).until(() -> !stale.isAlive());
       await()
           .atMost(Duration.ofSeconds(30))
-          .until(() -> redeployed.<List<String>>priorityCall(new Gamma("?")).size() == 1);
-      assertThat(redeployed.<List<String>>priorityCall(new Gamma("?")))
-          .containsExactly("Gamma[text=fresh]");
+          .until(() -> redeployed.priorityCall(new Recorded()).size() == 1);
+      assertThat(redeployed.priorityCall(new Recorded())).containsExactly("Gamma[text=fresh]");
     }
   }
 

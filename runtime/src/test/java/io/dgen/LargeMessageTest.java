@@ -28,6 +28,9 @@ class LargeMessageTest extends RuntimeTestBase {
   /** Counts. */
   record Count() implements Msg {}
 
+  /** Replies the count. */
+  record Read() implements Msg, Call<Long> {}
+
   static final class Server implements DGenServer<Long, Msg> {
     final List<Integer> handled = new CopyOnWriteArrayList<>();
 
@@ -73,7 +76,7 @@ class LargeMessageTest extends RuntimeTestBase {
     await().atMost(Duration.ofSeconds(30)).until(() -> ref.deadLetters().size() == 1);
     assertThat(((Fail) ref.deadLetters().get(0).message()).payload()).hasSize(95_000);
     assertThat(ref.deadLetters().get(0).attempts()).isEqualTo(2);
-    await().atMost(Duration.ofSeconds(30)).until(() -> ref.<Long>priorityCall(new Count()) == 1);
+    await().atMost(Duration.ofSeconds(30)).until(() -> ref.priorityCall(new Read()) == 1);
   }
 
   @Test
@@ -81,7 +84,7 @@ class LargeMessageTest extends RuntimeTestBase {
     ServerRef<Msg> ref = startServer();
     ref.cast(new Lock("x".repeat(95_000)));
     ref.cast(new Count());
-    await().atMost(Duration.ofSeconds(30)).until(() -> ref.<Long>priorityCall(new Count()) == 1001);
+    await().atMost(Duration.ofSeconds(30)).until(() -> ref.priorityCall(new Read()) == 1001);
     assertThat(server.handled).containsExactly(95_000);
   }
 

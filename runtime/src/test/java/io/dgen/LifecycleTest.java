@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.TestServer.Add;
+import io.dgen.TestServer.AddAndGet;
 import io.dgen.TestServer.Get;
 import io.dgen.TestServer.Init;
 import io.dgen.TestServer.Msg;
@@ -108,7 +109,7 @@ class LifecycleTest extends RuntimeTestBase {
       Tenant same = other.existingTenant(tenant.path().toArray(String[]::new));
       ServerRef<Msg> again =
           other.start(new TestServer(hooks), null, StartOptions.builder(same).build());
-      assertThat(again.<Long>call(new Add(1))).isEqualTo(42);
+      assertThat(again.<Long>call(new AddAndGet(1))).isEqualTo(42);
     }
   }
 
@@ -178,7 +179,7 @@ class LifecycleTest extends RuntimeTestBase {
   @Test
   void close_failsTheCallsStillWaiting() {
     ServerRef<Msg> publisher = start(b -> b.consume(false)); // nobody consumes: no reply comes
-    CompletableFuture<Long> call = publisher.callAsync(new Add(1), Duration.ofMinutes(10));
+    CompletableFuture<Long> call = publisher.callAsync(new AddAndGet(1), Duration.ofMinutes(10));
     await().atMost(Duration.ofSeconds(30)).until(() -> publisher.queueLength() == 1);
 
     dgen.close();

@@ -46,10 +46,10 @@ class LimitErrorTest extends RuntimeTestBase {
   record Grow(String name, int bytes, int putBytes) implements Op {}
 
   /** Counts 1 and, as a call, replies {@code bytes} characters. */
-  record Echo(int bytes) implements Op {}
+  record Echo(int bytes) implements Op, Call<String> {}
 
   /** Replies how many messages were applied. */
-  record Applied() implements Op {}
+  record Applied() implements Op, Call<Long> {}
 
   static final class LimitServer implements DGenServer<Blobs, Op> {
     final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();

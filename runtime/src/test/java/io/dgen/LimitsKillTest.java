@@ -50,17 +50,18 @@ class LimitsKillTest {
       LimitsTest.Probe probe = new LimitsTest.Probe();
       StartOptions options =
           StartOptions.builder(tenant)
+              .allowTypes(LimitsTest.ReadApplied.class)
               .concurrencyLimit(limit)
               .lockTimeout(Duration.ofMillis(LOCK_TIMEOUT_MS))
               .build();
-      List<ServerRef<Integer>> waiting = new ArrayList<>();
+      List<ServerRef<Object>> waiting = new ArrayList<>();
       for (String id : new String[] {"w0", "w1", "w2"}) {
-        ServerRef<Integer> ref = dgen.start(new LimitsTest.Paced(probe), id, options);
+        ServerRef<Object> ref = dgen.start(new LimitsTest.Paced(probe), id, options);
         ref.cast(-2);
         waiting.add(ref);
       }
       // Processes here of the dead JVM's servers: they bust its locks once expired.
-      List<ServerRef<Integer>> orphans = new ArrayList<>();
+      List<ServerRef<Object>> orphans = new ArrayList<>();
       for (String id : new String[] {"k0", "k1"}) {
         orphans.add(dgen.start(new LimitsTest.Paced(probe), id, options));
       }
@@ -83,16 +84,16 @@ class LimitsKillTest {
       assertThat(firstRun)
           .as("no server got in before the dead holder's permits expired (wall clock, ms)")
           .isGreaterThanOrEqualTo(expiresAt);
-      for (ServerRef<Integer> ref : waiting) {
+      for (ServerRef<Object> ref : waiting) {
         await()
             .atMost(Duration.ofSeconds(30))
-            .until(() -> ref.<List<Integer>>priorityCall(0).equals(List.of(-2)));
+            .until(() -> ref.priorityCall(new LimitsTest.ReadApplied()).equals(List.of(-2)));
       }
-      for (ServerRef<Integer> ref : orphans) {
+      for (ServerRef<Object> ref : orphans) {
         // the cast ran in the dead JVM (taking the lock), then again here after the bust
         await()
             .atMost(Duration.ofSeconds(30))
-            .until(() -> ref.<List<Integer>>priorityCall(0).equals(List.of(-1, -1)));
+            .until(() -> ref.priorityCall(new LimitsTest.ReadApplied()).equals(List.of(-1, -1)));
       }
     } finally {
       if (child != null) {

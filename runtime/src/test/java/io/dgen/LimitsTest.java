@@ -43,6 +43,9 @@ class LimitsTest extends RuntimeTestBase {
   /** A server's messages, in the order applied. */
   record Applied(List<Integer> seqs) {}
 
+  /** Replies the numbers applied so far; sent as a priority call, past the limit. */
+  record ReadApplied() implements Call<List<Integer>> {}
+
   /** When each message's batch committed (nanos), and whatever ran inside handleLocked. */
   static final class Probe {
     final Queue<Long> appliedAt = new ConcurrentLinkedQueue<>();
@@ -59,7 +62,7 @@ class LimitsTest extends RuntimeTestBase {
    * Casts of a non-negative number are applied, recording their commit time; a negative one takes
    * the lock, and {@code handleLocked} runs for {@link Probe#lockedMillis}.
    */
-  static final class Paced implements DGenServer<Applied, Integer> {
+  static final class Paced implements DGenServer<Applied, Object> {
     private final Probe probe;
 
     Paced(Probe probe) {
@@ -74,12 +77,13 @@ class LimitsTest extends RuntimeTestBase {
     }
 
     @Override
-    public Result<Applied> handleCall(Integer request, From from, Applied state) {
-      return Result.reply(state.seqs(), state);
+    public Result<Applied> handleCall(Object request, From from, Applied state) {
+      return Result.reply((ReadApplied) request, state.seqs(), state);
     }
 
     @Override
-    public Result<Applied> handleCast(Integer n, Applied state) {
+    public Result<Applied> handleCast(Object message, Applied state) {
+      int n = (Integer) message;
       List<Integer> seqs = new ArrayList<>(state.seqs());
       seqs.add(n);
       if (n < 0) {
@@ -95,7 +99,7 @@ class LimitsTest extends RuntimeTestBase {
     }
 
     @Override
-    public Result<Applied> handleLocked(DbContext db, Event<Integer> event, Applied state)
+    public Result<Applied> handleLocked(DbContext db, Event<Object> event, Applied state)
         throws Exception {
       int now = probe.inside.incrementAndGet();
       probe.mostInside.accumulateAndGet(now, Math::max);
@@ -103,7 +107,7 @@ class LimitsTest extends RuntimeTestBase {
       long startMillis = System.currentTimeMillis();
       probe.entered.countDown();
       try {
-        if (event.message() == -1) {
+        if (Integer.valueOf(-1).equals(event.message())) {
           probe.block.await(); // only the first holder is held up, when a test says so
         }
         Thread.sleep(probe.lockedMillis); // the work handleLocked stands for, not a wait
@@ -150,37 +154,38 @@ class LimitsTest extends RuntimeTestBase {
     return d;
   }
 
-  private ServerRef<Integer> startPaced(DGen d, String id, StartOptions.Builder options) {
+  private ServerRef<Object> startPaced(DGen d, String id, StartOptions.Builder options) {
     return startPaced(d, id, options, probe);
   }
 
-  private static ServerRef<Integer> startPaced(
+  private static ServerRef<Object> startPaced(
       DGen d, String id, StartOptions.Builder options, Probe probe) {
     return d.start(new Paced(probe), id, options.build());
   }
 
   private static StartOptions.Builder options(DGen d, Tenant t) {
-    return StartOptions.builder(d.existingTenant(t.path().toArray(String[]::new)));
+    return StartOptions.builder(d.existingTenant(t.path().toArray(String[]::new)))
+        .allowTypes(ReadApplied.class); // the message type is Object: numbers, and this query
   }
 
   @Test
   void rateLimit_acrossTwoRuntimes_boundsEveryWindow_andAppliesAllInOrder() {
     DGen a = runtime(b -> b.rateLimit(limit, 50, 10));
     DGen b = runtime(x -> x); // names the limit without configuring it: the stored one applies
-    List<ServerRef<Integer>> refs = new ArrayList<>();
+    List<ServerRef<Object>> refs = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
       DGen d = i % 2 == 0 ? a : b;
       refs.add(startPaced(d, "s" + i, options(d, tenant).rateLimit(limit)));
     }
-    for (ServerRef<Integer> ref : refs) {
+    for (ServerRef<Object> ref : refs) {
       ref.castAll(IntStream.range(0, 20).boxed().toList());
     }
     await()
         .atMost(BULK_WAIT)
         .pollInterval(Duration.ofMillis(200))
         .until(() -> probe.appliedAt.size() >= 400);
-    for (ServerRef<Integer> ref : refs) {
-      assertThat(ref.<List<Integer>>priorityCall(0))
+    for (ServerRef<Object> ref : refs) {
+      assertThat(ref.priorityCall(new ReadApplied()))
           .as("applied in order, each once: %s", ref.tuid())
           .isEqualTo(IntStream.range(0, 20).boxed().toList());
     }
@@ -200,21 +205,21 @@ class LimitsTest extends RuntimeTestBase {
     for (DGen d : List.of(a, b)) {
       d.host("paced", () -> new Paced(probe), options(d, tenant).rateLimit(limit).build());
     }
-    List<ServerRef<Integer>> refs = new ArrayList<>();
+    List<ServerRef<Object>> refs = new ArrayList<>();
     for (int i = 0; i < 10; i++) {
       DGen d = i % 2 == 0 ? a : b;
       Tenant t = d.existingTenant(tenant.path().toArray(String[]::new));
       refs.add(d.ref(t, "paced", Tuple.from(i)));
     }
-    for (ServerRef<Integer> ref : refs) {
+    for (ServerRef<Object> ref : refs) {
       ref.castAll(IntStream.range(0, 10).boxed().toList());
     }
     await()
         .atMost(BULK_WAIT)
         .pollInterval(Duration.ofMillis(200))
         .until(() -> probe.appliedAt.size() >= 100);
-    for (ServerRef<Integer> ref : refs) {
-      assertThat(ref.<List<Integer>>call(0))
+    for (ServerRef<Object> ref : refs) {
+      assertThat(ref.call(new ReadApplied()))
           .as("applied in order, each once: %s", ref.tuid())
           .isEqualTo(IntStream.range(0, 10).boxed().toList());
     }
@@ -232,7 +237,7 @@ class LimitsTest extends RuntimeTestBase {
   void rateLimit_sharedByRuntimes_commitsTheLimitersTransactionsWithoutConflicts(int runtimes) {
     List<io.micrometer.core.instrument.simple.SimpleMeterRegistry> registries = new ArrayList<>();
     List<DGen> members = new ArrayList<>();
-    List<ServerRef<Integer>> refs = new ArrayList<>();
+    List<ServerRef<Object>> refs = new ArrayList<>();
     for (int r = 0; r < runtimes; r++) {
       var registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
       registries.add(registry);
@@ -243,7 +248,7 @@ class LimitsTest extends RuntimeTestBase {
       }
     }
     int each = 6_000 / refs.size();
-    for (ServerRef<Integer> ref : refs) {
+    for (ServerRef<Object> ref : refs) {
       ref.castAll(IntStream.range(0, each).boxed().toList());
     }
     await("every runtime holds a share")
@@ -292,11 +297,11 @@ class LimitsTest extends RuntimeTestBase {
     DGen busy = runtime(b -> b.rateLimit(limit, 100, 10));
     DGen idle = runtime(x -> x);
     startPaced(idle, "idle", options(idle, tenant).rateLimit(limit), new Probe());
-    List<ServerRef<Integer>> refs = new ArrayList<>();
+    List<ServerRef<Object>> refs = new ArrayList<>();
     for (int i = 0; i < 4; i++) {
       refs.add(startPaced(busy, "busy" + i, options(busy, tenant).rateLimit(limit)));
     }
-    for (ServerRef<Integer> ref : refs) {
+    for (ServerRef<Object> ref : refs) {
       ref.castAll(IntStream.range(0, 250).boxed().toList()); // 10 s of permits
     }
     await("the busy runtime enforces most of the rate, the idle one its floor")
@@ -596,7 +601,7 @@ class LimitsTest extends RuntimeTestBase {
     io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
         new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
     DGen a = runtime(b -> b.rateLimit(limit, 20, 1).meterRegistry(registry));
-    ServerRef<Integer> ref = startPaced(a, "m", options(a, tenant).rateLimit(limit));
+    ServerRef<Object> ref = startPaced(a, "m", options(a, tenant).rateLimit(limit));
     ref.castAll(IntStream.range(0, 10).boxed().toList());
     await().atMost(Duration.ofSeconds(30)).until(() -> probe.appliedAt.size() == 10);
     assertThat(registry.get("dgen.limit.permits").tag("limit", limit).counter().count())
@@ -614,10 +619,10 @@ class LimitsTest extends RuntimeTestBase {
   @Test
   void priorityMessages_areNotLimited() {
     DGen a = runtime(b -> b.rateLimit(limit, 1, 1));
-    ServerRef<Integer> ref = startPaced(a, "p", options(a, tenant).rateLimit(limit));
+    ServerRef<Object> ref = startPaced(a, "p", options(a, tenant).rateLimit(limit));
     ref.castAll(IntStream.range(0, 30).boxed().toList()); // 30 s of permits
     for (int i = 0; i < 20; i++) {
-      assertThat(ref.<List<Integer>>priorityCall(0)).isNotNull();
+      assertThat(ref.priorityCall(new ReadApplied())).isNotNull();
     }
     assertThat(ref.queueLength()).isGreaterThan(20);
   }
@@ -665,7 +670,7 @@ class LimitsTest extends RuntimeTestBase {
   void concurrencyLimit_acrossTwoRuntimes_letsAtMostTwoIn_andKeepsTwoBusy() {
     DGen a = runtime(b -> b.concurrencyLimit(limit, 2));
     DGen b = runtime(x -> x);
-    List<ServerRef<Integer>> refs = new ArrayList<>();
+    List<ServerRef<Object>> refs = new ArrayList<>();
     for (int i = 0; i < 10; i++) {
       DGen d = i % 2 == 0 ? a : b;
       refs.add(
@@ -676,10 +681,10 @@ class LimitsTest extends RuntimeTestBase {
     }
     refs.forEach(r -> r.cast(-1));
     await().atMost(BULK_WAIT).until(() -> probe.lockedRuns.size() == 10);
-    for (ServerRef<Integer> ref : refs) {
+    for (ServerRef<Object> ref : refs) {
       await()
           .atMost(Duration.ofSeconds(30))
-          .until(() -> ref.<List<Integer>>priorityCall(0).size() == 1);
+          .until(() -> ref.priorityCall(new ReadApplied()).size() == 1);
     }
     assertThat(probe.mostInside.get()).isEqualTo(2);
     long first = probe.lockedRuns.stream().mapToLong(r -> r[0]).min().orElseThrow();
@@ -742,13 +747,13 @@ class LimitsTest extends RuntimeTestBase {
       probe.lockedMillis = 0;
       StartOptions.Builder o =
           options(a, tenant).concurrencyLimit(limit).lockTimeout(Duration.ofMinutes(5));
-      ServerRef<Integer> holder = startPaced(a, "holder", o);
+      ServerRef<Object> holder = startPaced(a, "holder", o);
       holder.cast(-1);
       assertThat(probe.entered.await(30, TimeUnit.SECONDS)).isTrue();
-      ServerRef<Integer> first = startPaced(a, "first", o);
+      ServerRef<Object> first = startPaced(a, "first", o);
       first.cast(-2);
       await().atMost(Duration.ofSeconds(30)).until(() -> throttled(meters) == 1);
-      ServerRef<Integer> second = startPaced(a, "second", o);
+      ServerRef<Object> second = startPaced(a, "second", o);
       second.cast(-2);
       await().atMost(Duration.ofSeconds(30)).until(() -> throttled(meters) == 2);
 
@@ -763,7 +768,7 @@ class LimitsTest extends RuntimeTestBase {
       await("the second takes the permit")
           .atMost(Duration.ofSeconds(30))
           .until(() -> probe.lockedRuns.size() == 2);
-      assertThat(second.<List<Integer>>priorityCall(0)).containsExactly(-2);
+      assertThat(second.priorityCall(new ReadApplied())).containsExactly(-2);
       assertThat(first.isAlive()).isFalse();
     } finally {
       executor.shutdown();
@@ -782,10 +787,10 @@ class LimitsTest extends RuntimeTestBase {
     probe.lockedMillis = 0;
     StartOptions.Builder o =
         options(a, tenant).concurrencyLimit(limit).lockTimeout(Duration.ofSeconds(1));
-    ServerRef<Integer> stuck = startPaced(a, "stuck", o);
+    ServerRef<Object> stuck = startPaced(a, "stuck", o);
     stuck.cast(-1);
     assertThat(probe.entered.await(30, TimeUnit.SECONDS)).isTrue();
-    ServerRef<Integer> next = startPaced(a, "next", o);
+    ServerRef<Object> next = startPaced(a, "next", o);
     next.cast(-2);
     // The stuck holder's permit expires after a second: the next server takes it and completes.
     await().atMost(Duration.ofSeconds(30)).until(() -> probe.lockedRuns.size() >= 1);
@@ -797,8 +802,8 @@ class LimitsTest extends RuntimeTestBase {
     await().atMost(Duration.ofSeconds(30)).until(() -> probe.lockedRuns.size() == 3);
     await()
         .atMost(Duration.ofSeconds(30))
-        .until(() -> stuck.<List<Integer>>priorityCall(0).equals(List.of(-1, -1)));
-    assertThat(next.<List<Integer>>priorityCall(0)).isEqualTo(List.of(-2));
+        .until(() -> stuck.priorityCall(new ReadApplied()).equals(List.of(-1, -1)));
+    assertThat(next.priorityCall(new ReadApplied())).isEqualTo(List.of(-2));
   }
 
   /**
@@ -821,7 +826,7 @@ class LimitsTest extends RuntimeTestBase {
     DGen b = runtime(x -> x.clock(clock));
     probe.block = new CountDownLatch(1);
     probe.lockedMillis = 0;
-    ServerRef<Integer> holder =
+    ServerRef<Object> holder =
         startPaced(
             a,
             "holder",
@@ -832,7 +837,7 @@ class LimitsTest extends RuntimeTestBase {
     holder.cast(-3);
     await().atMost(Duration.ofSeconds(30)).until(() -> lockOf(keys) != null);
     clock.advance(Duration.ofSeconds(2)); // the lock's permit expires
-    ServerRef<Integer> other =
+    ServerRef<Object> other =
         startPaced(
             b,
             "other",
@@ -848,7 +853,7 @@ class LimitsTest extends RuntimeTestBase {
     probe.block.countDown(); // the other server's permit comes back: the message runs under it
     await()
         .atMost(Duration.ofSeconds(30))
-        .until(() -> holder.<List<Integer>>priorityCall(0).equals(List.of(-3, -3)));
+        .until(() -> holder.priorityCall(new ReadApplied()).equals(List.of(-3, -3)));
     assertThat(probe.lockedRuns).hasSize(2);
     assertThat(probe.mostInside.get()).isEqualTo(1);
     assertThat(fenced).isEmpty();

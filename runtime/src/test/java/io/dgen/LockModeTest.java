@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.dgen.TestServer.Add;
+import io.dgen.TestServer.AddAndGet;
+import io.dgen.TestServer.Ask;
 import io.dgen.TestServer.LockedThrow;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Work;
@@ -83,7 +85,7 @@ class LockModeTest extends RuntimeTestBase {
     assertThatThrownBy(() -> ref.priorityCast(new Add(1)))
         .isInstanceOf(ServerLockedException.class)
         .hasMessageContaining("handleCast");
-    assertThatThrownBy(() -> ref.priorityCall(new Add(1)))
+    assertThatThrownBy(() -> ref.priorityCall(new Ask(new Add(1))))
         .isInstanceOf(ServerLockedException.class)
         .hasMessageContaining("handleCall");
     assertThatThrownBy(() -> ref.info("tick"))
@@ -101,7 +103,7 @@ class LockModeTest extends RuntimeTestBase {
   @Test
   void callThatTookTheLock_getsHandleLockedsReply() {
     ServerRef<Msg> ref = start();
-    String reply = ref.call(new Work("b"), Duration.ofSeconds(10));
+    String reply = ref.call(new Work("b"), String.class, Duration.ofSeconds(10));
     assertThat(reply).isEqualTo("done-b");
     assertThat(total(ref)).isEqualTo(1000);
   }
@@ -112,7 +114,7 @@ class LockModeTest extends RuntimeTestBase {
     ServerRef<Msg> ref = start();
     ref.cast(new Work("c"));
     awaitHolderBlocked();
-    CompletableFuture<Long> call = ref.callAsync(new Add(5), Duration.ofSeconds(10));
+    CompletableFuture<Long> call = ref.callAsync(new AddAndGet(5), Duration.ofSeconds(10));
     assertThat(call).isNotDone();
     assertThat(ref.<Long>priorityCall(new TestServer.Get())).isZero();
     gate.countDown();
@@ -169,7 +171,7 @@ class LockModeTest extends RuntimeTestBase {
   void handleLockedThatKeepsFailing_isCounted_andDeadLetteredAtTheThreshold_andTheQueueMovesOn() {
     ServerRef<Msg> ref = start(b -> b.deadLetterThreshold(3));
     LockedThrow poison = new LockedThrow("x", "runtime", Integer.MAX_VALUE);
-    CompletableFuture<String> call = ref.callAsync(poison, Duration.ofMinutes(2));
+    CompletableFuture<String> call = ref.callAsync(poison, String.class, Duration.ofMinutes(2));
     ref.cast(new Add(1));
 
     assertThat(call)

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.dgen.TestServer.Act;
 import io.dgen.TestServer.Add;
+import io.dgen.TestServer.AddAndGet;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Work;
 import io.dgen.backend.BackendException;
@@ -66,7 +67,7 @@ class MaybeCommittedTest extends RuntimeTestBase {
     ServerRef<Msg> ref = start(b -> b.consume(false));
     faults().failCommits(1, BackendException.TRANSACTION_TIMED_OUT, true);
 
-    CompletableFuture<Long> reply = ref.callAsync(new Add(5), Duration.ofSeconds(30));
+    CompletableFuture<Long> reply = ref.callAsync(new AddAndGet(5), Duration.ofSeconds(30));
     await().atMost(Duration.ofSeconds(10)).until(() -> ref.queueLength() == 1);
     faults().reset();
     start(); // a consumer; its start writes nothing (the server exists)

@@ -7,6 +7,8 @@ import static org.awaitility.Awaitility.await;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.TestServer.Act;
 import io.dgen.TestServer.Add;
+import io.dgen.TestServer.AddAndGet;
+import io.dgen.TestServer.Ask;
 import io.dgen.TestServer.Boom;
 import io.dgen.TestServer.Echo;
 import io.dgen.TestServer.Get;
@@ -57,7 +59,7 @@ class MessagingTest extends RuntimeTestBase {
   @Test
   void queuedCall_isAnsweredThroughTheReplySlot() {
     ServerRef<Msg> consumer = start(b -> b.consumeK(4)); // consumeK > 1: never inline
-    long reply = consumer.<Long>call(new Add(5));
+    long reply = consumer.<Long>call(new AddAndGet(5));
     assertThat(reply).isEqualTo(5);
     assertThat(consumer.<Long>call(new Get())).isEqualTo(5);
     assertNoReplySlots(consumer);
@@ -66,7 +68,7 @@ class MessagingTest extends RuntimeTestBase {
   @Test
   void callAsync_completesWithTheReply() throws Exception {
     ServerRef<Msg> ref = start(b -> b.consumeK(2));
-    CompletableFuture<Long> f = ref.callAsync(new Add(7), Duration.ofSeconds(10));
+    CompletableFuture<Long> f = ref.callAsync(new AddAndGet(7), Duration.ofSeconds(10));
     assertThat(f.get(10, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(7);
   }
 
@@ -81,7 +83,7 @@ class MessagingTest extends RuntimeTestBase {
   @Test
   void callTimeout_clearsTheSlot_andTheCallStillExecutes() {
     ServerRef<Msg> publisher = start(b -> b.consume(false));
-    assertThatThrownBy(() -> publisher.call(new Add(3), Duration.ofMillis(100)))
+    assertThatThrownBy(() -> publisher.call(new AddAndGet(3), Duration.ofMillis(100)))
         .isInstanceOf(CallTimeoutException.class)
         .hasMessageContaining("still execute");
     assertNoReplySlots(publisher);
@@ -97,7 +99,7 @@ class MessagingTest extends RuntimeTestBase {
     ServerRef<Msg> ref = start();
     awaitIdle(ref);
     CountingBackend.Counters before = counters();
-    long reply = ref.<Long>call(new Add(9));
+    long reply = ref.<Long>call(new AddAndGet(9));
     CountingBackend.Counters used = counters().minus(before);
     assertThat(reply).isEqualTo(9);
     assertThat(used.runs()).isEqualTo(1);
@@ -112,7 +114,9 @@ class MessagingTest extends RuntimeTestBase {
   void inlineCall_thatThrows_raisesToTheCaller_andIsQueuedForRetry() {
     ServerRef<Msg> ref = start(); // a consumer with consumeK 1: inline calls
     awaitIdle(ref);
-    assertThatThrownBy(() -> ref.call(new TestServer.FailFirst("inline", 1)))
+    assertThatThrownBy(
+            () ->
+                ref.call(new TestServer.FailFirst("inline", 1), Long.class, Duration.ofSeconds(30)))
         .isInstanceOf(CallbackException.class)
         .hasMessageContaining("queued for retry")
         .hasRootCauseMessage("failing attempt 1 of inline");
@@ -125,7 +129,8 @@ class MessagingTest extends RuntimeTestBase {
   void inlineCall_failure_discardsTheCallbacksWrites() {
     ServerRef<Msg> ref = start();
     awaitIdle(ref);
-    assertThatThrownBy(() -> ref.call(new TxWrite("k", "v", true)))
+    assertThatThrownBy(
+            () -> ref.call(new TxWrite("k", "v", true), Long.class, Duration.ofSeconds(30)))
         .isInstanceOf(CallbackException.class);
     assertThat(readUserKey("k")).isNull();
     ref.stop();
@@ -135,7 +140,8 @@ class MessagingTest extends RuntimeTestBase {
   void priorityCall_bypassesTheQueue() {
     ServerRef<Msg> publisher = start(b -> b.consume(false));
     publisher.cast(new Add(5));
-    assertThat(publisher.<Long>priorityCall(new Add(1))).isEqualTo(1); // ahead of the queued cast
+    assertThat(publisher.<Long>priorityCall(new AddAndGet(1)))
+        .isEqualTo(1); // ahead of the queued cast
     publisher.priorityCast(new Add(2));
     assertThat(publisher.queueLength()).isEqualTo(1);
     assertThat(total(publisher)).isEqualTo(3);
@@ -144,7 +150,7 @@ class MessagingTest extends RuntimeTestBase {
   @Test
   void priorityCall_failure_isNotRetried_andCommitsNothing() {
     ServerRef<Msg> ref = start(b -> b.consume(false));
-    assertThatThrownBy(() -> ref.priorityCall(new Boom("now")))
+    assertThatThrownBy(() -> ref.priorityCall(new Ask(new Boom("now"))))
         .isInstanceOf(CallbackException.class)
         .hasRootCauseMessage("boom: now");
     assertThatThrownBy(() -> ref.priorityCast(new TxWrite("p", "v", true)))

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.dgen.TestServer.Add;
+import io.dgen.TestServer.Ask;
 import io.dgen.TestServer.Boom;
 import io.dgen.TestServer.Get;
 import io.dgen.TestServer.Msg;
@@ -103,7 +104,8 @@ class MetricsTest extends RuntimeTestBase {
 
     assertThat(queued.<Long>priorityCall(new Get())).isZero();
     assertThat(calls("priority", "ok")).isEqualTo(1);
-    assertThatThrownBy(() -> queued.priorityCall(new Boom("x"))).isInstanceOf(DGenException.class);
+    assertThatThrownBy(() -> queued.priorityCall(new Ask(new Boom("x"))))
+        .isInstanceOf(DGenException.class);
     assertThat(calls("priority", "error")).isEqualTo(1);
     var inlineOk =
         registry

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.TestServer.Add;
+import io.dgen.TestServer.AddAndGet;
 import io.dgen.TestServer.Init;
 import io.dgen.TestServer.Msg;
 import io.dgen.backend.memory.MemoryBackend;
@@ -88,7 +89,7 @@ class NoLostWakeUpTest {
     }
 
     Map<Integer, AtomicLong> expected = new ConcurrentHashMap<>();
-    List<CompletableFuture<Object>> calls = new ArrayList<>();
+    List<CompletableFuture<Long>> calls = new ArrayList<>();
     AtomicReference<Throwable> failure = new AtomicReference<>();
     AtomicBoolean publishing = new AtomicBoolean(true);
     CountDownLatch done = new CountDownLatch(PUBLISHERS);
@@ -133,8 +134,8 @@ class NoLostWakeUpTest {
       throw new AssertionError(
           "servers left with work (total, queued, expected): " + stuck(first, expected), e);
     }
-    for (CompletableFuture<Object> c : calls) {
-      assertThat(c.get(30, TimeUnit.SECONDS)).isInstanceOf(Long.class);
+    for (CompletableFuture<Long> c : calls) {
+      assertThat(c.get(30, TimeUnit.SECONDS)).as("a total with the call's amount").isPositive();
     }
     for (int s = 0; s < SERVERS; s++) {
       assertThat(first.get(s).queueLength()).as("queue of server %d", s).isZero();
@@ -162,7 +163,7 @@ class NoLostWakeUpTest {
       SplittableRandom random,
       List<List<ServerRef<Msg>>> refs,
       Map<Integer, AtomicLong> expected,
-      List<CompletableFuture<Object>> calls) {
+      List<CompletableFuture<Long>> calls) {
     for (int burst = 0; burst < BURSTS; burst++) {
       int ops = 1 + random.nextInt(12);
       for (int i = 0; i < ops; i++) {
@@ -177,7 +178,7 @@ class NoLostWakeUpTest {
           ref.castAll(List.of(new Add(n), new Add(n)));
           expected.computeIfAbsent(s, x -> new AtomicLong()).addAndGet(2 * n);
         } else {
-          CompletableFuture<Object> reply = ref.callAsync(new Add(n), Duration.ofSeconds(60));
+          CompletableFuture<Long> reply = ref.callAsync(new AddAndGet(n), Duration.ofSeconds(60));
           expected.computeIfAbsent(s, x -> new AtomicLong()).addAndGet(n);
           synchronized (calls) {
             calls.add(reply);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.TestServer.Add;
+import io.dgen.TestServer.AddAndGet;
 import io.dgen.TestServer.Init;
 import io.dgen.TestServer.Msg;
 import io.dgen.admin.DGenAdmin;
@@ -92,8 +93,8 @@ class OperationTimeoutTest extends RuntimeTestBase {
     unreachable();
 
     assertTimesOut(
-        () -> ref.call(new Add(1), Duration.ofSeconds(30)), "call", "tuid=(\"orders\", 7)");
-    CompletableFuture<Long> async = ref.callAsync(new Add(1), Duration.ofSeconds(30));
+        () -> ref.call(new AddAndGet(1), Duration.ofSeconds(30)), "call", "tuid=(\"orders\", 7)");
+    CompletableFuture<Long> async = ref.callAsync(new AddAndGet(1), Duration.ofSeconds(30));
     assertThatThrownBy(() -> async.get(GAVE_UP_WITHIN.toMillis(), TimeUnit.MILLISECONDS))
         .isInstanceOf(ExecutionException.class)
         .cause()
@@ -108,7 +109,7 @@ class OperationTimeoutTest extends RuntimeTestBase {
 
     assertTimesOut(() -> ref.cast(new Add(1), "key-1"), "cast", "tuid=(\"orders\", 7)");
     assertTimesOut(
-        () -> ref.call(new Add(1), "key-2", Duration.ofSeconds(30)),
+        () -> ref.call(new AddAndGet(1), "key-2", Duration.ofSeconds(30)),
         "call",
         "tuid=(\"orders\", 7)");
     assertTimesOut(() -> ref.submit(new Add(1)), "submit", "tuid=(\"orders\", 7)");
@@ -207,7 +208,7 @@ class OperationTimeoutTest extends RuntimeTestBase {
       ref.cast(new Add(1));
       ref.castAll(List.of(new Add(1)));
       assertThat(ref.cast(new Add(1), "key")).isTrue();
-      assertThat(ref.<Long>call(new Add(1), Duration.ofSeconds(30))).isEqualTo(4L);
+      assertThat(ref.<Long>call(new AddAndGet(1), Duration.ofSeconds(30))).isEqualTo(4L);
       ref.kill("test");
       assertThat(ref.isAlive()).isFalse();
     }

@@ -34,7 +34,7 @@ public final class PermitHolderJvm {
       LimitsTest.Probe probe = new LimitsTest.Probe();
       probe.block = new CountDownLatch(1); // never released: the JVM is killed holding
       for (String id : new String[] {"k0", "k1"}) {
-        dgen.<LimitsTest.Applied, Integer>start(
+        dgen.<LimitsTest.Applied, Object>start(
                 new LimitsTest.Paced(probe),
                 id,
                 StartOptions.builder(tenant)

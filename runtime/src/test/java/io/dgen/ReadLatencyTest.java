@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.dgen.TestServer.Act;
-import io.dgen.TestServer.Add;
+import io.dgen.TestServer.AddAndGet;
 import io.dgen.TestServer.Msg;
 import java.time.Duration;
 import java.util.List;
@@ -46,7 +46,7 @@ class ReadLatencyTest extends RuntimeTestBase {
     ServerRef<Msg> ref = start(); // consumeK 1: calls run inline
     faults().readVersionLatency(SLOW_READ_VERSION);
 
-    assertThat(ref.<Long>call(new Add(1), Duration.ofSeconds(30))).isEqualTo(1);
-    assertThat(ref.<Long>priorityCall(new Add(2))).isEqualTo(3);
+    assertThat(ref.<Long>call(new AddAndGet(1), Duration.ofSeconds(30))).isEqualTo(1);
+    assertThat(ref.<Long>priorityCall(new AddAndGet(2))).isEqualTo(3);
   }
 }

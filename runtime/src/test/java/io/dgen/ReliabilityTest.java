@@ -60,7 +60,8 @@ class ReliabilityTest extends RuntimeTestBase {
     ServerRef<Msg> publisher = start(b -> b.consume(false));
     publisher.cast(new Add(1));
     publisher.cast(new Add(2));
-    CompletableFuture<Long> poisoned = publisher.callAsync(new Poison("p"), Duration.ofSeconds(30));
+    CompletableFuture<Long> poisoned =
+        publisher.callAsync(new Poison("p"), Long.class, Duration.ofSeconds(30));
     publisher.cast(new Add(4));
     publisher.cast(new Add(8));
 

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.TestServer.Add;
+import io.dgen.TestServer.AddAndGet;
 import io.dgen.TestServer.AppendInPlace;
 import io.dgen.TestServer.GetSeen;
 import io.dgen.TestServer.GetSeenThenAppend;
@@ -39,7 +40,7 @@ class ReplyDeliveryTest extends RuntimeTestBase {
     long before = wakeLogEntries();
 
     for (int i = 1; i <= 5; i++) {
-      assertThat(ref.<Long>call(new Add(1), Duration.ofSeconds(30))).isEqualTo(i);
+      assertThat(ref.<Long>call(new AddAndGet(1), Duration.ofSeconds(30))).isEqualTo(i);
     }
 
     assertThat(wakeLogEntries() - before).as("one ring per push, none per reply").isEqualTo(5);
@@ -59,7 +60,7 @@ class ReplyDeliveryTest extends RuntimeTestBase {
       long before = wakeLogEntries();
 
       for (int i = 1; i <= 5; i++) {
-        assertThat(caller.<Long>call(new Add(1), Duration.ofSeconds(30))).isEqualTo(i);
+        assertThat(caller.<Long>call(new AddAndGet(1), Duration.ofSeconds(30))).isEqualTo(i);
       }
 
       assertThat(wakeLogEntries() - before).as("a ring per push and per reply").isEqualTo(10);
@@ -77,14 +78,13 @@ class ReplyDeliveryTest extends RuntimeTestBase {
       throws Exception {
     ServerRef<Msg> publisher = start(b -> b.consume(false));
     publisher.cast(new Add(1));
-    CompletableFuture<List<Number>> call =
-        publisher.callAsync(new GetSeen(), Duration.ofSeconds(30));
+    CompletableFuture<List<Long>> call = publisher.callAsync(new GetSeen(), Duration.ofSeconds(30));
     // callAsync returns before its push commits: the cast must be queued behind it
     await().atMost(Duration.ofSeconds(30)).until(() -> publisher.queueLength() == 2);
     publisher.cast(new AppendInPlace(5));
 
     ServerRef<Msg> consumer = start(b -> b.consumeK(8)); // the three in one batch
-    assertThat(longs(call.get(30, TimeUnit.SECONDS))).containsExactly(1L);
+    assertThat(call.get(30, TimeUnit.SECONDS)).containsExactly(1L);
     assertThat(state(consumer).seen()).containsExactly(1L, 5L);
   }
 
@@ -95,13 +95,9 @@ class ReplyDeliveryTest extends RuntimeTestBase {
     ref.cast(new Add(1));
     awaitTotal(ref, 1);
 
-    List<Number> seen = ref.call(new GetSeenThenAppend(5), Duration.ofSeconds(30));
-    assertThat(longs(seen)).containsExactly(1L);
-    List<Number> priority = ref.priorityCall(new GetSeenThenAppend(7));
-    assertThat(longs(priority)).containsExactly(1L);
-  }
-
-  private static List<Long> longs(List<Number> values) {
-    return values.stream().map(Number::longValue).toList();
+    List<Long> seen = ref.call(new GetSeenThenAppend(5), Duration.ofSeconds(30));
+    assertThat(seen).containsExactly(1L);
+    List<Long> priority = ref.priorityCall(new GetSeenThenAppend(7));
+    assertThat(priority).containsExactly(1L);
   }
 }

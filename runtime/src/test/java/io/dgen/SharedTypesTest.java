@@ -74,7 +74,7 @@ class SharedTypesTest extends RuntimeTestBase {
       for (ServerRef<Object> ref : List.of(a, b)) {
         await()
             .atMost(Duration.ofSeconds(30))
-            .until(() -> ref.<Long>call("total", Duration.ofSeconds(10)) == 2_001L);
+            .until(() -> ref.call("total", Long.class, Duration.ofSeconds(10)) == 2_001L);
         assertThat(ref.deadLetters()).isEmpty();
       }
     }

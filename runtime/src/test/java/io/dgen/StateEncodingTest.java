@@ -34,12 +34,12 @@ class StateEncodingTest extends RuntimeTestBase {
 
   record Put(String key, String value) implements WideMsg {}
 
-  record Get(String key) implements WideMsg {}
+  record Get(String key) implements WideMsg, Call<String> {}
 
   /** Adds {@code count} blobs of {@code size} characters each. */
-  record AddBlobs(int count, int size) implements WideMsg {}
+  record AddBlobs(int count, int size) implements WideMsg, Call<Integer> {}
 
-  record Size() implements WideMsg {}
+  record Size() implements WideMsg, Call<Integer> {}
 
   static final class WideServer implements DGenServer<Wide, WideMsg> {
     @Override
@@ -95,7 +95,7 @@ class StateEncodingTest extends RuntimeTestBase {
 
   record Move(String id, int to) implements InventoryMsg {}
 
-  record Order() implements InventoryMsg {}
+  record Order() implements InventoryMsg, Call<List<String>> {}
 
   static final class InventoryServer implements DGenServer<Inventory, InventoryMsg> {
     @Override

@@ -57,10 +57,13 @@ class StateSharingTest extends RuntimeTestBase {
   record AddAndWait(String item) implements Msg {}
 
   /** Replies the items. */
-  record Items() implements Msg {}
+  record Items() implements Msg, Call<List<String>> {}
+
+  /** Replies the count ({@link CounterServer}'s). */
+  record Count() implements Msg, Call<Long> {}
 
   /** Replies the state object itself (an in-JVM test only: its identity is what is asked). */
-  record Identity() implements Msg {}
+  record Identity() implements Msg, Call<Integer> {}
 
   /** The latches and counters of one test, shared with its servers. */
   static final class Gate {
@@ -226,9 +229,9 @@ class StateSharingTest extends RuntimeTestBase {
     for (int i = 0; i < 30; i++) {
       ref.cast(new Add("x"));
     }
-    await().atMost(Duration.ofSeconds(30)).until(() -> ref.<Long>priorityCall(new Items()) == 30L);
+    await().atMost(Duration.ofSeconds(30)).until(() -> ref.priorityCall(new Count()) == 30L);
     ref.stop();
-    assertThat(start(new CounterServer(), consumeK).<Long>priorityCall(new Items())).isEqualTo(30);
+    assertThat(start(new CounterServer(), consumeK).priorityCall(new Count())).isEqualTo(30);
   }
 
   @ParameterizedTest(name = "consumeK={0}")
@@ -268,7 +271,7 @@ class StateSharingTest extends RuntimeTestBase {
     frozen.cast(new Add("a"));
     await().atMost(Duration.ofSeconds(30)).until(() -> items(frozen).size() == 1);
     for (int i = 0; i < 5; i++) {
-      frozen.<Integer>priorityCall(new Identity());
+      frozen.priorityCall(new Identity());
     }
     assertThat(gate.seen).hasSize(1);
     frozen.stop();
@@ -278,7 +281,7 @@ class StateSharingTest extends RuntimeTestBase {
     mutable.cast(new Add("a"));
     await().atMost(Duration.ofSeconds(30)).until(() -> items(mutable).size() == 1);
     for (int i = 0; i < 5; i++) {
-      mutable.<Integer>priorityCall(new Identity());
+      mutable.priorityCall(new Identity());
     }
     assertThat(gate.seen).hasSize(5);
   }

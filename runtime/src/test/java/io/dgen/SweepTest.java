@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.TestServer.Add;
+import io.dgen.TestServer.AddAndGet;
 import io.dgen.TestServer.Msg;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.RunIds;
@@ -105,7 +106,7 @@ class SweepTest extends RuntimeTestBase {
     Subspace markers = tenant.subspace().subspace(ref.tuid()).subspace(Tuple.from("o"));
     byte[] oldMarker = markerOfARunStarted(markers, Duration.ofMinutes(11));
     put(oldMarker);
-    ref.<Long>call(new Add(1));
+    ref.<Long>call(new AddAndGet(1));
     ref.priorityCast(new Add(2));
     ref.info("tick");
     assertThat(keys(markers)).contains(oldMarker); // the start swept, a minute has not passed

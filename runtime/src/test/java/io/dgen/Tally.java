@@ -17,13 +17,16 @@ final class Tally implements DGenServer<Tally.State, Tally.Msg> {
 
   record State(long total, long count) {}
 
-  sealed interface Msg permits Add, Get, Fail, Remind {}
+  sealed interface Msg permits Add, AddAndGet, Get, Fail, Remind {}
 
   /** Adds {@code n} to the total. */
   record Add(long n) implements Msg {}
 
   /** Replies with the state. */
-  record Get() implements Msg {}
+  record Get() implements Msg, Call<State> {}
+
+  /** Adds n and replies the new total. */
+  record AddAndGet(long n) implements Msg, Call<Long> {}
 
   /** Throws: for dead letters. */
   record Fail(String why) implements Msg {}
@@ -82,6 +85,10 @@ final class Tally implements DGenServer<Tally.State, Tally.Msg> {
     if (request instanceof Add a) {
       State next = new State(state.total() + a.n(), state.count() + 1);
       return Result.reply(next.total(), next);
+    }
+    if (request instanceof AddAndGet a) {
+      State next = new State(state.total() + a.n(), state.count() + 1);
+      return Result.reply(a, next.total(), next);
     }
     return Result.reply(state, state);
   }

@@ -37,6 +37,14 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
   /** Adds n. (Sent as a call with a reply type, replies the new total, as every cast here.) */
   record Add(long n) implements Msg {}
 
+  /**
+   * Runs {@code message} as a priority call: every message here, sent as a call, replies the total
+   * after it (a query replies its own answer). Only for a priority call to a process of this
+   * runtime, which is never stored: the queue does not encode a field of an interface type. A
+   * queued call of such a message names its reply type instead: {@code call(m, Long.class, t)}.
+   */
+  record Ask(Msg message) implements Msg, Call<Long> {}
+
   /** Adds n and replies the new total. */
   record AddAndGet(long n) implements Msg, Call<Long> {}
 
@@ -200,6 +208,9 @@ final class TestServer implements DGenServer<TestServer.State, TestServer.Msg> {
   @Override
   public Result<State> handleCallTx(TxContext tx, Msg request, From from, State state)
       throws Exception {
+    if (request instanceof Ask a) {
+      return handleCallTx(tx, a.message(), from, state);
+    }
     if (request instanceof AddAndGet a) {
       State added = state.add(a.n());
       return Result.reply(a, added.total(), added);

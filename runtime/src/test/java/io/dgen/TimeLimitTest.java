@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.dgen.TestServer.Ask;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Slow;
 import io.dgen.backend.Backend;
@@ -53,7 +54,8 @@ class TimeLimitTest extends RuntimeTestBase {
   @ValueSource(longs = {6_000, 4_500})
   void callbackPastTheFourSecondGuard_failsWithAClearError(long millis) {
     ServerRef<Msg> ref = start(b -> b.consume(false));
-    assertThatThrownBy(() -> ref.priorityCall(new Slow(TimeUnit.MILLISECONDS.toNanos(millis))))
+    assertThatThrownBy(
+            () -> ref.priorityCall(new Ask(new Slow(TimeUnit.MILLISECONDS.toNanos(millis)))))
         .isInstanceOf(CallbackException.class)
         .cause()
         .isInstanceOf(TransactionTooLongException.class)
@@ -90,7 +92,11 @@ class TimeLimitTest extends RuntimeTestBase {
     assertThat(hooks.attempts.get("r")).hasValue(2);
     assertThat(ref.queueLength()).isZero();
     // inline: retried, not reported as CallbackException
-    long reply = ref.call(new TestServer.ReadAfter("c", 1, TimeUnit.SECONDS.toNanos(6), true));
+    long reply =
+        ref.call(
+            new TestServer.ReadAfter("c", 1, TimeUnit.SECONDS.toNanos(6), true),
+            Long.class,
+            Duration.ofSeconds(30));
     assertThat(reply).isEqualTo(2);
     assertThat(hooks.attempts.get("c")).hasValue(2);
   }

@@ -45,7 +45,7 @@ class TimerTest extends RuntimeTestBase {
     record ScheduleTick(boolean cancel) implements Msg {}
 
     /** Replies the state. */
-    record Get() implements Msg {}
+    record Get() implements Msg, Call<State> {}
 
     @Override
     public InitResult<State> init(@Nullable Object arg) {

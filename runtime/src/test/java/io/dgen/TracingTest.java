@@ -82,7 +82,7 @@ class TracingTest extends RuntimeTestBase {
 
     record Note(String note) implements Msg {}
 
-    record Ask() implements Msg {}
+    record Ask() implements Msg, Call<Long> {}
 
     record Hold(String note) implements Msg {}
 

@@ -4,9 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.dgen.TestServer.Add;
+import io.dgen.TestServer.Ask;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Transient;
 import io.dgen.backend.BackendException;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,7 +33,11 @@ class TransientErrorTest extends RuntimeTestBase {
   @Test
   void inlineCall_retryableBackendError_isRetried_notReportedAsCallbackException() {
     ServerRef<Msg> ref = start();
-    long reply = ref.call(new Transient("i", 2, BackendException.FUTURE_VERSION));
+    long reply =
+        ref.call(
+            new Transient("i", 2, BackendException.FUTURE_VERSION),
+            Long.class,
+            Duration.ofSeconds(30));
     assertThat(reply).isEqualTo(1);
     assertThat(hooks.attempts.get("i")).hasValue(3);
     assertThat(ref.queueLength()).isZero(); // not queued for a retry: it succeeded inline
@@ -40,7 +46,7 @@ class TransientErrorTest extends RuntimeTestBase {
   @Test
   void priorityCall_retryableBackendError_isRetried() {
     ServerRef<Msg> ref = start(b -> b.consume(false));
-    long reply = ref.priorityCall(new Transient("p", 2, 1037)); // process_behind
+    long reply = ref.priorityCall(new Ask(new Transient("p", 2, 1037))); // process_behind
     assertThat(reply).isEqualTo(1);
     assertThat(total(ref)).isEqualTo(1);
   }
@@ -49,7 +55,9 @@ class TransientErrorTest extends RuntimeTestBase {
   void nonRetryableBackendErrorInCallback_isACallbackFailure() {
     ServerRef<Msg> ref = start(b -> b.consume(false));
     assertThatThrownBy(
-            () -> ref.priorityCall(new Transient("n", 1, BackendException.KEY_OUTSIDE_LEGAL_RANGE)))
+            () ->
+                ref.priorityCall(
+                    new Ask(new Transient("n", 1, BackendException.KEY_OUTSIDE_LEGAL_RANGE))))
         .isInstanceOf(CallbackException.class)
         .hasRootCauseInstanceOf(BackendException.class);
     assertThat(hooks.attempts.get("n")).hasValue(1);

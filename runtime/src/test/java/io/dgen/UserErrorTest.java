@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.dgen.TestServer.Act;
 import io.dgen.TestServer.Add;
+import io.dgen.TestServer.Ask;
 import io.dgen.TestServer.LockedThrow;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Throw;
@@ -128,12 +129,12 @@ class UserErrorTest extends RuntimeTestBase {
     ServerRef<Msg> ref = start(); // consumeK 1: calls run inline when the queue is empty
     Class<? extends Throwable> type = TestServer.throwable(kind, "").getClass();
 
-    assertThatThrownBy(() -> ref.call(new Throw("i", kind, 1), Duration.ofSeconds(10)))
+    assertThatThrownBy(() -> ref.call(new Throw("i", kind, 1), Long.class, Duration.ofSeconds(10)))
         .isInstanceOf(CallbackException.class)
         .hasCauseInstanceOf(type);
     awaitTotal(ref, 1); // the inline call was queued for retry, and succeeded then
 
-    assertThatThrownBy(() -> ref.priorityCall(new Throw("p", kind, 1)))
+    assertThatThrownBy(() -> ref.priorityCall(new Ask(new Throw("p", kind, 1))))
         .isInstanceOf(CallbackException.class)
         .hasCauseInstanceOf(type);
     assertThat(total(ref)).isEqualTo(1);

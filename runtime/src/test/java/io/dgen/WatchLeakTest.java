@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.TestServer.Add;
+import io.dgen.TestServer.AddAndGet;
 import io.dgen.TestServer.Get;
 import io.dgen.TestServer.Init;
 import io.dgen.TestServer.Msg;
@@ -109,7 +110,7 @@ class WatchLeakTest extends RuntimeTestBase {
   @Test
   void aCallThatOutlivesItsProcess_keepsItsTenantsDoorbell_untilItsReplyComes() throws Exception {
     ServerRef<Msg> caller = start(b -> b.consume(false));
-    CompletableFuture<Long> call = caller.callAsync(new Add(5), Duration.ofSeconds(30));
+    CompletableFuture<Long> call = caller.callAsync(new AddAndGet(5), Duration.ofSeconds(30));
     await().atMost(Duration.ofSeconds(10)).until(() -> caller.queueLength() == 1);
     caller.stop(); // the tenant's last process here; the call still waits
 
@@ -150,7 +151,8 @@ class WatchLeakTest extends RuntimeTestBase {
                             new TestServer(hooks),
                             new Init(0, Tuple.from("racer", id, i), null),
                             StartOptions.builder(shared).consumeK(2).build());
-                    assertThat(ref.<Long>call(new Add(1), Duration.ofSeconds(30))).isEqualTo(1);
+                    assertThat(ref.<Long>call(new AddAndGet(1), Duration.ofSeconds(30)))
+                        .isEqualTo(1);
                     ref.stop();
                   }
                   return null;

@@ -1,6 +1,7 @@
 package io.dgen.chaos;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.Call;
 import io.dgen.DGenServer;
 import io.dgen.DbContext;
 import io.dgen.Event;
@@ -25,7 +26,8 @@ import org.jspecify.annotations.Nullable;
  * the verifier can count applications exactly:
  *
  * <ul>
- *   <li>{@link Apply}: adds 1 to {@code ("chaos-applied", id)}; as a call, replies its id;
+ *   <li>{@link Apply}, and {@link Ask} (its call): adds 1 to {@code ("chaos-applied", id)}; {@code
+ *       Ask} replies its id;
  *   <li>{@link Transfer}: adds 1 to {@code ("chaos-applied", id)}; if the balance covers it, debits
  *       it, records {@code ("chaos-debited", id)} and casts a {@link Credit} to the target server
  *       through its outbox, in the same transaction;
@@ -53,6 +55,9 @@ final class ChaosServer implements DGenServer<ChaosServer.State, ChaosServer.Msg
 
   /** Counted once per application; a call replies {@code id}. */
   record Apply(String id) implements Msg {}
+
+  /** An {@link Apply} sent as a call: counted the same way, and replies its id. */
+  record Ask(String id) implements Msg, Call<String> {}
 
   /** Moves {@code amount} from this server to server {@code to}, if the balance covers it. */
   record Transfer(String id, int to, long amount) implements Msg {}
@@ -108,9 +113,9 @@ final class ChaosServer implements DGenServer<ChaosServer.State, ChaosServer.Msg
   @Override
   public Result<State> handleCallTx(TxContext tx, Msg request, From from, State state) {
     State s = settleWork(tx, state);
-    if (request instanceof Apply a) {
+    if (request instanceof Ask a) {
       count(tx, APPLIED, a.id());
-      return Result.reply(a.id(), s);
+      return Result.reply(a, a.id(), s);
     }
     throw new IllegalArgumentException("not a call: " + request);
   }
@@ -169,6 +174,9 @@ final class ChaosServer implements DGenServer<ChaosServer.State, ChaosServer.Msg
 
   static String id(Msg message) {
     if (message instanceof Apply a) {
+      return a.id();
+    }
+    if (message instanceof Ask a) {
       return a.id();
     }
     if (message instanceof Transfer t) {

@@ -64,7 +64,7 @@ class VerifierTest {
         send(journal, "POISON", "p1", 1, "", () -> refs.get(1).cast(new ChaosServer.Poison("p1")));
         send(journal, "POISON", "p2", 5, "", () -> refs.get(5).cast(new ChaosServer.Poison("p2")));
         journal.sent("CALL", "call1", 6, "2000");
-        String reply = refs.get(6).call(new Apply("call1"), Duration.ofSeconds(10));
+        String reply = refs.get(6).call(new ChaosServer.Ask("call1"), Duration.ofSeconds(10));
         journal.result("call1", reply.equals("call1") ? Outcome.OK : Outcome.WRONG, reply);
       }
       TenantAdmin admin = new DGenAdmin(backend).tenant("chaos", "verifier").orElseThrow();

@@ -282,7 +282,7 @@ final class Workload {
         };
     try {
       CompletableFuture<String> pending =
-          refs.get(server).<String>callAsync(new Apply(id), timeout);
+          refs.get(server).callAsync(new ChaosServer.Ask(id), timeout);
       cancels.schedule(
           () -> {
             if (!pending.isDone()) {
@@ -346,7 +346,7 @@ final class Workload {
    * while its thread is left waiting.
    */
   private String keyedCall(ServerRef<Msg> ref, String id, Duration timeout) {
-    Future<String> call = keyedCalls.submit(() -> ref.<String>call(new Apply(id), id, timeout));
+    Future<String> call = keyedCalls.submit(() -> ref.call(new ChaosServer.Ask(id), id, timeout));
     try {
       return call.get(timeout.plus(OVERRUN).toMillis(), TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
