@@ -252,4 +252,12 @@ abstract class RuntimeBehaviourSuite {
       return backend();
     }
   }
+
+  @Nested
+  class BackendFailures extends BackendFailureTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
 }

@@ -33,7 +33,8 @@ import tools.jackson.databind.JavaType;
 /**
  * One process of a durable server, and the {@link ServerRef} handed to users: a thin facade that
  * wires the process's components and delegates to them. It owns only the choice of a call's route
- * (inline or queued), argument checks and liveness checks.
+ * (inline or queued), argument checks, liveness checks, and that every failure its callers get is a
+ * {@link DGenException} ({@link CallerFailures}).
  *
  * <p>Never reads or writes keys itself, except {@code kill}'s clear of the server's whole subspace:
  * each component owns its part of the key layout. See {@code docs/architecture.md} for the
@@ -500,6 +501,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   @Override
   public CompletableFuture<Void> castAsync(M message) {
     return ifAlive(
+        "cast",
         () -> {
           byte[] env = queue.encode(Envelope.CAST, message, null);
           return push(tx -> queue.publish(tx, List.of(env)), "cast");
@@ -509,6 +511,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   @Override
   public CompletableFuture<Void> castAllAsync(List<? extends M> messages) {
     return ifAlive(
+        "castAll",
         () -> {
           Objects.requireNonNull(messages, "messages must not be null");
           List<byte[]> envs = new ArrayList<>(messages.size());
@@ -537,10 +540,11 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   }
 
   /**
-   * Runs {@code op} if this process is alive, else returns a future failed with {@link
-   * io.dgen.ServerStoppedException}. Bad arguments still throw at once, from {@code op}.
+   * Runs {@code operation}'s {@code op} if this process is alive, else returns a future failed with
+   * {@link io.dgen.ServerStoppedException}. Bad arguments still throw at once, from {@code op}; any
+   * other failure fails the future, as a {@link io.dgen.DGenException} ({@link CallerFailures}).
    */
-  private <T> CompletableFuture<T> ifAlive(Supplier<CompletableFuture<T>> op) {
+  private <T> CompletableFuture<T> ifAlive(String operation, Supplier<CompletableFuture<T>> op) {
     if (!lifecycle.isAlive()) {
       try {
         ensureAlive();
@@ -548,27 +552,35 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         return CompletableFuture.failedFuture(stopped);
       }
     }
-    return op.get();
+    CompletableFuture<T> f;
+    try {
+      f = op.get();
+    } catch (IllegalArgumentException | NullPointerException badArgument) {
+      throw badArgument;
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(CallerFailures.of(e, operation, context));
+    }
+    return CallerFailures.mapped(f, operation, context);
   }
 
   @Override
   public CompletableFuture<Boolean> castAsync(M message, String idempotencyKey) {
-    return ifAlive(() -> requests.cast(message, idempotencyKey));
+    return ifAlive("cast", () -> requests.cast(message, idempotencyKey));
   }
 
   @Override
   public CompletableFuture<String> castAfterAsync(M message, Duration delay) {
-    return ifAlive(() -> timers.castAfter(message, delay));
+    return ifAlive("castAfter", () -> timers.castAfter(message, delay));
   }
 
   @Override
   public CompletableFuture<String> castAtAsync(M message, Instant when) {
-    return ifAlive(() -> timers.castAt(message, when));
+    return ifAlive("castAt", () -> timers.castAt(message, when));
   }
 
   @Override
   public CompletableFuture<Boolean> cancelTimerAsync(String timerId) {
-    return ifAlive(() -> timers.cancel(timerId));
+    return ifAlive("cancelTimer", () -> timers.cancel(timerId));
   }
 
   @Override
@@ -579,7 +591,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   @Override
   public CompletableFuture<Long> queueLengthAsync() {
-    return ifAlive(() -> commits.readBounded(queue::length, "queueLength", core.scheduler()));
+    return ifAlive(
+        "queueLength", () -> commits.readBounded(queue::length, "queueLength", core.scheduler()));
   }
 
   // ---------------------------------------------------------------- calls
@@ -591,13 +604,22 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   @Override
   public <R> R call(M request, Duration timeout) {
-    return Futures.join(this.<R>callInternal(request, null, timeout));
+    return joinCall(this.<R>callInternal(request, null, timeout));
   }
 
   @Override
   public <R> R call(M request, Class<R> replyType, Duration timeout) {
     Objects.requireNonNull(replyType, "replyType must not be null");
-    return Futures.join(callInternal(request, replyType, timeout));
+    return joinCall(callInternal(request, replyType, timeout));
+  }
+
+  /** Waits for a call's reply; an interrupt ends the wait (the call may still execute). */
+  private <R> R joinCall(CompletableFuture<R> reply) {
+    try {
+      return Futures.join(reply);
+    } catch (RuntimeException e) {
+      throw CallerFailures.toThrow(e, "call", context);
+    }
   }
 
   @Override
@@ -611,18 +633,28 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   }
 
   @Override
+  public <R> R call(M request, String idempotencyKey, Duration timeout) {
+    return joinCall(this.<R>callAsync(request, idempotencyKey, timeout));
+  }
+
+  @Override
+  public <R> R awaitReply(String callId, Duration timeout) {
+    return joinCall(this.<R>awaitReplyAsync(callId, timeout));
+  }
+
+  @Override
   public <R> CompletableFuture<R> callAsync(M request, String idempotencyKey, Duration timeout) {
-    return ifAlive(() -> requests.<R>call(request, idempotencyKey, timeout));
+    return ifAlive("call", () -> requests.<R>call(request, idempotencyKey, timeout));
   }
 
   @Override
   public CompletableFuture<String> submitAsync(M request) {
-    return ifAlive(() -> requests.submit(request));
+    return ifAlive("submit", () -> requests.submit(request));
   }
 
   @Override
   public <R> CompletableFuture<R> awaitReplyAsync(String callId, Duration timeout) {
-    return ifAlive(() -> requests.awaitReply(callId, timeout));
+    return ifAlive("awaitReply", () -> requests.awaitReply(callId, timeout));
   }
 
   private <R> CompletableFuture<R> callInternal(
@@ -636,10 +668,10 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       // whichever process runs the server next. For a ref, "stopped" would mean killed.
       CompletableFuture<R> inline = local.callIfAlive(request, replyType, timeout);
       if (inline != null) {
-        return inline;
+        return CallerFailures.mapped(inline, "call", context);
       }
     }
-    return route(request, replyType, timeout, true);
+    return CallerFailures.mapped(route(request, replyType, timeout, true), "call", context);
   }
 
   /** {@link #callInternal} in this process if it is alive; null (nothing done) if it is not. */
@@ -694,30 +726,54 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   @Override
   public <R> R priorityCall(M request) {
     Objects.requireNonNull(request, "request must not be null");
-    if (behaviourElsewhere()) {
-      return toHolder(Envelope.CALL, request);
-    }
-    return meters.priority(() -> slots.local(inline.priorityCall(request, slots.newFrom()), null));
+    return priority(
+        "priorityCall",
+        () -> {
+          if (behaviourElsewhere()) {
+            return toHolder(Envelope.CALL, request);
+          }
+          return meters.priority(
+              () -> slots.<R>local(inline.priorityCall(request, slots.newFrom()), null));
+        });
   }
 
   @Override
   public void priorityCast(M message) {
     Objects.requireNonNull(message, "message must not be null");
-    if (behaviourElsewhere()) {
-      toHolder(Envelope.CAST, message);
-      return;
-    }
-    inline.priorityCast(message);
+    priority(
+        "priorityCast",
+        () -> {
+          if (behaviourElsewhere()) {
+            return toHolder(Envelope.CAST, message);
+          }
+          inline.priorityCast(message);
+          return null;
+        });
   }
 
   @Override
   public void info(Object info) {
     Objects.requireNonNull(info, "info must not be null");
-    if (behaviourElsewhere()) {
-      toHolder(Envelope.INFO, info);
-      return;
+    priority(
+        "info",
+        () -> {
+          if (behaviourElsewhere()) {
+            return toHolder(Envelope.INFO, info);
+          }
+          inline.info(info);
+          return null;
+        });
+  }
+
+  /** Runs a priority message in the caller's thread; its failure as {@link CallerFailures} says. */
+  private <R> R priority(String operation, Supplier<R> run) {
+    try {
+      return run.get();
+    } catch (IllegalArgumentException | NullPointerException badArgument) {
+      throw badArgument;
+    } catch (RuntimeException e) {
+      throw CallerFailures.toThrow(e, operation, context);
     }
-    inline.info(info);
   }
 
   /** Whether this is a ref whose runtime does not host its kind: its code runs elsewhere. */
@@ -741,22 +797,22 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   @Override
   public CompletableFuture<List<DeadLetter<M>>> deadLettersAsync() {
-    return ifAlive(deadLetters::list);
+    return ifAlive("deadLetters", deadLetters::list);
   }
 
   @Override
   public CompletableFuture<Boolean> requeueDeadLetterAsync(String id, boolean head) {
-    return ifAlive(() -> deadLetters.requeue(id, head));
+    return ifAlive("requeueDeadLetter", () -> deadLetters.requeue(id, head));
   }
 
   @Override
   public CompletableFuture<Boolean> purgeDeadLetterAsync(String id) {
-    return ifAlive(() -> deadLetters.purge(id));
+    return ifAlive("purgeDeadLetter", () -> deadLetters.purge(id));
   }
 
   @Override
   public CompletableFuture<Integer> purgeDeadLettersAsync() {
-    return ifAlive(deadLetters::purgeAll);
+    return ifAlive("purgeDeadLetters", deadLetters::purgeAll);
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -804,6 +860,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   @Override
   public CompletableFuture<Void> killAsync(Object reason) {
     return ifAlive(
+        "kill",
         () -> {
           // Idempotent by the incarnation its first attempt found (a commit marker would outlive
           // the server): a retry after an applied commit_unknown_result spares a server started
