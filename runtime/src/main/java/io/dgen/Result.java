@@ -17,6 +17,10 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@link #stop(Object, Object)} — commit the state, then stop this process.
  * </ul>
  *
+ * <p>A callback that does not want its message applied at all throws {@link TerminalException}
+ * rather than returning a result: nothing of it is committed, and its caller gets {@link
+ * CallRejectedException}.
+ *
  * @param <S> the state type
  */
 public final class Result<S> {
@@ -59,6 +63,7 @@ public final class Result<S> {
    * @param state the new state, not null
    * @param <S> the state type
    * @return the result
+   * @throws NullPointerException if {@code state} (or {@code actions}) is null
    */
   public static <S> Result<S> reply(@Nullable Object reply, S state) {
     return new Result<>(Kind.REPLY, reply, state, List.of(), null);
@@ -72,6 +77,7 @@ public final class Result<S> {
    * @param actions post-commit actions, in order
    * @param <S> the state type
    * @return the result
+   * @throws NullPointerException if {@code state} (or {@code actions}) is null
    */
   public static <S> Result<S> reply(@Nullable Object reply, S state, List<Action<S>> actions) {
     return new Result<>(Kind.REPLY, reply, state, actions, null);
@@ -83,6 +89,7 @@ public final class Result<S> {
    * @param state the new state, not null
    * @param <S> the state type
    * @return the result
+   * @throws NullPointerException if {@code state} (or {@code actions}) is null
    */
   public static <S> Result<S> noReply(S state) {
     return new Result<>(Kind.NO_REPLY, null, state, List.of(), null);
@@ -95,6 +102,7 @@ public final class Result<S> {
    * @param actions post-commit actions, in order
    * @param <S> the state type
    * @return the result
+   * @throws NullPointerException if {@code state} (or {@code actions}) is null
    */
   public static <S> Result<S> noReply(S state, List<Action<S>> actions) {
     return new Result<>(Kind.NO_REPLY, null, state, actions, null);
@@ -106,6 +114,7 @@ public final class Result<S> {
    * @param state the new state, not null
    * @param <S> the state type
    * @return the result
+   * @throws NullPointerException if {@code state} (or {@code actions}) is null
    */
   public static <S> Result<S> lock(S state) {
     return new Result<>(Kind.LOCK, null, state, List.of(), null);
@@ -120,6 +129,7 @@ public final class Result<S> {
    * @param state the new state, not null
    * @param <S> the state type
    * @return the result
+   * @throws NullPointerException if {@code state} (or {@code actions}) is null
    */
   public static <S> Result<S> stop(Object reason, S state) {
     return new Result<>(Kind.STOP, null, state, List.of(), reason);
@@ -134,6 +144,7 @@ public final class Result<S> {
    * @param actions post-commit actions, in order
    * @param <S> the state type
    * @return the result
+   * @throws NullPointerException if {@code state} (or {@code actions}) is null
    */
   public static <S> Result<S> stop(Object reason, S state, List<Action<S>> actions) {
     return new Result<>(Kind.STOP, null, state, actions, reason);

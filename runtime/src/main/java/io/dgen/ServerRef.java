@@ -21,6 +21,13 @@ import java.util.concurrent.CompletableFuture;
  * {@link #tuid}, {@link #tenant}, {@link #name} and {@link #stop} throws {@link
  * ServerStoppedException}.
  *
+ * <p>Every exception a method throws, or its future fails with, is a {@link DGenException}, except
+ * argument errors ({@link IllegalArgumentException}, {@link NullPointerException}) and a fatal
+ * {@link Error}. A failure of the backend is a {@link BackendFailureException} carrying the
+ * backend's error. A message its handler refused ({@link TerminalException}) fails a call, priority
+ * message or info with {@link CallRejectedException}; a refused cast is not reported to its sender
+ * (see {@link DGenListener#castRefused}).
+ *
  * <p>Every operation that waits for the store has a non-blocking twin ending in {@code Async}
  * ({@link #castAsync(Object)}, {@link #submitAsync}, {@link #killAsync}, ...): it returns a future
  * at once, holds no thread while the store works, and completes with what the blocking form returns
@@ -37,10 +44,15 @@ public interface ServerRef<M> {
   /**
    * Enqueues {@code message}; returns once it is durably queued.
    *
+   * <p>Its handler may refuse it ({@link TerminalException}): the cast is then dropped, logged and
+   * reported to {@link DGenListener#castRefused}, not to the sender.
+   *
    * @param message the message, not null
    * @throws ServerStoppedException if this process was stopped
    * @throws OperationTimeoutException if the cluster did not answer within the operation timeout
    *     ({@link DGen.Builder#operationTimeout}); the outcome is unknown
+   * @throws BackendFailureException if the backend failed the push (the message says whether it may
+   *     have committed)
    */
   default void cast(M message) {
     Futures.joinBounded(castAsync(message));
@@ -163,12 +175,15 @@ public interface ServerRef<M> {
    * @param <R> the reply type
    * @return the reply
    * @throws CallTimeoutException if no reply came in time (the call still executes)
+   * @throws CallRejectedException if {@code handleCall} refused the call ({@link
+   *     TerminalException}): nothing of it was committed, and it is not retried
    * @throws CallbackException if an inline {@code handleCall} threw (the call is then queued and
    *     retried by consumers, its reply dropped)
    * @throws DeadLetterException if the call was dead-lettered
    * @throws ServerStoppedException if this process was stopped or the server was killed
    * @throws OperationTimeoutException if the cluster did not answer within the operation timeout
    *     ({@link DGen.Builder#operationTimeout}); the outcome is unknown
+   * @throws BackendFailureException if the backend failed the call's transaction
    */
   <R> R call(M request);
 
@@ -179,6 +194,7 @@ public interface ServerRef<M> {
    * @param timeout how long to wait, positive
    * @param <R> the reply type
    * @return the reply
+   * @throws CallRejectedException if {@code handleCall} refused the call
    */
   <R> R call(M request, Duration timeout);
 
@@ -190,6 +206,7 @@ public interface ServerRef<M> {
    * @param timeout how long to wait, positive
    * @param <R> the reply type
    * @return the reply
+   * @throws CallRejectedException if {@code handleCall} refused the call
    */
   <R> R call(M request, Class<R> replyType, Duration timeout);
 
@@ -224,6 +241,8 @@ public interface ServerRef<M> {
    * @param <R> the reply type
    * @return the reply
    * @throws CallbackException if {@code handleCall} threw (nothing was committed)
+   * @throws CallRejectedException if {@code handleCall} refused the call ({@link
+   *     TerminalException}; nothing was committed)
    * @throws ServerLockedException if the server is locked and {@code handleCall} changed the state
    *     (nothing was committed)
    */
@@ -235,6 +254,8 @@ public interface ServerRef<M> {
    *
    * @param message the message, not null
    * @throws CallbackException if {@code handleCast} threw (nothing was committed)
+   * @throws CallRejectedException if {@code handleCast} refused the message ({@link
+   *     TerminalException}; nothing was committed)
    * @throws ServerLockedException if the server is locked and {@code handleCast} changed the state
    *     (nothing was committed)
    */
@@ -247,6 +268,8 @@ public interface ServerRef<M> {
    *
    * @param info the info, not null
    * @throws CallbackException if {@code handleInfo} threw (nothing was committed)
+   * @throws CallRejectedException if {@code handleInfo} refused the info ({@link
+   *     TerminalException}; nothing was committed)
    * @throws ServerLockedException if the server is locked and {@code handleInfo} changed the state
    *     (nothing was committed)
    */
@@ -293,6 +316,8 @@ public interface ServerRef<M> {
    * @throws CallTimeoutException if no reply came in time (the call still executes; call again with
    *     the same key to get its reply)
    * @throws DeadLetterException if the first call was dead-lettered
+   * @throws CallRejectedException if the first call was refused ({@link TerminalException}): kept
+   *     for the retention window, so every call with the key throws it, without running the handler
    * @throws IllegalArgumentException if the key is too long, or was used by a keyed cast
    * @throws ServerStoppedException if this process was stopped
    */
@@ -342,6 +367,8 @@ public interface ServerRef<M> {
    * @return the reply
    * @throws UnknownCallException if this server does not know the id, or its window ended
    * @throws DeadLetterException if the call was dead-lettered
+   * @throws CallRejectedException if the call was refused ({@link TerminalException}), at every
+   *     wait until its window ends
    * @throws CallTimeoutException if no reply came in time (the call still executes)
    */
   default <R> R awaitReply(String callId, Duration timeout) {
@@ -357,7 +384,8 @@ public interface ServerRef<M> {
    * @param <R> the reply type
    * @return a future of the reply; it fails with {@link UnknownCallException} if the id is unknown
    *     or its window ended, {@link DeadLetterException} if the call was dead-lettered, {@link
-   *     CallTimeoutException} if no reply came in time
+   *     CallRejectedException} if it was refused, {@link CallTimeoutException} if no reply came in
+   *     time
    */
   <R> CompletableFuture<R> awaitReplyAsync(String callId, Duration timeout);
 

@@ -254,6 +254,14 @@ abstract class RuntimeBehaviourSuite {
   }
 
   @Nested
+  class TerminalErrors extends TerminalErrorTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
+
+  @Nested
   class BackendFailures extends BackendFailureTest {
     @Override
     Backend newBackend() {

@@ -171,7 +171,15 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     this.meters = new Meters(m, core::nanoTime);
     CallbackInvoker<S, M> invoker =
         new CallbackInvoker<>(
-            behaviour, core.backend(), tenant, tuid, timers, core::nanoTime, m, context);
+            behaviour,
+            core.backend(),
+            tenant,
+            tuid,
+            timers,
+            core::nanoTime,
+            m,
+            (message, reason) -> core.castRefused(this, message, reason),
+            context);
     this.calls = new CallProtocol(core, commits, queue, slots, doorbell, context);
     this.requests =
         new IdempotentRequests<>(
@@ -740,27 +748,26 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   @Override
   public void priorityCast(M message) {
     Objects.requireNonNull(message, "message must not be null");
-    priority(
-        "priorityCast",
-        () -> {
-          if (behaviourElsewhere()) {
-            return toHolder(Envelope.CAST, message);
-          }
-          inline.priorityCast(message);
-          return null;
-        });
+    priorityNoReply("priorityCast", Envelope.CAST, message, () -> inline.priorityCast(message));
   }
 
   @Override
   public void info(Object info) {
     Objects.requireNonNull(info, "info must not be null");
+    priorityNoReply("info", Envelope.INFO, info, () -> inline.info(info));
+  }
+
+  /**
+   * A priority cast or info: run {@code here}, or by the holder if the kind is hosted elsewhere.
+   */
+  private void priorityNoReply(String operation, int type, Object message, Runnable here) {
     priority(
-        "info",
+        operation,
         () -> {
           if (behaviourElsewhere()) {
-            return toHolder(Envelope.INFO, info);
+            return toHolder(type, message);
           }
-          inline.info(info);
+          here.run();
           return null;
         });
   }
