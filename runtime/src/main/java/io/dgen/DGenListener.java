@@ -51,4 +51,18 @@ public interface DGenListener {
    * @param error what could not be decoded: the server, the stored type and version, the key
    */
   default void stateUndecodable(ServerRef<?> server, UndecodableDataException error) {}
+
+  /**
+   * A cast was refused: its handler threw {@link TerminalException} (or a hosted server's {@code
+   * init} declined to create the server for it). The cast left the queue with nothing of it
+   * committed, and is not retried; a cast has no caller to tell, so this is where the refusal is
+   * seen (it is also logged at {@code WARN} and counted as {@code dgen.casts.refused}). Called once
+   * per refused cast, after the refusal committed. A refused call is not reported here: its caller
+   * gets {@link CallRejectedException}.
+   *
+   * @param server the process that refused it
+   * @param message the refused cast
+   * @param reason what the handler threw
+   */
+  default void castRefused(ServerRef<?> server, Object message, TerminalException reason) {}
 }

@@ -27,6 +27,11 @@ import org.jspecify.annotations.Nullable;
  *   <li>A throwing callback aborts its transaction; a queued message is retried with capped
  *       exponential backoff (and dead-lettered after {@code deadLetterThreshold} failures), a
  *       priority message fails its sender with {@link CallbackException}.
+ *   <li>A callback that throws {@link TerminalException} <em>refuses</em> its message instead: the
+ *       message leaves the queue with nothing of the callback committed (state, actions, outbox
+ *       casts, its own writes), is not retried, and the server goes on; a caller gets {@link
+ *       CallRejectedException}, a refused cast is logged and reported to {@link
+ *       DGenListener#castRefused}.
  *   <li>A process's consume loop runs one batch at a time, but inline calls and priority messages
  *       run in their callers' threads, and other processes run their own loops: callbacks of one
  *       server may run concurrently, each in its own transaction. The database serializes their
@@ -47,9 +52,18 @@ public interface DGenServer<S, M> {
    * DGen#start} before any transaction. If durable state exists already, it wins over the state
    * returned here (unless the start option {@code reset} is set).
    *
-   * @param arg the argument given to {@link DGen#start}
+   * <p>For a hosted kind ({@link DGen#host}) it runs when a message reaches a server with no stored
+   * state, with the server's id as {@code arg}, in that message's transaction. It may decline to
+   * create the server by throwing {@link TerminalException} or returning {@link
+   * InitResult#error(Object)} (the same): the message is refused (a call gets {@link
+   * CallRejectedException} carrying the reason), nothing is stored for the server, and its next
+   * message runs {@code init} again. Any other exception is a failure of the message, retried.
+   *
+   * @param arg the argument given to {@link DGen#start}, or a hosted server's id
    * @return {@link InitResult#ok(Object)}, {@link InitResult#ok(com.apple.foundationdb.tuple.Tuple,
    *     Object)} or {@link InitResult#error(Object)}
+   * @throws TerminalException for a hosted server, to decline to create it (for {@link DGen#start},
+   *     as any exception: the start fails)
    * @throws Exception to refuse the start
    */
   InitResult<S> init(@Nullable Object arg) throws Exception;
@@ -63,6 +77,8 @@ public interface DGenServer<S, M> {
    * @param from the caller
    * @param state the current state
    * @return the result, usually {@link Result#reply(Call, Object, Object)}
+   * @throws TerminalException to refuse the call: its caller gets {@link CallRejectedException},
+   *     nothing is committed, and it is not retried
    * @throws Exception to abort the transaction (see the class documentation)
    */
   default Result<S> handleCall(M request, From from, S state) throws Exception {
@@ -76,6 +92,9 @@ public interface DGenServer<S, M> {
    * @param message the message
    * @param state the current state
    * @return the result, usually {@link Result#noReply}
+   * @throws TerminalException to refuse the cast: it is dropped with nothing committed, logged,
+   *     counted and reported to {@link DGenListener#castRefused} (a priority cast's sender gets
+   *     {@link CallRejectedException})
    * @throws Exception to abort the transaction (see the class documentation)
    */
   default Result<S> handleCast(M message, S state) throws Exception {
@@ -89,6 +108,7 @@ public interface DGenServer<S, M> {
    * @param info the info object
    * @param state the current state
    * @return the result, usually {@link Result#noReply}
+   * @throws TerminalException to refuse the info: its sender gets {@link CallRejectedException}
    * @throws Exception to abort the transaction
    */
   default Result<S> handleInfo(Object info, S state) throws Exception {
@@ -104,6 +124,8 @@ public interface DGenServer<S, M> {
    * @param from the caller
    * @param state the current state
    * @return the result
+   * @throws TerminalException to refuse the call, as from {@link #handleCall}; what it wrote
+   *     through {@code tx} is not committed
    * @throws Exception to abort the transaction
    */
   default Result<S> handleCallTx(TxContext tx, M request, From from, S state) throws Exception {
@@ -117,6 +139,8 @@ public interface DGenServer<S, M> {
    * @param message the message
    * @param state the current state
    * @return the result
+   * @throws TerminalException to refuse the cast, as from {@link #handleCast}; what it wrote
+   *     through {@code tx} is not committed
    * @throws Exception to abort the transaction
    */
   default Result<S> handleCastTx(TxContext tx, M message, S state) throws Exception {
@@ -130,6 +154,7 @@ public interface DGenServer<S, M> {
    * @param info the info object
    * @param state the current state
    * @return the result
+   * @throws TerminalException to refuse the info, as from {@link #handleInfo}
    * @throws Exception to abort the transaction
    */
   default Result<S> handleInfoTx(TxContext tx, Object info, S state) throws Exception {
@@ -148,6 +173,10 @@ public interface DGenServer<S, M> {
    * @param event the message that took the lock
    * @param state the state committed with the lock
    * @return the result; a reply answers the call that took the lock
+   * @throws TerminalException to refuse the message: the lock is released, the state committed with
+   *     it stays, the result is discarded, and the message is not retried (a call gets {@link
+   *     CallRejectedException}, a cast is reported to {@link DGenListener#castRefused}); what it
+   *     did outside the runtime's transactions stays done
    * @throws Exception to release the lock without committing and retry the message
    */
   default Result<S> handleLocked(DbContext db, Event<M> event, S state) throws Exception {

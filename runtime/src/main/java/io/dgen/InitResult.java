@@ -54,7 +54,10 @@ public final class InitResult<S> {
   }
 
   /**
-   * Refuses the start; {@link DGen#start} throws a {@link DGenException} carrying the reason.
+   * Refuses the start; {@link DGen#start} throws a {@link DGenException} carrying the reason. A
+   * hosted kind's {@code init} ({@link DGen#host}) so declines to create the server for the message
+   * that addressed it, as a {@link TerminalException} with {@code String.valueOf(reason)} would:
+   * the message is refused ({@link CallRejectedException} for a call) and nothing is stored.
    *
    * @param reason why, not null
    * @param <S> the state type

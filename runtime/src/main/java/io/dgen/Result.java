@@ -20,6 +20,10 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@link #stop(Object, Object)} — commit the state, then stop this process.
  * </ul>
  *
+ * <p>A callback that does not want its message applied at all throws {@link TerminalException}
+ * rather than returning a result: nothing of it is committed, and its caller gets {@link
+ * CallRejectedException}.
+ *
  * @param <S> the state type
  */
 public final class Result<S> {
@@ -100,6 +104,7 @@ public final class Result<S> {
    * @param state the new state, not null
    * @param <S> the state type
    * @return the result
+   * @throws NullPointerException if {@code state} (or {@code actions}) is null
    */
   public static <S> Result<S> reply(@Nullable Object reply, S state) {
     return new Result<>(Kind.REPLY, reply, state, List.of(), null);
@@ -113,6 +118,7 @@ public final class Result<S> {
    * @param actions post-commit actions, in order
    * @param <S> the state type
    * @return the result
+   * @throws NullPointerException if {@code state} (or {@code actions}) is null
    */
   public static <S> Result<S> reply(@Nullable Object reply, S state, List<Action<S>> actions) {
     return new Result<>(Kind.REPLY, reply, state, actions, null);
@@ -124,6 +130,7 @@ public final class Result<S> {
    * @param state the new state, not null
    * @param <S> the state type
    * @return the result
+   * @throws NullPointerException if {@code state} (or {@code actions}) is null
    */
   public static <S> Result<S> noReply(S state) {
     return new Result<>(Kind.NO_REPLY, null, state, List.of(), null);
@@ -136,6 +143,7 @@ public final class Result<S> {
    * @param actions post-commit actions, in order
    * @param <S> the state type
    * @return the result
+   * @throws NullPointerException if {@code state} (or {@code actions}) is null
    */
   public static <S> Result<S> noReply(S state, List<Action<S>> actions) {
     return new Result<>(Kind.NO_REPLY, null, state, actions, null);
@@ -147,6 +155,7 @@ public final class Result<S> {
    * @param state the new state, not null
    * @param <S> the state type
    * @return the result
+   * @throws NullPointerException if {@code state} (or {@code actions}) is null
    */
   public static <S> Result<S> lock(S state) {
     return new Result<>(Kind.LOCK, null, state, List.of(), null);
@@ -161,6 +170,7 @@ public final class Result<S> {
    * @param state the new state, not null
    * @param <S> the state type
    * @return the result
+   * @throws NullPointerException if {@code state} (or {@code actions}) is null
    */
   public static <S> Result<S> stop(Object reason, S state) {
     return new Result<>(Kind.STOP, null, state, List.of(), reason);
@@ -175,6 +185,7 @@ public final class Result<S> {
    * @param actions post-commit actions, in order
    * @param <S> the state type
    * @return the result
+   * @throws NullPointerException if {@code state} (or {@code actions}) is null
    */
   public static <S> Result<S> stop(Object reason, S state, List<Action<S>> actions) {
     return new Result<>(Kind.STOP, null, state, actions, reason);

@@ -21,6 +21,13 @@ import java.util.concurrent.CompletableFuture;
  * {@link #tuid}, {@link #tenant}, {@link #name} and {@link #stop} throws {@link
  * ServerStoppedException}.
  *
+ * <p>Every exception a method throws, or its future fails with, is a {@link DGenException}, except
+ * argument errors ({@link IllegalArgumentException}, {@link NullPointerException}) and a fatal
+ * {@link Error}. A failure of the backend is a {@link BackendFailureException} carrying the
+ * backend's error. A message its handler refused ({@link TerminalException}) fails a call, priority
+ * message or info with {@link CallRejectedException}; a refused cast is not reported to its sender
+ * (see {@link DGenListener#castRefused}).
+ *
  * <p>Every operation that waits for the store has a non-blocking twin ending in {@code Async}
  * ({@link #castAsync(Object)}, {@link #submitAsync}, {@link #killAsync}, ...): it returns a future
  * at once, holds no thread while the store works, and completes with what the blocking form returns
@@ -37,12 +44,17 @@ public interface ServerRef<M> {
   /**
    * Enqueues {@code message}; returns once it is durably queued.
    *
+   * <p>Its handler may refuse it ({@link TerminalException}): the cast is then dropped, logged and
+   * reported to {@link DGenListener#castRefused}, not to the sender.
+   *
    * @param message the message, not null
    * @throws IllegalArgumentException if the message is a {@link Call}, whose reply a cast would
    *     drop (nothing is written; so for every cast form)
    * @throws ServerStoppedException if this process was stopped
    * @throws OperationTimeoutException if the cluster did not answer within the operation timeout
    *     ({@link DGen.Builder#operationTimeout}); the outcome is unknown
+   * @throws BackendFailureException if the backend failed the push (the message says whether it may
+   *     have committed)
    */
   default void cast(M message) {
     Futures.joinBounded(castAsync(message));
@@ -169,15 +181,18 @@ public interface ServerRef<M> {
    * @throws IllegalArgumentException if the request is not of this server's message type (nothing
    *     was written)
    * @throws CallTimeoutException if no reply came in time (the call still executes)
+   * @throws CallRejectedException if {@code handleCall} refused the call ({@link
+   *     TerminalException}): nothing of it was committed, and it is not retried
    * @throws CallbackException if an inline {@code handleCall} threw (the call is then queued and
    *     retried by consumers, its reply dropped)
    * @throws DeadLetterException if the call was dead-lettered
    * @throws ServerStoppedException if this process was stopped or the server was killed
    * @throws OperationTimeoutException if the cluster did not answer within the operation timeout
    *     ({@link DGen.Builder#operationTimeout}); the outcome is unknown
+   * @throws BackendFailureException if the backend failed the call's transaction
    */
   default <R> R call(Call<R> request) {
-    return Futures.join(callAsync(request));
+    return awaitCall(callAsync(request));
   }
 
   /**
@@ -187,9 +202,10 @@ public interface ServerRef<M> {
    * @param timeout how long to wait, positive
    * @param <R> the reply type
    * @return the reply
+   * @throws CallRejectedException if {@code handleCall} refused the call
    */
   default <R> R call(Call<R> request, Duration timeout) {
-    return Futures.join(callAsync(request, timeout));
+    return awaitCall(callAsync(request, timeout));
   }
 
   /**
@@ -202,9 +218,10 @@ public interface ServerRef<M> {
    * @param <R> the reply type
    * @return the reply
    * @throws UndecodableDataException if the reply does not decode as {@code replyType}
+   * @throws CallRejectedException if {@code handleCall} refused the call
    */
   default <R> R call(M request, Class<R> replyType, Duration timeout) {
-    return Futures.join(callAsync(request, replyType, timeout));
+    return awaitCall(callAsync(request, replyType, timeout));
   }
 
   /**
@@ -249,6 +266,8 @@ public interface ServerRef<M> {
    * @param <R> the reply type
    * @return the reply
    * @throws CallbackException if {@code handleCall} threw (nothing was committed)
+   * @throws CallRejectedException if {@code handleCall} refused the call ({@link
+   *     TerminalException}; nothing was committed)
    * @throws ServerLockedException if the server is locked and {@code handleCall} changed the state
    *     (nothing was committed)
    */
@@ -260,6 +279,8 @@ public interface ServerRef<M> {
    *
    * @param message the message, not null
    * @throws CallbackException if {@code handleCast} threw (nothing was committed)
+   * @throws CallRejectedException if {@code handleCast} refused the message ({@link
+   *     TerminalException}; nothing was committed)
    * @throws ServerLockedException if the server is locked and {@code handleCast} changed the state
    *     (nothing was committed)
    */
@@ -272,6 +293,8 @@ public interface ServerRef<M> {
    *
    * @param info the info, not null
    * @throws CallbackException if {@code handleInfo} threw (nothing was committed)
+   * @throws CallRejectedException if {@code handleInfo} refused the info ({@link
+   *     TerminalException}; nothing was committed)
    * @throws ServerLockedException if the server is locked and {@code handleInfo} changed the state
    *     (nothing was committed)
    */
@@ -318,11 +341,13 @@ public interface ServerRef<M> {
    * @throws CallTimeoutException if no reply came in time (the call still executes; call again with
    *     the same key to get its reply)
    * @throws DeadLetterException if the first call was dead-lettered
+   * @throws CallRejectedException if the first call was refused ({@link TerminalException}): kept
+   *     for the retention window, so every call with the key throws it, without running the handler
    * @throws IllegalArgumentException if the key is too long, or was used by a keyed cast
    * @throws ServerStoppedException if this process was stopped
    */
   default <R> R call(Call<R> request, String idempotencyKey, Duration timeout) {
-    return Futures.join(callAsync(request, idempotencyKey, timeout));
+    return awaitCall(callAsync(request, idempotencyKey, timeout));
   }
 
   /**
@@ -367,10 +392,12 @@ public interface ServerRef<M> {
    * @return the reply
    * @throws UnknownCallException if this server does not know the id, or its window ended
    * @throws DeadLetterException if the call was dead-lettered
+   * @throws CallRejectedException if the call was refused ({@link TerminalException}), at every
+   *     wait until its window ends
    * @throws CallTimeoutException if no reply came in time (the call still executes)
    */
   default <R> R awaitReply(String callId, Duration timeout) {
-    return Futures.join(this.<R>awaitReplyAsync(callId, timeout));
+    return awaitCall(this.<R>awaitReplyAsync(callId, timeout));
   }
 
   /**
@@ -382,7 +409,8 @@ public interface ServerRef<M> {
    * @param <R> the reply type
    * @return a future of the reply; it fails with {@link UnknownCallException} if the id is unknown
    *     or its window ended, {@link DeadLetterException} if the call was dead-lettered, {@link
-   *     CallTimeoutException} if no reply came in time
+   *     CallRejectedException} if it was refused, {@link CallTimeoutException} if no reply came in
+   *     time
    */
   <R> CompletableFuture<R> awaitReplyAsync(String callId, Duration timeout);
 
@@ -532,4 +560,21 @@ public interface ServerRef<M> {
    * @return a future completing once the server is deleted
    */
   CompletableFuture<Void> killAsync(Object reason);
+
+  /**
+   * Waits for a call's reply. An interrupt ends the wait with a {@link DGenException}, the
+   * interrupt flag set: the call may still execute.
+   */
+  private <R> R awaitCall(CompletableFuture<R> reply) {
+    try {
+      return Futures.join(reply);
+    } catch (java.util.concurrent.CancellationException interrupted) {
+      throw new DGenException(
+          "a call to "
+              + tuid()
+              + " was interrupted while it waited; its outcome is unknown (the interrupt flag is"
+              + " set)",
+          interrupted);
+    }
+  }
 }

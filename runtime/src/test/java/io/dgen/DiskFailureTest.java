@@ -78,11 +78,11 @@ class DiskFailureTest extends RuntimeTestBase {
 
     assertThatThrownBy(() -> ref.cast(new Add(1)))
         .isInstanceOfSatisfying(
-            BackendException.class,
+            BackendFailureException.class,
             e -> {
               assertThat(e.code()).isEqualTo(BackendException.IO_ERROR);
               // the runtime looked for the cast's commit marker, and the backend could not tell
-              assertThat(e.getSuppressed())
+              assertThat(e.backendCause().getSuppressed())
                   .anySatisfy(
                       s -> assertThat(s).hasMessageContaining("may or may not have applied"));
             });

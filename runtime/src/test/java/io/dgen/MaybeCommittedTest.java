@@ -44,7 +44,7 @@ class MaybeCommittedTest extends RuntimeTestBase {
 
     assertThatThrownBy(() -> ref.cast(new Add(1)))
         .isInstanceOfSatisfying(
-            BackendException.class,
+            BackendFailureException.class,
             e -> assertThat(e.code()).isEqualTo(BackendException.TRANSACTION_TIMED_OUT));
 
     faults().reset();

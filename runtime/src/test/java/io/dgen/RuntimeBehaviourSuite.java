@@ -252,4 +252,20 @@ abstract class RuntimeBehaviourSuite {
       return backend();
     }
   }
+
+  @Nested
+  class TerminalErrors extends TerminalErrorTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
+
+  @Nested
+  class BackendFailures extends BackendFailureTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
 }

@@ -139,7 +139,7 @@ class TimeLimitTest extends RuntimeTestBase {
     faults().failNextCommits(1_000); // every attempt conflicts, each one 3 s long
     assertThatThrownBy(() -> ref.priorityCast(new Slow(TimeUnit.SECONDS.toNanos(3))))
         .isInstanceOfSatisfying(
-            BackendException.class,
+            BackendFailureException.class,
             e -> assertThat(e.code()).isEqualTo(BackendException.TRANSACTION_TIMED_OUT))
         .hasMessageContaining("nothing was committed")
         .hasMessageContaining("60000 ms");

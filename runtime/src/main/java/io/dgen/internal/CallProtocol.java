@@ -66,6 +66,16 @@ final class CallProtocol {
     return slots.snapshot(reply, how);
   }
 
+  /**
+   * What the caller of a call (or priority message) that its server refused in this runtime gets.
+   *
+   * @param reason the handler's message
+   * @param cause the handler's exception
+   */
+  io.dgen.CallRejectedException rejection(String reason, Throwable cause) {
+    return slots.rejection(reason, cause);
+  }
+
   /** A call that may be queued: its reply, once it comes, completes {@link Waiting#result()}. */
   <R> Waiting<R> waiting(From from, @Nullable Type replyType, Duration timeout) {
     return new Waiting<>(from, replyType, core.nanoTime() + timeout.toNanos(), timeout);

@@ -9,6 +9,7 @@ import io.dgen.From;
 import io.dgen.Result;
 import io.dgen.StateTooLargeException;
 import io.dgen.Tenant;
+import io.dgen.TerminalException;
 import io.dgen.TransactionTooLongException;
 import io.dgen.TxContext;
 import io.dgen.backend.Backend;
@@ -19,6 +20,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -61,7 +63,7 @@ final class CallbackInvoker<S, M> {
   static final long CALLBACK_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(4);
 
   /** A callback failed; thrown out of a transaction body so that the attempt commits nothing. */
-  static final class CallbackFailure extends RuntimeException {
+  static class CallbackFailure extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
     CallbackFailure(Throwable cause) {
@@ -71,6 +73,40 @@ final class CallbackInvoker<S, M> {
     /** What the callback threw (or why its result was refused). */
     Throwable reason() {
       return Objects.requireNonNull(getCause());
+    }
+  }
+
+  /**
+   * A callback refused its message: it threw {@link TerminalException} (or {@code init} declined to
+   * create a hosted server). Not a failure to retry: the message is to leave without anything the
+   * callback did. Whoever does not tell a refusal from a failure treats it as one (it extends
+   * {@link CallbackFailure}), which retries rather than drops.
+   */
+  static final class Refused extends CallbackFailure {
+    private static final long serialVersionUID = 1L;
+    private final boolean wrote;
+
+    Refused(TerminalException cause, boolean wrote) {
+      super(cause);
+      this.wrote = wrote;
+    }
+
+    /** What the callback threw. */
+    TerminalException refusal() {
+      return (TerminalException) reason();
+    }
+
+    /**
+     * Whether the callback wrote through its transaction before it refused (or whether that is not
+     * known): its transaction must then not commit, since its writes cannot be taken back.
+     */
+    boolean wrote() {
+      return wrote;
+    }
+
+    /** The handler's message, as the caller gets it. */
+    String why() {
+      return String.valueOf(refusal().getMessage());
     }
   }
 
@@ -126,7 +162,11 @@ final class CallbackInvoker<S, M> {
   private final String context;
   private final LogContext logs;
   private final Metrics.Server meters;
+  private final BiConsumer<Object, TerminalException> onCastRefused;
 
+  /**
+   * @param onCastRefused tells the runtime's listener of a refused cast
+   */
   CallbackInvoker(
       DGenServer<S, M> server,
       Backend backend,
@@ -135,8 +175,10 @@ final class CallbackInvoker<S, M> {
       Timers<M> timers,
       LongSupplier nanoTime,
       Metrics.Server meters,
+      BiConsumer<Object, TerminalException> onCastRefused,
       String context) {
     this.meters = meters;
+    this.onCastRefused = onCastRefused;
     this.server = server;
     this.backend = backend;
     this.tenant = tenant;
@@ -214,12 +256,13 @@ final class CallbackInvoker<S, M> {
   private Result<S> invoke(
       Transaction tx, S state, long startNanos, String name, Callback<S> callback) {
     checkAgeBefore(startNanos, name);
+    long writes = writes(tx);
     Result<S> r;
     try {
       r = callback.apply(new Ctx(tx, tenant, tuid, timers), state);
     } catch (Throwable e) {
       rethrowIfFatal(e);
-      throw failed(e, startNanos, name);
+      throw failed(e, startNanos, name, writes < 0 || writes(tx) != writes);
     }
     try {
       checked(r, name);
@@ -230,19 +273,29 @@ final class CallbackInvoker<S, M> {
     }
   }
 
+  /** The writes made through {@code tx} so far, or -1 if it does not count them. */
+  private static long writes(Transaction tx) {
+    return tx instanceof TrackingTransaction own ? own.writes() : -1;
+  }
+
   /**
    * What a callback's exception means. A slow callback failed, whatever it met on the way (its
-   * reads fail with 1007 past five seconds, and a retry would be as slow). Otherwise a retryable
-   * backend error, raised by a read through {@code TxContext} or wrapped by user code, is
-   * transient: it is returned unwrapped, so that the transaction's retry loop runs the attempt
-   * again and no failure is counted. Anything else is the callback's failure.
+   * reads fail with 1007 past five seconds, and a retry would be as slow). A {@link
+   * TerminalException} refuses the message ({@link Refused}; {@code wrote} says whether the
+   * callback wrote through its transaction first). Otherwise a retryable backend error, raised by a
+   * read through {@code TxContext} or wrapped by user code, is transient: it is returned unwrapped,
+   * so that the transaction's retry loop runs the attempt again and no failure is counted. Anything
+   * else is the callback's failure.
    */
-  private RuntimeException failed(Throwable e, long startNanos, String name) {
+  private RuntimeException failed(Throwable e, long startNanos, String name, boolean wrote) {
     try {
       checkAge(startNanos, name);
     } catch (TransactionTooLongException late) {
       late.addSuppressed(e);
       return new CallbackFailure(late);
+    }
+    if (e instanceof TerminalException refusal) {
+      return new Refused(refusal, wrote);
     }
     BackendException transientError = retryableCause(e);
     if (transientError != null) {
@@ -266,7 +319,8 @@ final class CallbackInvoker<S, M> {
   /**
    * {@code handleLocked}, outside any transaction.
    *
-   * @throws CallbackFailure if it throws, returns null or asks for the lock again
+   * @throws Refused if it throws {@link TerminalException}
+   * @throws CallbackFailure if it throws anything else, returns null or asks for the lock again
    */
   Result<S> handleLocked(Event<M> event, S state) {
     try (LogContext.Scope mdc = logs.open(event.message())) {
@@ -280,6 +334,8 @@ final class CallbackInvoker<S, M> {
         checkedReply(event.message(), r);
       }
       return r;
+    } catch (TerminalException refusal) {
+      throw new Refused(refusal, false); // what it wrote through db.backend() has committed
     } catch (Throwable e) {
       rethrowIfFatal(e);
       throw new CallbackFailure(e);
@@ -289,9 +345,13 @@ final class CallbackInvoker<S, M> {
   /**
    * A hosted server's {@code init}, run by its first message in that message's transaction: {@code
    * init(id)} with the id it was addressed with (its tuid without the kind). An {@code
-   * InitResult.ok(tuid, state)} must name this server, by its id or its whole tuid.
+   * InitResult.ok(tuid, state)} must name this server, by its id or its whole tuid. An {@code init}
+   * that throws {@link TerminalException} or returns {@link io.dgen.InitResult#error} declines to
+   * create the server: the message that ran it is refused.
    *
-   * @throws CallbackFailure if {@code init} throws, returns null, refuses, or names another server
+   * @throws Refused if {@code init} declines to create the server
+   * @throws CallbackFailure if {@code init} throws anything else, returns null, or names another
+   *     server
    */
   S initialState(Tuple id) {
     try (LogContext.Scope mdc = logs.open(null)) {
@@ -301,8 +361,8 @@ final class CallbackInvoker<S, M> {
             "init of " + server.getClass().getName() + " returned null; return InitResult.ok");
       }
       if (r.isError()) {
-        throw new IllegalStateException(
-            "init refused to create the server: reason=" + r.error() + " " + context);
+        throw new TerminalException(
+            String.valueOf(r.error())); // its reason is the message the caller gets
       }
       Tuple named = r.tuid();
       if (named != null && !named.equals(id) && !named.equals(tuid)) {
@@ -317,6 +377,8 @@ final class CallbackInvoker<S, M> {
                 + context);
       }
       return Objects.requireNonNull(r.state(), "init's state");
+    } catch (TerminalException refusal) {
+      throw new Refused(refusal, false); // init has no transaction to write through
     } catch (Throwable e) {
       rethrowIfFatal(e);
       throw new CallbackFailure(e);
@@ -335,6 +397,21 @@ final class CallbackInvoker<S, M> {
       rethrowIfFatal(e);
       throw new CallbackFailure(e);
     }
+  }
+
+  /**
+   * A refusal of the cast {@code message} committed: it is logged, counted and reported to the
+   * runtime's listener, once. The cast is dropped; nobody else is told.
+   */
+  void castRefused(Object message, TerminalException reason) {
+    try (LogContext.Scope mdc = logs.open(message)) {
+      log.warn(
+          "cast refused by its handler (TerminalException); dropped: {} reason={}",
+          context,
+          reason.getMessage());
+    }
+    meters.castRefused();
+    onCastRefused.accept(message, reason);
   }
 
   /**

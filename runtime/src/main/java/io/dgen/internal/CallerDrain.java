@@ -79,6 +79,11 @@ final class CallerDrain<S, M> {
           p.lifecycle().terminate(null); // killed: as the consume loop does
           return processed;
         }
+        if (cause instanceof ConsumerBatch.ItemRefused refused) {
+          // the items before it first; at the head, the next batch refuses it
+          limit = refused.index() > 0 ? refused.index() : p.consumeK();
+          continue;
+        }
         if (cause instanceof ConsumerBatch.TooLarge tooLarge) {
           oneByOne = tooLarge.items(); // batches of one find the item that caused it
           p.states().invalidate();

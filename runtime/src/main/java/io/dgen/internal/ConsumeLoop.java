@@ -88,6 +88,9 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
   private boolean gateWoken;
   // Whether the stopped process looked for a lock of its own left behind; touched by the owner.
   private boolean orphansLooked;
+  // A hosted server's last batch that processed messages left it without state: each was refused
+  // (its init declined), so the server was not created. Touched by the owner.
+  private boolean uncreated;
 
   ConsumeLoop(
       RuntimeCore core,
@@ -408,6 +411,9 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     }
     if (batch.idle()) {
       oneByOne = 0;
+      if (uncreated) {
+        return deactivateUncreated();
+      }
       idleSince = core.nanoTime();
       park(batch.readVersion(), -1);
       return false;
@@ -417,6 +423,9 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     oneByOne = Math.max(0, oneByOne - batch.processed());
     if (!batch.deliver(invoker, lifecycle)) {
       return false; // the batch stopped the process
+    }
+    if (batch.processed() > 0) {
+      uncreated = batch.state() == null; // only a hosted server's messages may all be refused
     }
     LockCoordinator.Held<M> lock = batch.lock();
     if (lock != null) {
@@ -434,12 +443,26 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
       return false;
     }
     if (batch.drained()) {
+      if (uncreated) {
+        return deactivateUncreated();
+      }
       // Nothing was left as of the batch's read: a later push rings; no empty batch to find out.
       idleSince = core.nanoTime();
       park(batch.readVersion(), -1);
       return false;
     }
     return true;
+  }
+
+  /**
+   * A hosted server refused every message it got until its queue was empty ({@code init} declined
+   * to create it): nothing of it is stored, and no process of it stays loaded. It is deactivated as
+   * after a {@code Result.stop}; its next message loads it again, and runs {@code init} again.
+   */
+  private boolean deactivateUncreated() {
+    lifecycle.stopIfAsked("no message created the server: each was refused");
+    execute(this::drain); // ends the loop: quiet
+    return false;
   }
 
   /**
@@ -469,6 +492,11 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     Throwable cause = ConsumerBatch.blame(error, attempt);
     if (cause instanceof ConsumerBatch.ItemFailure failure) {
       onItemFailure(failure);
+    } else if (cause instanceof ConsumerBatch.ItemRefused refused) {
+      // Not a failure: no count, no backoff. The items before it commit first; at the head, the
+      // next batch refuses it (ConsumerBatch.Attempt#refusal).
+      limitOverride = refused.index();
+      execute(this::drain);
     } else if (cause instanceof ConsumerBatch.TooLarge tooLarge) {
       // No failure is counted and no backoff taken: batches of one find the item that caused it.
       oneByOne = tooLarge.items();

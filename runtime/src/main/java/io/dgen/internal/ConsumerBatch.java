@@ -6,12 +6,14 @@ import io.dgen.From;
 import io.dgen.ReplyTooLargeException;
 import io.dgen.Result;
 import io.dgen.ServerStoppedException;
+import io.dgen.TerminalException;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.StoredState;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
@@ -49,10 +51,12 @@ final class ConsumerBatch<S, M> {
    * @param lockWait the server is locked: wait for a ring (the release) or, with {@code
    *     lockExpiresAt >= 0}, until then
    * @param busted the batch busted an expired lock (and re-queued its message)
-   * @param processed items popped (applied or moved to the dead letters)
+   * @param processed items popped (applied, refused, or moved to the dead letters)
    * @param drained the batch saw the whole queue and processed all of it: nothing was left as of
    *     {@code readVersion}
    * @param localReplies replies for callers in this runtime, to hand over after the commit
+   * @param refusedCasts casts the batch refused (their handlers threw {@code TerminalException}),
+   *     to report after the commit
    */
   record Batch<S, M>(
       long readVersion,
@@ -66,12 +70,25 @@ final class ConsumerBatch<S, M> {
       @Nullable Object stopReason,
       LockCoordinator.@Nullable Held<M> lock,
       @Nullable StoredState written,
-      List<ReplySlots.LocalReply> localReplies)
+      List<ReplySlots.LocalReply> localReplies,
+      List<Refusal> refusedCasts)
       implements CommitRunner.WritesState {
 
     static <S, M> Batch<S, M> idle(long readVersion) {
       return new Batch<>(
-          readVersion, false, -1, false, 0, true, null, List.of(), null, null, null, List.of());
+          readVersion,
+          false,
+          -1,
+          false,
+          0,
+          true,
+          null,
+          List.of(),
+          null,
+          null,
+          null,
+          List.of(),
+          List.of());
     }
 
     static <S, M> Batch<S, M> locked(LockCoordinator.Meeting<M> meeting, long readVersion) {
@@ -87,6 +104,7 @@ final class ConsumerBatch<S, M> {
           null,
           meeting.ours(),
           null,
+          List.of(),
           List.of());
     }
 
@@ -101,6 +119,9 @@ final class ConsumerBatch<S, M> {
      */
     boolean deliver(CallbackInvoker<S, M> invoker, Lifecycle lifecycle) {
       localReplies.forEach(ReplySlots.LocalReply::deliver);
+      for (Refusal r : refusedCasts) {
+        invoker.castRefused(r.message(), r.reason());
+      }
       for (List<Action<S>> a : actions) {
         invoker.runActions(a, Objects.requireNonNull(state));
       }
@@ -159,6 +180,31 @@ final class ConsumerBatch<S, M> {
     }
   }
 
+  /** A cast a batch refused: the message, and what its handler threw. */
+  record Refusal(Object message, TerminalException reason) {}
+
+  /**
+   * A callback refused its item (it threw {@link TerminalException}) after it wrote through its
+   * transaction: those writes cannot be taken back, so nothing of the batch commits. The items
+   * before it are run again in a batch that stops short of it; the item itself, once at the head,
+   * is refused by the next batch that finds the state as the refusing attempt read it ({@link
+   * Attempt#refusal}), without running its callback again. Nothing is counted against it.
+   */
+  static final class ItemRefused extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    private final int index;
+
+    ItemRefused(TerminalException cause, int index) {
+      super(cause.getMessage(), cause, false, false);
+      this.index = index;
+    }
+
+    /** Its position in the batch: the items before it may commit without it. */
+    int index() {
+      return index;
+    }
+  }
+
   /**
    * A batch that popped several items failed with a limit error ({@link #isLimitError}): it is too
    * large as a whole, and no one item is to blame yet. Its items are run one by one, each in a
@@ -185,9 +231,30 @@ final class ConsumerBatch<S, M> {
    */
   static final class Attempt {
     private volatile List<KeyValue> popped = List.of();
+    private volatile @Nullable Refusing refusing;
+
+    /**
+     * The head item a callback refused after writing ({@link ItemRefused}), and the state's stamp
+     * it ran on: a batch that finds that item at the head and the same stamp refuses it without
+     * running its callback. Kept until another refusal replaces it: any later batch that matches
+     * both finds exactly what the refusing attempt found.
+     */
+    private record Refusing(byte[] item, byte @Nullable [] stamp, TerminalException reason) {}
 
     void reset() {
       popped = new ArrayList<>();
+    }
+
+    /** The refusal of {@code item} as the head over the state {@code stamp}, if one is known. */
+    @Nullable TerminalException refusal(KeyValue item, byte @Nullable [] stamp) {
+      Refusing r = refusing;
+      return r != null && Arrays.equals(r.item(), item.key()) && Arrays.equals(r.stamp(), stamp)
+          ? r.reason()
+          : null;
+    }
+
+    private void refused(KeyValue item, byte @Nullable [] stamp, TerminalException reason) {
+      refusing = new Refusing(item.key(), stamp, reason);
     }
 
     private void popped(KeyValue item) {
@@ -284,7 +351,8 @@ final class ConsumerBatch<S, M> {
    *
    * @param attempt told which items this attempt pops
    * @return the batch; fails with {@link ItemFailure} if an item's callback failed or its reply is
-   *     too large, or with a limit error ({@link #blame} says whose)
+   *     too large, with {@link ItemRefused} if a callback refused its item after writing, or with a
+   *     limit error ({@link #blame} says whose)
    */
   CompletableFuture<Batch<S, M>> run(
       Transaction tx, int limit, Executor executor, Attempt attempt) {
@@ -453,6 +521,7 @@ final class ConsumerBatch<S, M> {
     S state = loaded.state(); // null until init ran, for a hosted server not created yet
     List<List<Action<S>>> actions = new ArrayList<>();
     List<ReplySlots.LocalReply> localReplies = new ArrayList<>();
+    List<Refusal> refusedCasts = new ArrayList<>();
     Object stopReason = null;
     LockCoordinator.Held<M> lock = null;
     int processed = 0;
@@ -469,14 +538,28 @@ final class ConsumerBatch<S, M> {
       }
       Object msg = Objects.requireNonNull(item.message());
       From from = item.from();
-      Result<S> r;
+      // At the head, over the state it refused on: refused again without running the callback.
+      TerminalException refusal =
+          processed == 1 ? attempt.refusal(item.kv(), loaded.stamp()) : null;
+      Result<S> r = null;
       Tracing.Span span =
           queue.traces().process(operation(item), item.trace(), batch, () -> messageId(item));
       try {
-        if (state == null) {
-          state = invoker.initialState(invoker.id()); // its first message creates it
+        if (refusal == null) {
+          // A hosted server is created by its first message that is not refused: init's state is
+          // the state only once a callback returned on it.
+          S current = state != null ? state : invoker.initialState(invoker.id());
+          r = invoke(tx, item, msg, current, start);
         }
-        r = invoke(tx, item, msg, state, start);
+      } catch (CallbackInvoker.Refused refused) {
+        span.failed(refused.refusal());
+        if (refused.wrote()) {
+          if (processed == 1) {
+            attempt.refused(item.kv(), loaded.stamp(), refused.refusal());
+          }
+          throw new ItemRefused(refused.refusal(), processed - 1);
+        }
+        refusal = refused.refusal();
       } catch (CallbackInvoker.CallbackFailure failure) {
         span.failed(failure.reason());
         throw new ItemFailure(failure.reason(), item.kv(), processed - 1);
@@ -486,6 +569,11 @@ final class ConsumerBatch<S, M> {
       } finally {
         span.close();
       }
+      if (refusal != null) {
+        refuse(tx, item, msg, refusal, localReplies, refusedCasts);
+        continue;
+      }
+      Objects.requireNonNull(r);
       int slot = -1;
       if (r.kind() == Result.Kind.LOCK && gate != null && !item.priority()) {
         slot = Objects.requireNonNull(permits).free(wallMillis.getAsLong());
@@ -564,7 +652,32 @@ final class ConsumerBatch<S, M> {
         stopReason,
         lock,
         written,
-        localReplies);
+        localReplies,
+        refusedCasts);
+  }
+
+  /**
+   * Refuses {@code item} in the batch's transaction, whose callback wrote nothing: it leaves the
+   * queue with the batch's pop, without any change of its own; its caller, if it has one, gets the
+   * refusal, and a cast is reported after the commit.
+   */
+  private void refuse(
+      Transaction tx,
+      Item item,
+      Object msg,
+      TerminalException refusal,
+      List<ReplySlots.LocalReply> localReplies,
+      List<Refusal> refusedCasts) {
+    From from = item.from();
+    if (from == null) {
+      refusedCasts.add(new Refusal(msg, refusal));
+      return;
+    }
+    ReplySlots.LocalReply local =
+        slots.writeRejected(tx, from, String.valueOf(refusal.getMessage()), item.slot());
+    if (local != null) {
+      localReplies.add(local);
+    }
   }
 
   /** The callback an item's type calls, by name. */

@@ -118,7 +118,8 @@ final class InlineRunner<S, M> {
    * @param envelope the call's envelope, made only if the call is queued
    * @param waiting the call's wait for a reply, should it be queued
    * @return the outcome; fails with {@link CallbackException} if {@code handleCall} failed (the
-   *     call was queued for retry)
+   *     call was queued for retry), with {@link io.dgen.CallRejectedException} if it refused the
+   *     call (nothing was committed or queued)
    */
   CompletableFuture<Outcome<S>> call(
       M request, From from, Supplier<byte[]> envelope, CallProtocol.Waiting<?> waiting) {
@@ -195,6 +196,11 @@ final class InlineRunner<S, M> {
             return calls
                 .pushOnce(envelope.get(), waiting)
                 .thenApply(v -> Outcome.<S>queuedInstead());
+          }
+          if (failure instanceof CallbackInvoker.Refused refused) {
+            // The attempt committed nothing, and a refusal is not retried: the call ends here.
+            return CompletableFuture.failedFuture(
+                calls.rejection(refused.why(), refused.refusal()));
           }
           if (failure instanceof CallbackInvoker.CallbackFailure callback) {
             return queueForRetry(envelope.get(), callback, waiting);
@@ -283,6 +289,7 @@ final class InlineRunner<S, M> {
    * stops the process if the callback asked to.
    *
    * @throws ServerLockedException if the server is locked and the callback changed the state
+   * @throws io.dgen.CallRejectedException if the callback refused the message (nothing committed)
    */
   private Outcome<S> priority(String name, Invocation<S> callback, @Nullable String replies) {
     lifecycle.ensureAlive();
@@ -321,6 +328,8 @@ final class InlineRunner<S, M> {
                 }
                 return o;
               });
+    } catch (CallbackInvoker.Refused refused) {
+      throw calls.rejection(refused.why(), refused.refusal());
     } catch (CallbackInvoker.CallbackFailure failure) {
       throw new CallbackException(
           "priority " + name + " failed; nothing was committed: " + context, failure.reason());

@@ -126,6 +126,7 @@ final class LockCoordinator<S, M> {
     private @Nullable S state;
     private @Nullable Result<S> result;
     private @Nullable Throwable failure;
+    private io.dgen.@Nullable TerminalException refusal; // handleLocked refused the message
     private final Map<UUID, Boolean> tried = new LinkedHashMap<>(); // run -> it was the release
 
     Pending(Held<M> lock, @Nullable S state) {
@@ -422,9 +423,12 @@ final class LockCoordinator<S, M> {
         return unknown(p, e);
       }
     }
-    if (p.result == null && p.failure == null) {
+    if (p.result == null && p.failure == null && p.refusal == null) {
       try {
         p.result = invoker.handleLocked(p.lock.event(), Objects.requireNonNull(p.state));
+      } catch (CallbackInvoker.Refused refused) {
+        p.refusal = refused.refusal(); // committed as a result is: only while the lock is ours
+        span.failed(refused.refusal());
       } catch (CallbackInvoker.CallbackFailure failure) {
         p.failure = failure.reason();
         span.failed(failure.reason());
@@ -441,10 +445,16 @@ final class LockCoordinator<S, M> {
       @Nullable Boolean earlierWasRelease, int attempts, @Nullable StoredState written)
       implements CommitRunner.WritesState {}
 
-  /** Commits handleLocked's result while the lock is still ours. */
+  /**
+   * Commits handleLocked's result while the lock is still ours; or its refusal, which releases the
+   * lock without a state change or actions (the state committed with the lock stays) and tells a
+   * call's caller.
+   */
   private Run commitResult(Pending<S, M> p) {
-    Result<S> r = Objects.requireNonNull(p.result);
+    io.dgen.TerminalException refusal = p.refusal;
+    Result<S> r = refusal == null ? Objects.requireNonNull(p.result) : null;
     Held<M> lock = p.lock;
+    From from = lock.event().from();
     Tried tried;
     try {
       tried =
@@ -458,12 +468,21 @@ final class LockCoordinator<S, M> {
                 if (gate != null) {
                   gate.release(tx, lock.token(), context);
                 }
-                StateStore.Loaded<S> loaded = states.load(tx, null, false);
-                StoredState written = states.write(tx, loaded, r.state());
+                StoredState written = null;
+                if (r != null) {
+                  StateStore.Loaded<S> loaded = states.load(tx, null, false);
+                  written = states.write(tx, loaded, r.state());
+                }
                 tx.clear(keys.lockKey());
                 queue.wakeConsumers(tx);
-                if (lock.event().from() != null) {
-                  slots.write(tx, lock.event().from(), slots.ok(r.reply()), null);
+                if (from != null) {
+                  slots.write(
+                      tx,
+                      from,
+                      r != null
+                          ? slots.ok(r.reply())
+                          : ReplySlots.rejected(String.valueOf(refusal.getMessage())),
+                      null);
                 }
                 return new Tried(null, 0, written);
               });
@@ -484,6 +503,12 @@ final class LockCoordinator<S, M> {
     // A state write's stamp is not known when an earlier run committed it: the cache reloads.
     if (tried != null && tried.earlierWasRelease() != null) {
       states.invalidate();
+    }
+    if (r == null) {
+      if (from == null) {
+        invoker.castRefused(lock.event().message(), Objects.requireNonNull(refusal));
+      }
+      return new Run(Ending.RELEASED, null);
     }
     invoker.runActions(r.actions(), r.state());
     if (r.kind() == Result.Kind.STOP) {
@@ -557,7 +582,7 @@ final class LockCoordinator<S, M> {
       return unknown(p, e);
     }
     if (tried != null && Boolean.FALSE.equals(tried.earlierWasRelease())) {
-      // an earlier try of the result's commit had applied after all
+      // an earlier try of the result's (or the refusal's) commit had applied after all
       p.failure = null;
       states.invalidate();
       return commitResult(p);

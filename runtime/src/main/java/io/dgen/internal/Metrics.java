@@ -82,6 +82,9 @@ public interface Metrics {
     /** A message was moved to the dead letters. */
     default void deadLettered() {}
 
+    /** A cast was refused by its handler ({@code TerminalException}) and dropped (committed). */
+    default void castRefused() {}
+
     /** The server's stored state could not be decoded: its process stopped. */
     default void stateUndecodable() {}
 

@@ -144,6 +144,7 @@ public final class MicrometerMetrics implements Metrics {
     private final Counter processed;
     private final Counter failed;
     private final Counter dead;
+    private final Counter refused;
     private final Counter undecodable;
     private final Counter locks;
     private final Counter busts;
@@ -158,6 +159,8 @@ public final class MicrometerMetrics implements Metrics {
       this.processed = counter("dgen.messages.processed", "messages applied or dead-lettered");
       this.failed = counter("dgen.messages.failed", "callback failures (each aborts its batch)");
       this.dead = counter("dgen.dead.letters", "messages moved to the dead letters");
+      this.refused =
+          counter("dgen.casts.refused", "casts refused by their handler (TerminalException)");
       this.undecodable =
           counter(
               "dgen.state.undecodable",
@@ -215,6 +218,11 @@ public final class MicrometerMetrics implements Metrics {
     @Override
     public void deadLettered() {
       dead.increment();
+    }
+
+    @Override
+    public void castRefused() {
+      refused.increment();
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.dgen.internal;
 
 import com.apple.foundationdb.subspace.Subspace;
+import io.dgen.CallRejectedException;
 import io.dgen.DGenException;
 import io.dgen.DeadLetterException;
 import io.dgen.From;
@@ -46,6 +47,8 @@ final class ReplySlots {
   private static final String CALLBACK_FAILED = "callback_failed";
 
   private static final String TOO_LARGE = "reply_too_large";
+
+  private static final String REJECTED = "call_rejected";
 
   private static final long MAX_REPLY = ReplyTooLargeException.MAX_REPLY_BYTES;
 
@@ -173,6 +176,31 @@ final class ReplySlots {
       @Nullable Object value,
       @Nullable CompletableFuture<byte @Nullable []> prefetched) {
     Reply reply = ok(value);
+    // The next callbacks of the batch may change what the reply shares with the state.
+    return writeFor(
+        tx, from, reply, codec.isDeeplyImmutable(value) ? value : new Snapshot(reply), prefetched);
+  }
+
+  /**
+   * Writes that the server refused the call ({@code TerminalException}) into the caller's slot if
+   * the caller is still waiting; handed over after the commit to a caller in this runtime, as
+   * {@link #writeOk} does.
+   */
+  @Nullable LocalReply writeRejected(
+      Transaction tx,
+      From from,
+      String reason,
+      @Nullable CompletableFuture<byte @Nullable []> prefetched) {
+    Reply reply = rejected(reason);
+    return writeFor(tx, from, reply, new Snapshot(reply), prefetched);
+  }
+
+  private @Nullable LocalReply writeFor(
+      Transaction tx,
+      From from,
+      Reply reply,
+      @Nullable Object local,
+      @Nullable CompletableFuture<byte @Nullable []> prefetched) {
     if (!writeSlot(tx, from, reply, prefetched)) {
       return null;
     }
@@ -184,8 +212,7 @@ final class ReplySlots {
     }
     for (TenantWatcher.Listener l : doorbell.listeners(keys.bucket(), id)) {
       if (l instanceof LocalCaller caller && caller.waitsFor(from)) {
-        // The next callbacks of the batch may change what the reply shares with the state.
-        return new LocalReply(caller, codec.isDeeplyImmutable(value) ? value : new Snapshot(reply));
+        return new LocalReply(caller, local);
       }
     }
     doorbell.ring(tx, keys.bucket(), id);
@@ -282,6 +309,11 @@ final class ReplySlots {
     return new Reply(null, null, CALLBACK_FAILED, error, 0);
   }
 
+  /** The reply of a call its server refused: {@code reason} is the handler's message. */
+  static Reply rejected(String reason) {
+    return new Reply(null, null, REJECTED, reason, 0);
+  }
+
   /** The reply of a call that was dead-lettered after {@code attempts}. */
   static Reply deadLettered(int attempts, String error) {
     return new Reply(
@@ -357,7 +389,20 @@ final class ReplySlots {
     } catch (RuntimeException e) {
       throw new UndecodableDataException("stored reply is not valid: " + context, e);
     }
+    return valueOf(reply, replyType);
+  }
+
+  /**
+   * A reply's value, or the failure it records.
+   *
+   * @throws CallRejectedException if the server refused the call
+   * @throws DeadLetterException if the call was dead-lettered
+   */
+  private <R> R valueOf(Reply reply, @Nullable Type replyType) {
     if (reply.e() != null) {
+      if (REJECTED.equals(reply.e())) {
+        throw rejection(String.valueOf(reply.msg()), null);
+      }
       if (TOO_LARGE.equals(reply.e())) {
         throw new ReplyTooLargeException(String.valueOf(reply.msg()), reply.n(), MAX_REPLY);
       }
@@ -380,6 +425,22 @@ final class ReplySlots {
             Objects.requireNonNull(reply.v(), "reply value"),
             replyType),
         replyType);
+  }
+
+  /**
+   * What the caller of a call its server refused gets.
+   *
+   * @param reason the handler's message
+   * @param cause the handler's exception, when the call ran in the caller's runtime
+   */
+  CallRejectedException rejection(String reason, @Nullable Throwable cause) {
+    return new CallRejectedException(
+        "the server refused the call (TerminalException): "
+            + reason
+            + "; nothing of it was committed, and it is not retried: "
+            + context,
+        reason,
+        cause);
   }
 
   /**
@@ -407,12 +468,7 @@ final class ReplySlots {
    */
   <R> R local(@Nullable Object reply, @Nullable Type replyType) {
     if (reply instanceof Snapshot s) {
-      return as(
-          types.decodeReply(
-              Objects.requireNonNull(s.reply().t(), "reply tag"),
-              Objects.requireNonNull(s.reply().v(), "reply value"),
-              replyType),
-          replyType);
+      return valueOf(s.reply(), replyType);
     }
     if (replyType == null) {
       types.checkReply(reply);

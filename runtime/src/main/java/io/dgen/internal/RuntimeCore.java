@@ -345,6 +345,15 @@ public final class RuntimeCore implements AutoCloseable {
     }
   }
 
+  /** Tells the listener that {@code server} refused a cast; a listener's failure is logged. */
+  void castRefused(ServerRef<?> server, Object message, io.dgen.TerminalException reason) {
+    try {
+      listener.castRefused(server, message, reason);
+    } catch (RuntimeException e) {
+      log.error("DGenListener.castRefused failed", e);
+    }
+  }
+
   /**
    * Tells the listener that {@code server}'s stored state cannot be decoded (its process stopped);
    * a listener's failure is logged.

@@ -36,7 +36,8 @@ import tools.jackson.databind.JavaType;
 /**
  * One process of a durable server, and the {@link ServerRef} handed to users: a thin facade that
  * wires the process's components and delegates to them. It owns only the choice of a call's route
- * (inline or queued), argument checks and liveness checks.
+ * (inline or queued), argument checks, liveness checks, and that every failure its callers get is a
+ * {@link DGenException} ({@link CallerFailures}).
  *
  * <p>Never reads or writes keys itself, except {@code kill}'s clear of the server's whole subspace:
  * each component owns its part of the key layout. See {@code docs/architecture.md} for the
@@ -173,7 +174,15 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     this.meters = new Meters(m, core::nanoTime);
     CallbackInvoker<S, M> invoker =
         new CallbackInvoker<>(
-            behaviour, core.backend(), tenant, tuid, timers, core::nanoTime, m, context);
+            behaviour,
+            core.backend(),
+            tenant,
+            tuid,
+            timers,
+            core::nanoTime,
+            m,
+            (message, reason) -> core.castRefused(this, message, reason),
+            context);
     this.calls = new CallProtocol(core, commits, queue, slots, doorbell, context);
     this.requests =
         new IdempotentRequests<>(
@@ -503,6 +512,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   @Override
   public CompletableFuture<Void> castAsync(M message) {
     return ifAlive(
+        "cast",
         () -> {
           byte[] env = queue.encode(Envelope.CAST, message, null);
           return push(tx -> queue.publish(tx, List.of(env)), "cast");
@@ -512,6 +522,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   @Override
   public CompletableFuture<Void> castAllAsync(List<? extends M> messages) {
     return ifAlive(
+        "castAll",
         () -> {
           Objects.requireNonNull(messages, "messages must not be null");
           List<byte[]> envs = new ArrayList<>(messages.size());
@@ -540,10 +551,11 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   }
 
   /**
-   * Runs {@code op} if this process is alive, else returns a future failed with {@link
-   * io.dgen.ServerStoppedException}. Bad arguments still throw at once, from {@code op}.
+   * Runs {@code operation}'s {@code op} if this process is alive, else returns a future failed with
+   * {@link io.dgen.ServerStoppedException}. Bad arguments still throw at once, from {@code op}; any
+   * other failure fails the future, as a {@link io.dgen.DGenException} ({@link CallerFailures}).
    */
-  private <T> CompletableFuture<T> ifAlive(Supplier<CompletableFuture<T>> op) {
+  private <T> CompletableFuture<T> ifAlive(String operation, Supplier<CompletableFuture<T>> op) {
     if (!lifecycle.isAlive()) {
       try {
         ensureAlive();
@@ -551,27 +563,35 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         return CompletableFuture.failedFuture(stopped);
       }
     }
-    return op.get();
+    CompletableFuture<T> f;
+    try {
+      f = op.get();
+    } catch (IllegalArgumentException | NullPointerException badArgument) {
+      throw badArgument;
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(CallerFailures.of(e, operation, context));
+    }
+    return CallerFailures.mapped(f, operation, context);
   }
 
   @Override
   public CompletableFuture<Boolean> castAsync(M message, String idempotencyKey) {
-    return ifAlive(() -> requests.cast(message, idempotencyKey));
+    return ifAlive("cast", () -> requests.cast(message, idempotencyKey));
   }
 
   @Override
   public CompletableFuture<String> castAfterAsync(M message, Duration delay) {
-    return ifAlive(() -> timers.castAfter(message, delay));
+    return ifAlive("castAfter", () -> timers.castAfter(message, delay));
   }
 
   @Override
   public CompletableFuture<String> castAtAsync(M message, Instant when) {
-    return ifAlive(() -> timers.castAt(message, when));
+    return ifAlive("castAt", () -> timers.castAt(message, when));
   }
 
   @Override
   public CompletableFuture<Boolean> cancelTimerAsync(String timerId) {
-    return ifAlive(() -> timers.cancel(timerId));
+    return ifAlive("cancelTimer", () -> timers.cancel(timerId));
   }
 
   @Override
@@ -582,7 +602,8 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   @Override
   public CompletableFuture<Long> queueLengthAsync() {
-    return ifAlive(() -> commits.readBounded(queue::length, "queueLength", core.scheduler()));
+    return ifAlive(
+        "queueLength", () -> commits.readBounded(queue::length, "queueLength", core.scheduler()));
   }
 
   // ---------------------------------------------------------------- calls
@@ -616,17 +637,17 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   @Override
   public <R> CompletableFuture<R> callAsync(
       Call<R> request, String idempotencyKey, Duration timeout) {
-    return ifAlive(() -> requests.<R>call(message(request), idempotencyKey, timeout));
+    return ifAlive("call", () -> requests.<R>call(message(request), idempotencyKey, timeout));
   }
 
   @Override
   public CompletableFuture<String> submitAsync(M request) {
-    return ifAlive(() -> requests.submit(request));
+    return ifAlive("submit", () -> requests.submit(request));
   }
 
   @Override
   public <R> CompletableFuture<R> awaitReplyAsync(String callId, Duration timeout) {
-    return ifAlive(() -> requests.awaitReply(callId, timeout));
+    return ifAlive("awaitReply", () -> requests.awaitReply(callId, timeout));
   }
 
   private <R> CompletableFuture<R> callInternal(
@@ -640,10 +661,10 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       // whichever process runs the server next. For a ref, "stopped" would mean killed.
       CompletableFuture<R> inline = local.callIfAlive(request, replyType, timeout);
       if (inline != null) {
-        return inline;
+        return CallerFailures.mapped(inline, "call", context);
       }
     }
-    return route(request, replyType, timeout, true);
+    return CallerFailures.mapped(route(request, replyType, timeout, true), "call", context);
   }
 
   /** {@link #callInternal} in this process if it is alive; null (nothing done) if it is not. */
@@ -699,32 +720,56 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   public <R> R priorityCall(Call<R> request) {
     Objects.requireNonNull(request, "request must not be null");
     Type replyType = ReplyTypes.of(request.getClass());
-    if (behaviourElsewhere()) {
-      return toHolder(Envelope.CALL, request, replyType);
-    }
-    return meters.priority(
-        () -> slots.local(inline.priorityCall(message(request), slots.newFrom()), replyType));
+    return priority(
+        "priorityCall",
+        () -> {
+          if (behaviourElsewhere()) {
+            return toHolder(Envelope.CALL, request, replyType);
+          }
+          return meters.priority(
+              () ->
+                  slots.<R>local(
+                      inline.priorityCall(message(request), slots.newFrom()), replyType));
+        });
   }
 
   @Override
   public void priorityCast(M message) {
     Objects.requireNonNull(message, "message must not be null");
     ServerQueue.refuseCall(message);
-    if (behaviourElsewhere()) {
-      toHolder(Envelope.CAST, message, null);
-      return;
-    }
-    inline.priorityCast(message);
+    priorityNoReply("priorityCast", Envelope.CAST, message, () -> inline.priorityCast(message));
   }
 
   @Override
   public void info(Object info) {
     Objects.requireNonNull(info, "info must not be null");
-    if (behaviourElsewhere()) {
-      toHolder(Envelope.INFO, info, null);
-      return;
+    priorityNoReply("info", Envelope.INFO, info, () -> inline.info(info));
+  }
+
+  /**
+   * A priority cast or info: run {@code here}, or by the holder if the kind is hosted elsewhere.
+   */
+  private void priorityNoReply(String operation, int type, Object message, Runnable here) {
+    priority(
+        operation,
+        () -> {
+          if (behaviourElsewhere()) {
+            return toHolder(type, message, null);
+          }
+          here.run();
+          return null;
+        });
+  }
+
+  /** Runs a priority message in the caller's thread; its failure as {@link CallerFailures} says. */
+  private <R> R priority(String operation, Supplier<R> run) {
+    try {
+      return run.get();
+    } catch (IllegalArgumentException | NullPointerException badArgument) {
+      throw badArgument;
+    } catch (RuntimeException e) {
+      throw CallerFailures.toThrow(e, operation, context);
     }
-    inline.info(info);
   }
 
   /** Whether this is a ref whose runtime does not host its kind: its code runs elsewhere. */
@@ -748,22 +793,22 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   @Override
   public CompletableFuture<List<DeadLetter<M>>> deadLettersAsync() {
-    return ifAlive(deadLetters::list);
+    return ifAlive("deadLetters", deadLetters::list);
   }
 
   @Override
   public CompletableFuture<Boolean> requeueDeadLetterAsync(String id, boolean head) {
-    return ifAlive(() -> deadLetters.requeue(id, head));
+    return ifAlive("requeueDeadLetter", () -> deadLetters.requeue(id, head));
   }
 
   @Override
   public CompletableFuture<Boolean> purgeDeadLetterAsync(String id) {
-    return ifAlive(() -> deadLetters.purge(id));
+    return ifAlive("purgeDeadLetter", () -> deadLetters.purge(id));
   }
 
   @Override
   public CompletableFuture<Integer> purgeDeadLettersAsync() {
-    return ifAlive(deadLetters::purgeAll);
+    return ifAlive("purgeDeadLetters", deadLetters::purgeAll);
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -811,6 +856,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   @Override
   public CompletableFuture<Void> killAsync(Object reason) {
     return ifAlive(
+        "kill",
         () -> {
           // Idempotent by the incarnation its first attempt found (a commit marker would outlive
           // the server): a retry after an applied commit_unknown_result spares a server started

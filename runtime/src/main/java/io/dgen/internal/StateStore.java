@@ -51,9 +51,14 @@ final class StateStore<S> implements CommitRunner.Observer {
   /**
    * The state as read in a transaction, and what is stored (the base of the next diff). For a
    * hosted server with no stored state yet, both are null ({@link #absent}): its first message
-   * creates it.
+   * creates it. {@code stamp} is the version key as read: a later read that finds the same stamp
+   * finds the same state (every state write changes it); null with no state.
    */
-  record Loaded<S>(@Nullable StoredState stored, @Nullable S state, @Nullable String tag) {
+  record Loaded<S>(
+      @Nullable StoredState stored,
+      @Nullable S state,
+      @Nullable String tag,
+      byte @Nullable [] stamp) {
     /** Whether there is no stored state (a hosted server not created yet). */
     boolean absent() {
       return stored == null;
@@ -182,7 +187,7 @@ final class StateStore<S> implements CommitRunner.Observer {
               missStreak = 0;
             }
             return CompletableFuture.completedFuture(
-                new Loaded<>(c.stored(), decode(c.stored(), c.tag()), c.tag()));
+                new Loaded<>(c.stored(), decode(c.stored(), c.tag()), c.tag(), v));
           }
           if (consumer) {
             missStreak++;
@@ -203,10 +208,13 @@ final class StateStore<S> implements CommitRunner.Observer {
             found -> {
               List<KeyValue> rows = new ArrayList<>(found.size());
               String tag = null;
+              byte[] stamp = null;
               for (KeyValue kv : found) {
                 if (Arrays.equals(kv.key(), keys.stateTagKey())) {
                   tag = new String(kv.value(), StandardCharsets.UTF_8);
-                } else if (!Arrays.equals(kv.key(), keys.versionKey())) {
+                } else if (Arrays.equals(kv.key(), keys.versionKey())) {
+                  stamp = kv.value();
+                } else {
                   rows.add(kv);
                 }
               }
@@ -217,13 +225,13 @@ final class StateStore<S> implements CommitRunner.Observer {
                 throw e.at(context, null);
               }
               if (stored == null && createdByFirstMessage) {
-                return new Loaded<S>(null, null, null);
+                return new Loaded<S>(null, null, null, null);
               }
               if (stored == null) {
                 throw new ServerStoppedException(
                     "server has no durable state (it was killed or never started): " + context);
               }
-              return new Loaded<>(stored, decode(stored, tag), tag);
+              return new Loaded<>(stored, decode(stored, tag), tag, stamp);
             });
   }
 

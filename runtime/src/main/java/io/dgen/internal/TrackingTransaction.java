@@ -38,6 +38,7 @@ final class TrackingTransaction implements Transaction {
 
   private final Transaction tx;
   private boolean wrote;
+  private long writes;
   private long mutationBytes;
   private long sizeBound = UNTRACKED;
   private int nextUserVersion;
@@ -53,6 +54,15 @@ final class TrackingTransaction implements Transaction {
   }
 
   /**
+   * How many writes (mutations and write conflict ranges) were made through this object so far: a
+   * callback that leaves it unchanged wrote nothing, so what it refused can be dropped from the
+   * transaction it ran in.
+   */
+  long writes() {
+    return writes;
+  }
+
+  /**
    * The bytes of the mutations made through this object so far (keys and values, range bounds): a
    * running total, O(1) to ask, unlike {@link #getApproximateSize()}. Conflict ranges are not
    * counted; callers that cap a transaction by it keep a wide margin below FoundationDB's limit.
@@ -63,6 +73,7 @@ final class TrackingTransaction implements Transaction {
 
   private void wrote(long bytes) {
     wrote = true;
+    writes++;
     mutationBytes += bytes;
   }
 

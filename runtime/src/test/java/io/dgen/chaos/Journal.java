@@ -183,6 +183,9 @@ final class Journal implements AutoCloseable {
         && t.getCause() != null) {
       t = t.getCause();
     }
+    if (t instanceof io.dgen.BackendFailureException f) {
+      t = f.backendCause(); // classified by the backend's error, as before it was wrapped
+    }
     String name = t.getClass().getSimpleName();
     if (t instanceof io.dgen.backend.BackendException b) {
       return name + ":" + b.code();
