@@ -47,7 +47,12 @@ public interface DGenServer<S, M> {
    * DGen#start} before any transaction. If durable state exists already, it wins over the state
    * returned here (unless the start option {@code reset} is set).
    *
-   * @param arg the argument given to {@link DGen#start}
+   * <p>A hosted server's ({@link DGen#host(Kind, java.util.function.Supplier, StartOptions)}) runs
+   * instead in the transaction of its first message, once, with the server's id as {@code arg}: a
+   * {@code String} or {@code Long} for a server addressed by a string or an integer, else a {@code
+   * Tuple}; {@link TxContext#id()} gives the same value to its callbacks.
+   *
+   * @param arg the argument given to {@link DGen#start}, or a hosted server's id
    * @return {@link InitResult#ok(Object)}, {@link InitResult#ok(com.apple.foundationdb.tuple.Tuple,
    *     Object)} or {@link InitResult#error(Object)}
    * @throws Exception to refuse the start

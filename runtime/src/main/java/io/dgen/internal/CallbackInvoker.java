@@ -101,7 +101,8 @@ final class CallbackInvoker<S, M> {
     Result<S> apply(TxContext ctx, S state) throws Exception;
   }
 
-  private record Ctx(Transaction transaction, Tenant tenant, Tuple tuid, Timers<?> timers)
+  private record Ctx(
+      Transaction transaction, Tenant tenant, Tuple tuid, Object id, Timers<?> timers)
       implements TxContext {
     @Override
     public String castAfter(Object message, Duration delay) {
@@ -114,12 +115,13 @@ final class CallbackInvoker<S, M> {
     }
   }
 
-  private record Db(Backend backend, Tenant tenant, Tuple tuid) implements DbContext {}
+  private record Db(Backend backend, Tenant tenant, Tuple tuid, Object id) implements DbContext {}
 
   private final DGenServer<S, M> server;
   private final Backend backend;
   private final Tenant tenant;
   private final Tuple tuid;
+  private final Object id;
   private final Timers<M> timers;
   private final LongSupplier nanoTime;
   private final String context;
@@ -131,6 +133,7 @@ final class CallbackInvoker<S, M> {
       Backend backend,
       Tenant tenant,
       Tuple tuid,
+      Object id,
       Timers<M> timers,
       LongSupplier nanoTime,
       Metrics.Server meters,
@@ -140,15 +143,11 @@ final class CallbackInvoker<S, M> {
     this.backend = backend;
     this.tenant = tenant;
     this.tuid = tuid;
+    this.id = id;
     this.timers = timers;
     this.nanoTime = nanoTime;
     this.context = context;
     this.logs = new LogContext(tenant, tuid, server.getClass());
-  }
-
-  /** A hosted server's id: its tuid without the kind, what {@code init} receives. */
-  Tuple id() {
-    return tuid.popFront();
   }
 
   /** The meters of this server's tenant and behaviour. */
@@ -198,7 +197,7 @@ final class CallbackInvoker<S, M> {
     checkAgeBefore(startNanos, name);
     Result<S> r;
     try {
-      r = callback.apply(new Ctx(tx, tenant, tuid, timers), state);
+      r = callback.apply(new Ctx(tx, tenant, tuid, id, timers), state);
     } catch (Throwable e) {
       rethrowIfFatal(e);
       throw failed(e, startNanos, name);
@@ -253,7 +252,8 @@ final class CallbackInvoker<S, M> {
   Result<S> handleLocked(Event<M> event, S state) {
     try (LogContext.Scope mdc = logs.open(event.message())) {
       Result<S> r =
-          checked(server.handleLocked(new Db(backend, tenant, tuid), event, state), "handleLocked");
+          checked(
+              server.handleLocked(new Db(backend, tenant, tuid, id), event, state), "handleLocked");
       if (r.kind() == Result.Kind.LOCK) {
         throw new IllegalStateException(
             "handleLocked returned Result.lock; the lock is held already");
@@ -267,12 +267,13 @@ final class CallbackInvoker<S, M> {
 
   /**
    * A hosted server's {@code init}, run by its first message in that message's transaction: {@code
-   * init(id)} with the id it was addressed with (its tuid without the kind). An {@code
-   * InitResult.ok(tuid, state)} must name this server, by its id or its whole tuid.
+   * init(id)} with the id it was addressed with ({@link HostedKind#idOf}). An {@code
+   * InitResult.ok(tuid, state)} must name this server, by its tuid without the kind or its whole
+   * tuid.
    *
    * @throws CallbackFailure if {@code init} throws, returns null, refuses, or names another server
    */
-  S initialState(Tuple id) {
+  S initialState() {
     try (LogContext.Scope mdc = logs.open(null)) {
       io.dgen.InitResult<S> r = server.init(id);
       if (r == null) {
@@ -284,7 +285,7 @@ final class CallbackInvoker<S, M> {
             "init refused to create the server: reason=" + r.error() + " " + context);
       }
       Tuple named = r.tuid();
-      if (named != null && !named.equals(id) && !named.equals(tuid)) {
+      if (named != null && !named.equals(tuid.popFront()) && !named.equals(tuid)) {
         throw new IllegalStateException(
             "init returned InitResult.ok(tuid, state) naming "
                 + named

@@ -474,7 +474,7 @@ final class ConsumerBatch<S, M> {
           queue.traces().process(operation(item), item.trace(), batch, () -> messageId(item));
       try {
         if (state == null) {
-          state = invoker.initialState(invoker.id()); // its first message creates it
+          state = invoker.initialState(); // its first message creates it
         }
         r = invoke(tx, item, msg, state, start);
       } catch (CallbackInvoker.CallbackFailure failure) {
