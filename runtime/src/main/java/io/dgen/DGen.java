@@ -623,7 +623,10 @@ public final class DGen implements AutoCloseable {
      * Whether processes consume their queues in the background (default true). With {@code false},
      * a process consumes only when a test drives it: the test kit ({@code dgen-test-kit}) runs its
      * queue to empty in the calling thread, deterministically. Calls on a process whose queue is
-     * empty still run inline; a call that has to queue waits for such a drain. For tests only.
+     * empty still run inline; a call that has to queue waits for such a drain. A hosted kind
+     * ({@link DGen#host}) is held at once: {@code host} returns once a placement round has run
+     * (which takes every bucket of a runtime alone in its backend), and its servers are loaded in
+     * the caller's thread by a drain or a call, never in the background. For tests only.
      *
      * @param background whether to start consume loops
      * @return this builder

@@ -252,10 +252,36 @@ final class HostedKind<S, M> {
     return loaded.size();
   }
 
-  /** The loaded process of {@code tuid}, if any (a ref of this runtime may run a call inline). */
+  /**
+   * The loaded process of {@code tuid}, if any (a ref of this runtime may run a call inline). In a
+   * runtime without background consumers (the test kit) that holds the server's bucket, one is
+   * loaded now if none is, without a consume loop: the test drains it, and a call finding its queue
+   * empty runs inline, as for a started server.
+   */
   @Nullable ServerProcess<S, M> loadedProcess(Tuple tuid) {
     Loaded<S, M> l = loaded.get(tuid);
-    return l == null || l.evicting || !l.process.isAlive() ? null : l.process;
+    if (l != null && !l.evicting && l.process.isAlive()) {
+      return l.process;
+    }
+    if (core.hooks().backgroundConsumers() || !holds(hosting.buckets().of(tuid))) {
+      return null;
+    }
+    Loaded<S, M>[] made = newArray();
+    Loaded<S, M> now =
+        loaded.compute(
+            tuid,
+            (t, cur) -> {
+              if (cur != null && cur.process.isAlive()) {
+                return cur;
+              }
+              made[0] = new Loaded<>(ServerProcess.hosted(core, this, tuid));
+              return made[0];
+            });
+    Loaded<S, M> fresh = made[0];
+    if (fresh != null) {
+      fresh.process.onStop(() -> loaded.remove(tuid, fresh));
+    }
+    return java.util.Objects.requireNonNull(now).process;
   }
 
   /**
@@ -349,6 +375,31 @@ final class HostedKind<S, M> {
               });
       p.startConsuming();
     }
+  }
+
+  /**
+   * The test kit's drain of server {@code tuid}: loads it here if it is not ({@link
+   * #loadedProcess}) and runs its queue to empty in the caller's thread.
+   *
+   * @throws IllegalStateException if the runtime has background consumers, or does not hold the
+   *     server's bucket
+   */
+  int drainInCaller(Tuple tuid, int maxFailures) {
+    if (core.hooks().backgroundConsumers()) {
+      throw new IllegalStateException(
+          "drainInCaller needs DGen.Builder.backgroundConsumers(false)");
+    }
+    ServerProcess<S, M> p = loadedProcess(tuid);
+    if (p == null) {
+      throw new IllegalStateException(
+          "this runtime does not hold the bucket of server "
+              + tuid
+              + ", so it cannot drain it (another runtime hosting kind "
+              + kind
+              + " holds it): "
+              + context);
+    }
+    return p.drainInCaller(maxFailures);
   }
 
   // ---------------------------------------------------------------- deactivation
@@ -505,7 +556,9 @@ final class HostedKind<S, M> {
         Loaded<S, M> l = e.getValue();
         l.unloaded = true;
         l.process.stop();
-        quiet.add(l.process.quiet());
+        if (core.hooks().backgroundConsumers()) {
+          quiet.add(l.process.quiet()); // the test kit's have no loop: nothing in flight
+        }
       }
     }
     return CompletableFuture.allOf(quiet.toArray(CompletableFuture[]::new));

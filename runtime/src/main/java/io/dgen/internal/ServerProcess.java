@@ -802,9 +802,24 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     return options.name();
   }
 
-  /** The test kit's drain: runs the queue to empty in this thread ({@link CallerDrain#run}). */
+  /**
+   * The test kit's drain: runs the queue to empty in this thread ({@link CallerDrain#run}). A ref's
+   * drains the server's process in this runtime, which must hold its bucket.
+   *
+   * @throws IllegalStateException if the runtime has background consumers, or this is a ref whose
+   *     kind this runtime does not host or whose bucket it does not hold
+   */
   public int drainInCaller(int maxFailures) {
     ensureAlive();
+    if (role == Role.REF) {
+      if (kind == null) {
+        throw new IllegalStateException(
+            "this runtime does not host the kind of server "
+                + tuid
+                + ": host it to drain its servers here");
+      }
+      return kind.drainInCaller(tuid, maxFailures);
+    }
     return loop.drainInCaller(maxFailures);
   }
 
