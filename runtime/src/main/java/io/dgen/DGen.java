@@ -192,14 +192,66 @@ public final class DGen implements AutoCloseable {
   }
 
   /**
-   * Hosts servers of {@code kind} in {@code options.tenant()}: this runtime may run them. Servers
-   * are addressed by id with {@link #ref}, from any runtime; each runs in exactly one of the
-   * runtimes that host its kind, the holder of its bucket's lease, which loads it when it has work
-   * and drops it after {@link StartOptions#idleTimeout()} without any. A server with no stored
-   * state is created by its first message: its runtime calls {@code init} with the tuid it was
-   * addressed with, in the transaction that applies the message. When a hosting runtime dies, the
-   * others take its buckets once its lease expires ({@link Builder#leaseDuration}); when one joins,
-   * it takes its share gradually. See {@code docs/scale-out.md}.
+   * Hosts the servers of {@code kind} in {@code options.tenant()}: this runtime may run them.
+   * Servers are addressed by id with {@link #ref(Tenant, Kind, String)} and its twins, from any
+   * runtime; each runs in exactly one of the runtimes that host its kind, the holder of its
+   * bucket's lease, which loads it when it has work and drops it after {@link
+   * StartOptions#idleTimeout()} without any. When a hosting runtime dies, the others take its
+   * buckets once its lease expires ({@link Builder#leaseDuration}); when one joins, it takes its
+   * share gradually. See {@code docs/scale-out.md}.
+   *
+   * <pre>{@code
+   * static final Kind<Account.Msg> ACCOUNT = Kind.of("account", Account.Msg.class);
+   *
+   * dgen.host(ACCOUNT, Account::new, StartOptions.builder(bank).consumeK(16).build());
+   * }</pre>
+   *
+   * <p><b>Creation and the id.</b> A server with no stored state is created by its first message:
+   * its runtime calls {@code init} with the server's id, in the transaction that applies the
+   * message. The id is what the server was addressed with, as a plain Java value: a {@code String}
+   * for {@link #ref(Tenant, Kind, String)}, a {@code Long} for {@link #ref(Tenant, Kind, long)},
+   * and for {@link #ref(Tenant, Kind, Tuple)} the {@code Tuple}, unless it holds one string or one
+   * integer (then it is the same server as the string or long form, and its id is that {@code
+   * String} or {@code Long}). Callbacks get the same value from {@link TxContext#id()} ({@link
+   * DbContext#id()} in {@code handleLocked}), so a service needs no FoundationDB type to know which
+   * server it is.
+   *
+   * <p><b>Types.</b> Every message to the kind's servers must be an instance of {@link
+   * Kind#messageType()}: one that is not is refused with {@link IllegalArgumentException} before
+   * anything is written, in every runtime that addresses the kind with this {@code Kind}. The
+   * behaviour's own message type, when its class declares it ({@code class Account implements
+   * DGenServer<State, Msg>}), must accept the kind's; a behaviour whose message type is a type
+   * variable takes the kind's. A runtime gives a kind's name one message type, in all its tenants:
+   * hosting or addressing the name with another one fails. Another runtime that hosts or addresses
+   * the name with another type is not detected here: its messages reach the holder tagged with
+   * their class, and the holder refuses a class its behaviour does not accept (see {@code
+   * docs/scale-out.md}).
+   *
+   * @param kind the kind: its name (the first element of its servers' tuids) and message type
+   * @param behaviour makes one behaviour instance per loaded server (and per ref of this runtime)
+   * @param options applied to every server of the kind; {@code consume(false)}, {@code reset} and
+   *     {@code name} are refused (a hosted server always consumes, keeps its state and has no name)
+   * @param <S> the state type
+   * @param <M> the message type
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if the options are refused, the tenant belongs to another
+   *     {@code DGen}, the state type cannot be resolved, the behaviour does not accept the kind's
+   *     message type, or this runtime hosts or addresses the kind's name with another message type
+   * @throws IllegalStateException if this runtime hosts the kind in the tenant already
+   */
+  public <S, M> void host(
+      Kind<M> kind, Supplier<? extends DGenServer<S, M>> behaviour, StartOptions options) {
+    Objects.requireNonNull(kind, "kind must not be null");
+    host(kind.name(), kind.messageType(), behaviour, options);
+  }
+
+  /**
+   * Hosts servers of the kind named {@code kind}, with the behaviour's message type: as {@link
+   * #host(Kind, Supplier, StartOptions)}, for code that chooses its types at run time. Its servers'
+   * {@code init} gets their id as a {@code Tuple}, the tuid without the kind ({@code
+   * Tuple.from(42)} for the tuid {@code ("account", 42)}), and so does {@link TxContext#id()}; the
+   * message type is the one the behaviour's class declares. Host a kind the same way (by {@code
+   * Kind} or by name) in every runtime: the id's shape is the holder's choice.
    *
    * <pre>{@code
    * dgen.host("account", Account::new, StartOptions.builder(bank).consumeK(16).build());
@@ -212,12 +264,21 @@ public final class DGen implements AutoCloseable {
    * @param <S> the state type
    * @param <M> the message type
    * @throws IllegalArgumentException if the kind is blank, the options are refused, the tenant
-   *     belongs to another {@code DGen}, or the types cannot be resolved
+   *     belongs to another {@code DGen}, the types cannot be resolved, or this runtime hosts or
+   *     addresses the kind's name with another message type
    * @throws IllegalStateException if this runtime hosts the kind in the tenant already
    */
   public <S, M> void host(
       String kind, Supplier<? extends DGenServer<S, M>> behaviour, StartOptions options) {
-    checkKind(kind);
+    host(kind, null, behaviour, options);
+  }
+
+  private <S, M> void host(
+      String kind,
+      @Nullable Class<M> messageType,
+      Supplier<? extends DGenServer<S, M>> behaviour,
+      StartOptions options) {
+    Kind.checkName(kind);
     Objects.requireNonNull(behaviour, "behaviour must not be null");
     Objects.requireNonNull(options, "options must not be null");
     checkTenant(options.tenant());
@@ -227,18 +288,98 @@ public final class DGen implements AutoCloseable {
               + " options without consume(false), reset(true) or name(...)");
     }
     core.checkLimits(options);
-    core.host(options.tenant(), kind, behaviour, options);
+    core.host(options.tenant(), kind, messageType, behaviour, options);
   }
 
   /**
-   * A handle on the server of {@code kind} with id {@code tuid} in {@code tenant}, usable from any
-   * runtime, hosting the kind or not. Making it runs no transaction and starts nothing; every
-   * {@link ServerRef} operation works through it. The server's tuid is the kind followed by {@code
-   * tuid}'s elements ({@code ref(bank, "account", Tuple.from(42)).tuid()} is {@code ("account",
-   * 42)}); its first message creates it. A ref stays usable after {@link ServerRef#kill}: the next
-   * message creates the server anew. In a runtime that does not host the kind, messages are tagged
-   * with their class (the holder refuses a class its behaviour does not accept) and replies decode
-   * as JDK values or the type a call names ({@link ServerRef#call(Object, Class, Duration)}).
+   * A handle on the server of {@code kind} with the string id {@code id} in {@code tenant}, usable
+   * from any runtime, hosting the kind or not. Its tuid is {@code (kind name, id)}; its {@code
+   * init} and {@link TxContext#id()} get {@code id}, a {@code String}. Making it runs no
+   * transaction and starts nothing; every {@link ServerRef} operation works through it, and refuses
+   * a message that is not an instance of the kind's message type with {@link
+   * IllegalArgumentException} before anything is written. Its first message creates the server. A
+   * ref stays usable after {@link ServerRef#kill}: the next message creates the server anew. See
+   * {@link #host(Kind, Supplier, StartOptions)}.
+   *
+   * <pre>{@code
+   * ServerRef<Account.Msg> account = dgen.ref(bank, ACCOUNT, "alice");
+   * long balance = account.call(new Account.Balance(), Long.class, Duration.ofSeconds(2));
+   * }</pre>
+   *
+   * <p>In a runtime that does not host the kind, messages are tagged with their class (the holder
+   * refuses a class its behaviour does not accept) and replies decode as JDK values or as the type
+   * a call names ({@link ServerRef#call(Object, Class, Duration)}).
+   *
+   * @param tenant the tenant, from this {@code DGen}
+   * @param kind the kind
+   * @param id the server's id within its kind
+   * @param <M> the message type
+   * @return the handle
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if the tenant belongs to another {@code DGen}, or this runtime
+   *     hosts or addresses the kind's name with another message type
+   */
+  public <M> ServerRef<M> ref(Tenant tenant, Kind<M> kind, String id) {
+    Objects.requireNonNull(id, "id must not be null");
+    return ref(tenant, kind, Tuple.from(id));
+  }
+
+  /**
+   * A handle on the server of {@code kind} with the integer id {@code id} in {@code tenant}: as
+   * {@link #ref(Tenant, Kind, String)}. Its tuid is {@code (kind name, id)}; its {@code init} and
+   * {@link TxContext#id()} get {@code id}, a {@code Long}.
+   *
+   * @param tenant the tenant, from this {@code DGen}
+   * @param kind the kind
+   * @param id the server's id within its kind
+   * @param <M> the message type
+   * @return the handle
+   * @throws NullPointerException if the tenant or the kind is null
+   * @throws IllegalArgumentException if the tenant belongs to another {@code DGen}, or this runtime
+   *     hosts or addresses the kind's name with another message type
+   */
+  public <M> ServerRef<M> ref(Tenant tenant, Kind<M> kind, long id) {
+    return ref(tenant, kind, Tuple.from(id));
+  }
+
+  /**
+   * A handle on the server of {@code kind} with a composite id in {@code tenant}: as {@link
+   * #ref(Tenant, Kind, String)}. Its tuid is the kind's name followed by {@code id}'s elements:
+   * {@code ref(bank, ACCOUNT, Tuple.from("eu", 42)).tuid()} is {@code ("account", "eu", 42)}. Its
+   * {@code init} and {@link TxContext#id()} get {@code id}, except that an id of one string or one
+   * integer is the server the {@code String} or {@code long} form addresses, and its id is that
+   * {@code String} or {@code Long}.
+   *
+   * @param tenant the tenant, from this {@code DGen}
+   * @param kind the kind
+   * @param id the server's id within its kind
+   * @param <M> the message type
+   * @return the handle
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if the tenant belongs to another {@code DGen}, or this runtime
+   *     hosts or addresses the kind's name with another message type
+   */
+  public <M> ServerRef<M> ref(Tenant tenant, Kind<M> kind, Tuple id) {
+    Objects.requireNonNull(tenant, "tenant must not be null");
+    Objects.requireNonNull(kind, "kind must not be null");
+    Objects.requireNonNull(id, "id must not be null");
+    checkTenant(tenant);
+    return ServerProcess.ref(
+        core,
+        tenant,
+        kind.name(),
+        kind.messageType(),
+        Tuple.from(kind.name()).addAll(id),
+        StartOptions.builder(tenant).build());
+  }
+
+  /**
+   * A handle on the server of the kind named {@code kind} with id {@code tuid} in {@code tenant}:
+   * as {@link #ref(Tenant, Kind, Tuple)}, for code that chooses its types at run time. The caller
+   * names the message type; it is checked only where the kind is hosted (by the behaviour's types)
+   * or was addressed by a {@link Kind} in this runtime. The server's tuid is the kind followed by
+   * {@code tuid}'s elements ({@code ref(bank, "account", Tuple.from(42)).tuid()} is {@code
+   * ("account", 42)}).
    *
    * @param tenant the tenant, from this {@code DGen}
    * @param kind the kind's name
@@ -251,17 +392,15 @@ public final class DGen implements AutoCloseable {
   public <M> ServerRef<M> ref(Tenant tenant, String kind, Tuple tuid) {
     Objects.requireNonNull(tenant, "tenant must not be null");
     Objects.requireNonNull(tuid, "tuid must not be null");
-    checkKind(kind);
+    Kind.checkName(kind);
     checkTenant(tenant);
     return ServerProcess.ref(
-        core, tenant, kind, Tuple.from(kind).addAll(tuid), StartOptions.builder(tenant).build());
-  }
-
-  private static void checkKind(String kind) {
-    Objects.requireNonNull(kind, "kind must not be null");
-    if (kind.isBlank()) {
-      throw new IllegalArgumentException("kind must not be blank");
-    }
+        core,
+        tenant,
+        kind,
+        null,
+        Tuple.from(kind).addAll(tuid),
+        StartOptions.builder(tenant).build());
   }
 
   private void checkTenant(Tenant tenant) {
@@ -484,7 +623,10 @@ public final class DGen implements AutoCloseable {
      * Whether processes consume their queues in the background (default true). With {@code false},
      * a process consumes only when a test drives it: the test kit ({@code dgen-test-kit}) runs its
      * queue to empty in the calling thread, deterministically. Calls on a process whose queue is
-     * empty still run inline; a call that has to queue waits for such a drain. For tests only.
+     * empty still run inline; a call that has to queue waits for such a drain. A hosted kind
+     * ({@link DGen#host}) is held at once: {@code host} returns once a placement round has run
+     * (which takes every bucket of a runtime alone in its backend), and its servers are loaded in
+     * the caller's thread by a drain or a call, never in the background. For tests only.
      *
      * @param background whether to start consume loops
      * @return this builder

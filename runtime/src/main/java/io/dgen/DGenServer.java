@@ -52,12 +52,14 @@ public interface DGenServer<S, M> {
    * DGen#start} before any transaction. If durable state exists already, it wins over the state
    * returned here (unless the start option {@code reset} is set).
    *
-   * <p>For a hosted kind ({@link DGen#host}) it runs when a message reaches a server with no stored
-   * state, with the server's id as {@code arg}, in that message's transaction. It may decline to
-   * create the server by throwing {@link TerminalException} or returning {@link
-   * InitResult#error(Object)} (the same): the message is refused (a call gets {@link
-   * CallRejectedException} carrying the reason), nothing is stored for the server, and its next
-   * message runs {@code init} again. Any other exception is a failure of the message, retried.
+   * <p>A hosted server's ({@link DGen#host(Kind, java.util.function.Supplier, StartOptions)}) runs
+   * instead in the transaction of its first message, once, with the server's id as {@code arg}: a
+   * {@code String} or {@code Long} for a server addressed by a string or an integer, else a {@code
+   * Tuple}; {@link TxContext#id()} gives the same value to its callbacks. It may decline to create
+   * the server by throwing {@link TerminalException} or returning {@link InitResult#error(Object)}
+   * (the same): the message is refused (a call gets {@link CallRejectedException} carrying the
+   * reason), nothing is stored for the server, and its next message runs {@code init} again. Any
+   * other exception is a failure of the message, retried.
    *
    * @param arg the argument given to {@link DGen#start}, or a hosted server's id
    * @return {@link InitResult#ok(Object)}, {@link InitResult#ok(com.apple.foundationdb.tuple.Tuple,

@@ -15,6 +15,9 @@ public interface DbContext {
   /** The server's tenant. */
   Tenant tenant();
 
-  /** The server's identity tuple. */
+  /** The server's identity tuple: for a hosted server, its kind's name followed by its id. */
   Tuple tuid();
+
+  /** The server's id, in the shape its {@code init} received it: see {@link TxContext#id()}. */
+  Object id();
 }

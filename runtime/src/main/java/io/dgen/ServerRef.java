@@ -17,6 +17,11 @@ import java.util.concurrent.CompletableFuture;
  * and the lock and run at once in the caller's thread, in a transaction of their own; a failure is
  * not retried.
  *
+ * <p>Every operation that takes a message (the outbox's too) refuses, with {@link
+ * IllegalArgumentException} and before anything is written, one that is not of the server's message
+ * type: the {@link Kind}'s for a ref of a kind ({@link DGen#ref(Tenant, Kind, String)}), else the
+ * type the behaviour declares. A null message fails at once with {@link NullPointerException}.
+ *
  * <p>After {@link #stop} or {@link #kill}, every method but {@link #isAlive}, {@link #termination},
  * {@link #tuid}, {@link #tenant}, {@link #name} and {@link #stop} throws {@link
  * ServerStoppedException}.

@@ -20,8 +20,22 @@ public interface TxContext {
   /** The server's tenant. */
   Tenant tenant();
 
-  /** The server's identity tuple. */
+  /** The server's identity tuple: for a hosted server, its kind's name followed by its id. */
   Tuple tuid();
+
+  /**
+   * The server's id, in the shape its {@code init} received it. For a server of a kind hosted by
+   * {@link Kind}: the {@code String} or {@code Long} it was addressed with ({@code dgen.ref(tenant,
+   * kind, "alice")}, {@code dgen.ref(tenant, kind, 42)}), or the {@code Tuple} of a composite id.
+   * For a kind hosted by name: the tuid without the kind, a {@code Tuple}. For a started server,
+   * which has no kind: its whole tuid. See {@link DGen#host(Kind, java.util.function.Supplier,
+   * StartOptions)}.
+   *
+   * <pre>{@code
+   * String owner = (String) tx.id(); // a server addressed as dgen.ref(bank, ACCOUNT, "alice")
+   * }</pre>
+   */
+  Object id();
 
   /**
    * Schedules {@code message} to this server once {@code delay} has passed, atomically with the

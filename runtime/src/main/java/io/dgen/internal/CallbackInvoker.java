@@ -138,7 +138,8 @@ final class CallbackInvoker<S, M> {
     Result<S> apply(TxContext ctx, S state) throws Exception;
   }
 
-  private record Ctx(Transaction transaction, Tenant tenant, Tuple tuid, Timers<?> timers)
+  private record Ctx(
+      Transaction transaction, Tenant tenant, Tuple tuid, Object id, Timers<?> timers)
       implements TxContext {
     @Override
     public String castAfter(Object message, Duration delay) {
@@ -151,12 +152,13 @@ final class CallbackInvoker<S, M> {
     }
   }
 
-  private record Db(Backend backend, Tenant tenant, Tuple tuid) implements DbContext {}
+  private record Db(Backend backend, Tenant tenant, Tuple tuid, Object id) implements DbContext {}
 
   private final DGenServer<S, M> server;
   private final Backend backend;
   private final Tenant tenant;
   private final Tuple tuid;
+  private final Object id;
   private final Timers<M> timers;
   private final LongSupplier nanoTime;
   private final String context;
@@ -172,6 +174,7 @@ final class CallbackInvoker<S, M> {
       Backend backend,
       Tenant tenant,
       Tuple tuid,
+      Object id,
       Timers<M> timers,
       LongSupplier nanoTime,
       Metrics.Server meters,
@@ -183,15 +186,11 @@ final class CallbackInvoker<S, M> {
     this.backend = backend;
     this.tenant = tenant;
     this.tuid = tuid;
+    this.id = id;
     this.timers = timers;
     this.nanoTime = nanoTime;
     this.context = context;
     this.logs = new LogContext(tenant, tuid, server.getClass());
-  }
-
-  /** A hosted server's id: its tuid without the kind, what {@code init} receives. */
-  Tuple id() {
-    return tuid.popFront();
   }
 
   /** The meters of this server's tenant and behaviour. */
@@ -259,7 +258,7 @@ final class CallbackInvoker<S, M> {
     long writes = writes(tx);
     Result<S> r;
     try {
-      r = callback.apply(new Ctx(tx, tenant, tuid, timers), state);
+      r = callback.apply(new Ctx(tx, tenant, tuid, id, timers), state);
     } catch (Throwable e) {
       rethrowIfFatal(e);
       throw failed(e, startNanos, name, writes < 0 || writes(tx) != writes);
@@ -325,7 +324,8 @@ final class CallbackInvoker<S, M> {
   Result<S> handleLocked(Event<M> event, S state) {
     try (LogContext.Scope mdc = logs.open(event.message())) {
       Result<S> r =
-          checked(server.handleLocked(new Db(backend, tenant, tuid), event, state), "handleLocked");
+          checked(
+              server.handleLocked(new Db(backend, tenant, tuid, id), event, state), "handleLocked");
       if (r.kind() == Result.Kind.LOCK) {
         throw new IllegalStateException(
             "handleLocked returned Result.lock; the lock is held already");
@@ -344,16 +344,16 @@ final class CallbackInvoker<S, M> {
 
   /**
    * A hosted server's {@code init}, run by its first message in that message's transaction: {@code
-   * init(id)} with the id it was addressed with (its tuid without the kind). An {@code
-   * InitResult.ok(tuid, state)} must name this server, by its id or its whole tuid. An {@code init}
-   * that throws {@link TerminalException} or returns {@link io.dgen.InitResult#error} declines to
-   * create the server: the message that ran it is refused.
+   * init(id)} with the id it was addressed with ({@link HostedKind#idOf}). An {@code
+   * InitResult.ok(tuid, state)} must name this server, by its tuid without the kind or its whole
+   * tuid. An {@code init} that throws {@link TerminalException} or returns {@link
+   * io.dgen.InitResult#error} declines to create the server: the message that ran it is refused.
    *
    * @throws Refused if {@code init} declines to create the server
    * @throws CallbackFailure if {@code init} throws anything else, returns null, or names another
    *     server
    */
-  S initialState(Tuple id) {
+  S initialState() {
     try (LogContext.Scope mdc = logs.open(null)) {
       io.dgen.InitResult<S> r = server.init(id);
       if (r == null) {
@@ -365,7 +365,7 @@ final class CallbackInvoker<S, M> {
             String.valueOf(r.error())); // its reason is the message the caller gets
       }
       Tuple named = r.tuid();
-      if (named != null && !named.equals(id) && !named.equals(tuid)) {
+      if (named != null && !named.equals(tuid.popFront()) && !named.equals(tuid)) {
         throw new IllegalStateException(
             "init returned InitResult.ok(tuid, state) naming "
                 + named

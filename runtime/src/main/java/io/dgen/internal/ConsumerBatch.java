@@ -548,7 +548,7 @@ final class ConsumerBatch<S, M> {
         if (refusal == null) {
           // A hosted server is created by its first message that is not refused: init's state is
           // the state only once a callback returned on it.
-          S current = state != null ? state : invoker.initialState(invoker.id());
+          S current = state != null ? state : invoker.initialState();
           r = invoke(tx, item, msg, current, start);
         }
       } catch (CallbackInvoker.Refused refused) {

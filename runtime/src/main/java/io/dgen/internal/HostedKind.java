@@ -6,6 +6,7 @@ import io.dgen.StartOptions;
 import io.dgen.UndecodableDataException;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
+import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StateTag;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -79,6 +80,7 @@ final class HostedKind<S, M> {
   private final RuntimeCore core;
   private final Hosting hosting;
   private final String kind;
+  private final boolean typed;
   private final Supplier<? extends DGenServer<S, M>> behaviour;
   private final StartOptions options;
   private final JavaType stateType;
@@ -97,16 +99,19 @@ final class HostedKind<S, M> {
       RuntimeCore core,
       Hosting hosting,
       String kind,
+      boolean typed,
+      JavaType messageType,
       Supplier<? extends DGenServer<S, M>> behaviour,
       DGenServer<S, M> sample,
       StartOptions options) {
     this.core = core;
     this.hosting = hosting;
     this.kind = kind;
+    this.typed = typed;
     this.behaviour = behaviour;
     this.options = options;
     this.stateType = core.serde().type(Init.typeArgument(sample, 0));
-    this.messageType = core.serde().type(Init.typeArgument(sample, 1));
+    this.messageType = messageType;
     this.types =
         new KindTypes(
             core.backend(),
@@ -116,6 +121,58 @@ final class HostedKind<S, M> {
     this.context = "tenant=" + options.tenant().path() + " kind=" + kind;
     // A missing migration of the state type is refused here, not when a server first loads.
     new StateTag(stateType.getRawClass(), core.serde().migrations());
+  }
+
+  /**
+   * The message type of a kind: {@code declared} for one hosted by {@code io.dgen.Kind} (the
+   * behaviour's own, with its type arguments, if it is that class), else the behaviour's.
+   *
+   * @throws IllegalArgumentException if the behaviour's message type does not accept {@code
+   *     declared}, or there is neither
+   */
+  static JavaType messageType(
+      Serde serde, String kind, DGenServer<?, ?> sample, @Nullable Class<?> declared) {
+    if (declared == null) {
+      return serde.type(Init.typeArgument(sample, 1));
+    }
+    java.lang.reflect.Type own = Init.resolvedTypeArgument(sample, 1);
+    if (own == null) {
+      return serde.type(declared); // a behaviour generic in its message type takes the kind's
+    }
+    JavaType behaviours = serde.type(own);
+    Class<?> raw = behaviours.getRawClass();
+    if (raw == declared) {
+      return behaviours;
+    }
+    if (!raw.isAssignableFrom(declared)) {
+      throw new IllegalArgumentException(
+          "kind "
+              + kind
+              + " has message type "
+              + declared.getName()
+              + ", which its behaviour "
+              + sample.getClass().getName()
+              + " does not accept (its message type is "
+              + behaviours
+              + ")");
+    }
+    return serde.type(declared);
+  }
+
+  /**
+   * A server's id, as its {@code init} and {@code TxContext.id()} get it: for a kind hosted by
+   * {@code io.dgen.Kind}, the one string or integer after the kind as a {@code String} or {@code
+   * Long}, any other id as a {@code Tuple}; for a kind hosted by name, the tuid without the kind.
+   */
+  Object idOf(Tuple tuid) {
+    Tuple id = tuid.popFront();
+    if (typed && id.size() == 1) {
+      Object only = id.get(0);
+      if (only instanceof String || only instanceof Long) {
+        return only;
+      }
+    }
+    return id;
   }
 
   /** Completes the kind's stored type table with every class the behaviour accepts. */
@@ -195,10 +252,36 @@ final class HostedKind<S, M> {
     return loaded.size();
   }
 
-  /** The loaded process of {@code tuid}, if any (a ref of this runtime may run a call inline). */
+  /**
+   * The loaded process of {@code tuid}, if any (a ref of this runtime may run a call inline). In a
+   * runtime without background consumers (the test kit) that holds the server's bucket, one is
+   * loaded now if none is, without a consume loop: the test drains it, and a call finding its queue
+   * empty runs inline, as for a started server.
+   */
   @Nullable ServerProcess<S, M> loadedProcess(Tuple tuid) {
     Loaded<S, M> l = loaded.get(tuid);
-    return l == null || l.evicting || !l.process.isAlive() ? null : l.process;
+    if (l != null && !l.evicting && l.process.isAlive()) {
+      return l.process;
+    }
+    if (core.hooks().backgroundConsumers() || !holds(hosting.buckets().of(tuid))) {
+      return null;
+    }
+    Loaded<S, M>[] made = newArray();
+    Loaded<S, M> now =
+        loaded.compute(
+            tuid,
+            (t, cur) -> {
+              if (cur != null && cur.process.isAlive()) {
+                return cur;
+              }
+              made[0] = new Loaded<>(ServerProcess.hosted(core, this, tuid));
+              return made[0];
+            });
+    Loaded<S, M> fresh = made[0];
+    if (fresh != null) {
+      fresh.process.onStop(() -> loaded.remove(tuid, fresh));
+    }
+    return java.util.Objects.requireNonNull(now).process;
   }
 
   /**
@@ -309,6 +392,31 @@ final class HostedKind<S, M> {
               });
       p.startConsuming();
     }
+  }
+
+  /**
+   * The test kit's drain of server {@code tuid}: loads it here if it is not ({@link
+   * #loadedProcess}) and runs its queue to empty in the caller's thread.
+   *
+   * @throws IllegalStateException if the runtime has background consumers, or does not hold the
+   *     server's bucket
+   */
+  int drainInCaller(Tuple tuid, int maxFailures) {
+    if (core.hooks().backgroundConsumers()) {
+      throw new IllegalStateException(
+          "drainInCaller needs DGen.Builder.backgroundConsumers(false)");
+    }
+    ServerProcess<S, M> p = loadedProcess(tuid);
+    if (p == null) {
+      throw new IllegalStateException(
+          "this runtime does not hold the bucket of server "
+              + tuid
+              + ", so it cannot drain it (another runtime hosting kind "
+              + kind
+              + " holds it): "
+              + context);
+    }
+    return p.drainInCaller(maxFailures);
   }
 
   // ---------------------------------------------------------------- deactivation
@@ -476,7 +584,9 @@ final class HostedKind<S, M> {
         Loaded<S, M> l = e.getValue();
         l.unloaded = true;
         l.process.stop();
-        quiet.add(l.process.quiet());
+        if (core.hooks().backgroundConsumers()) {
+          quiet.add(l.process.quiet()); // the test kit's have no loop: nothing in flight
+        }
       }
     }
     return CompletableFuture.allOf(quiet.toArray(CompletableFuture[]::new));

@@ -123,7 +123,8 @@ final class Hosting implements Placement.Holder {
 
   /**
    * Hosts {@code kind}: completes its type table, joins the placement for it, and sweeps its idle
-   * servers.
+   * servers. In a runtime without background consumers, returns once a placement round has run with
+   * the kind (which takes every bucket when no other runtime hosts it).
    *
    * @throws IllegalStateException if this runtime hosts the kind in this tenant already
    */
@@ -134,6 +135,11 @@ final class Hosting implements Placement.Holder {
     }
     kind.completeTypes();
     placement.host(kind.kind());
+    if (!core.hooks().backgroundConsumers()) {
+      // The test kit drains hosted servers in its own thread, in the buckets this runtime holds:
+      // a runtime alone in its tenant holds them all once this round has run.
+      placement.roundNow().join();
+    }
     core.hooks()
         .metrics()
         .hosted(

@@ -6,7 +6,6 @@ import io.dgen.backend.Futures;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.ReplyTypes;
-import io.dgen.internal.codec.TypeRegistry;
 import java.lang.reflect.Type;
 import java.time.Duration;
 import java.util.List;
@@ -34,7 +33,6 @@ final class IdempotentRequests<M> {
   private final ServerQueue<M> queue;
   private final ReplySlots slots;
   private final CallProtocol calls;
-  private final TypeRegistry types;
   private final IdempotencyKeys idempotency;
   private final Duration retention;
   private final Outbox<M> outbox;
@@ -46,14 +44,12 @@ final class IdempotentRequests<M> {
       ServerQueue<M> queue,
       ReplySlots slots,
       CallProtocol calls,
-      TypeRegistry types,
       Duration retention) {
     this.core = core;
     this.commits = commits;
     this.queue = queue;
     this.slots = slots;
     this.calls = calls;
-    this.types = types;
     this.idempotency = new IdempotencyKeys(keys);
     this.retention = retention;
     this.outbox = new QueueOutbox();
@@ -126,7 +122,7 @@ final class IdempotentRequests<M> {
     Objects.requireNonNull(request, "request must not be null");
     IdempotencyKeys.check(key);
     checkTimeout(timeout);
-    types.messageTag(request); // refuse a message of a wrong type before any transaction
+    queue.tag(request); // refuse a message of a wrong type before any transaction
     long now = core.wallMillis();
     From fresh = KeptReplies.newFrom(now, retention);
     byte[] env = queue.encode(Envelope.CALL, request, fresh);
@@ -178,7 +174,7 @@ final class IdempotentRequests<M> {
   /** Queues {@code request} as a call with a kept reply; returns its call id once queued. */
   CompletableFuture<String> submit(M request) {
     Objects.requireNonNull(request, "request must not be null");
-    types.messageTag(request);
+    queue.tag(request);
     From from = KeptReplies.newFrom(core.wallMillis(), retention);
     byte[] env = queue.encode(Envelope.CALL, request, from);
     return commits
@@ -215,6 +211,10 @@ final class IdempotentRequests<M> {
 
     @Override
     public void castAll(Transaction tx, List<? extends M> messages) {
+      Objects.requireNonNull(messages, "messages must not be null");
+      for (M m : messages) {
+        queue.tag(m); // all refused before any is pushed into the caller's transaction
+      }
       for (M m : messages) {
         queue.castInto(tx, m);
       }

@@ -49,9 +49,8 @@ final class Init {
 
   /** The state ({@code index} 0) or message (1) type the behaviour's class binds. */
   static Type typeArgument(DGenServer<?, ?> server, int index) {
-    TypeVariable<?> variable = DGenServer.class.getTypeParameters()[index];
-    Type resolved = TypeToken.of(server.getClass()).resolveType(variable).getType();
-    if (resolved instanceof TypeVariable<?>) {
+    Type resolved = resolvedTypeArgument(server, index);
+    if (resolved == null) {
       throw new IllegalArgumentException(
           "cannot resolve the "
               + (index == 0 ? "state" : "message")
@@ -60,5 +59,15 @@ final class Init {
               + ": implement DGenServer<S, M> with concrete type arguments");
     }
     return resolved;
+  }
+
+  /**
+   * The state ({@code index} 0) or message (1) type the behaviour's class binds, or null if it
+   * binds none (a type variable, or a raw type).
+   */
+  static @Nullable Type resolvedTypeArgument(DGenServer<?, ?> server, int index) {
+    TypeVariable<?> variable = DGenServer.class.getTypeParameters()[index];
+    Type resolved = TypeToken.of(server.getClass()).resolveType(variable).getType();
+    return resolved instanceof TypeVariable<?> ? null : resolved;
   }
 }

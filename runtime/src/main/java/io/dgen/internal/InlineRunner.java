@@ -358,7 +358,7 @@ final class InlineRunner<S, M> {
   /** The loaded state, or a hosted server's initial one if it has none yet ({@code init}). */
   private S stateOf(StateStore.Loaded<S> loaded) {
     S state = loaded.state();
-    return state != null ? state : invoker.initialState(invoker.id());
+    return state != null ? state : invoker.initialState();
   }
 
   /**

@@ -340,6 +340,30 @@ public final class Placement {
     }
   }
 
+  /**
+   * Runs a round on the placement's thread now, besides the scheduled ones: for a runtime without
+   * background consumers (the test kit), whose {@code host} returns once the round took the kind's
+   * buckets.
+   *
+   * @return completes once the round ran (at once if the placement is closing)
+   */
+  CompletableFuture<@Nullable Void> roundNow() {
+    CompletableFuture<@Nullable Void> done = new CompletableFuture<>();
+    boolean queued =
+        submit(
+            () -> {
+              try {
+                round();
+              } finally {
+                done.complete(null);
+              }
+            });
+    if (!queued) {
+      done.complete(null);
+    }
+    return done;
+  }
+
   /** Where the steps that follow a hand-off's drain run (the placement's thread; a test's own). */
   void runOn(Executor placementThread) {
     this.executor = placementThread;

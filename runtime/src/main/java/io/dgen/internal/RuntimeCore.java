@@ -85,6 +85,9 @@ public final class RuntimeCore implements AutoCloseable {
   private volatile @Nullable ExecutorService placementThread;
   private final Map<List<Object>, TypeRegistry> typeRegistries = new ConcurrentHashMap<>();
 
+  /** The message type this runtime gives each kind's name it hosts or addresses by type. */
+  private final Map<String, Class<?>> kindMessageTypes = new ConcurrentHashMap<>();
+
   /**
    * Creates the shared runtime.
    *
@@ -394,11 +397,16 @@ public final class RuntimeCore implements AutoCloseable {
    * Hosts {@code kind} in {@code tenant}: this runtime joins the tenant's placement (its first kind
    * there) and runs the servers of the kind whose buckets it comes to hold.
    *
+   * @param messageType the message type of a kind hosted by {@code io.dgen.Kind}, or null for one
+   *     hosted by name (the behaviour's own message type)
+   * @throws IllegalArgumentException if the behaviour does not accept {@code messageType}, or this
+   *     runtime gave the kind's name another message type
    * @throws IllegalStateException if this runtime hosts the kind in the tenant already
    */
   public <S, M> void host(
       Tenant tenant,
       String kind,
+      @Nullable Class<M> messageType,
       java.util.function.Supplier<? extends io.dgen.DGenServer<S, M>> behaviour,
       StartOptions options) {
     io.dgen.DGenServer<S, M> sample = behaviour.get();
@@ -407,10 +415,54 @@ public final class RuntimeCore implements AutoCloseable {
           "the behaviour supplier of kind " + kind + " returned null");
     }
     TenantRuntime t = tenant(tenant);
-    Hosting hosting =
-        t.hosting(
-            () -> new Hosting(this, t, memberId, leaseDuration, placementThread(), scheduler));
-    hosting.host(new HostedKind<>(this, hosting, kind, behaviour, sample, options));
+    synchronized (kindMessageTypes) {
+      // Checked before the tenant's hosting is made: a refused kind joins no placement.
+      JavaType declared = HostedKind.messageType(serde, kind, sample, messageType);
+      checkKindType(kind, declared.getRawClass(), "hosted");
+      Hosting hosting =
+          t.hosting(
+              () -> new Hosting(this, t, memberId, leaseDuration, placementThread(), scheduler));
+      hosting.host(
+          new HostedKind<>(
+              this, hosting, kind, messageType != null, declared, behaviour, sample, options));
+      kindMessageTypes.putIfAbsent(kind, declared.getRawClass());
+    }
+  }
+
+  /**
+   * The message type this runtime gives {@code kind}'s name, recorded first for a ref by {@code
+   * io.dgen.Kind}: the type a ref by name checks its messages against, if any.
+   *
+   * @param messageType the kind's message type, or null for a ref by name (nothing to record)
+   * @return the message type of the kind's name in this runtime, {@code Object} if none was given
+   * @throws IllegalArgumentException if the name has another message type in this runtime
+   */
+  Class<?> kindType(String kind, @Nullable Class<?> messageType) {
+    Class<?> known = kindMessageTypes.get(kind);
+    if (messageType == null || known == messageType) {
+      return known != null ? known : Object.class; // no lock on a ref's usual path
+    }
+    synchronized (kindMessageTypes) {
+      checkKindType(kind, messageType, "addressed");
+      kindMessageTypes.putIfAbsent(kind, messageType);
+      return messageType;
+    }
+  }
+
+  private void checkKindType(String kind, Class<?> messageType, String how) {
+    Class<?> known = kindMessageTypes.get(kind);
+    if (known != null && known != messageType) {
+      throw new IllegalArgumentException(
+          "kind "
+              + kind
+              + " cannot be "
+              + how
+              + " with message type "
+              + messageType.getName()
+              + ": this runtime hosts or addresses it with message type "
+              + known.getName()
+              + ", and a kind has one message type (in every tenant)");
+    }
   }
 
   /** The kind {@code kind} as this runtime hosts it in {@code tenant}, or null. */

@@ -96,6 +96,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
       StartOptions options,
       JavaType stateType,
       JavaType messageType,
+      Class<?> messageClass,
       Role role,
       @Nullable HostedKind<S, M> kind,
       @Nullable KindTypes kindTypes) {
@@ -139,6 +140,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             types,
             kindTypes,
             entry,
+            messageClass,
             core.hooks()
                 .tracing()
                 .server(
@@ -172,12 +174,15 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
             ? Metrics.Server.NONE
             : core.hooks().metrics().server(tenant.path().toString(), server.getClass());
     this.meters = new Meters(m, core::nanoTime);
+    // A started server has no kind: its id is its whole tuid.
+    Object id = kind != null ? kind.idOf(tuid) : role == Role.STARTED ? tuid : tuid.popFront();
     CallbackInvoker<S, M> invoker =
         new CallbackInvoker<>(
             behaviour,
             core.backend(),
             tenant,
             tuid,
+            id,
             timers,
             core::nanoTime,
             m,
@@ -186,7 +191,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     this.calls = new CallProtocol(core, commits, queue, slots, doorbell, context);
     this.requests =
         new IdempotentRequests<>(
-            core, keys, commits, queue, slots, calls, types, options.idempotencyRetention());
+            core, keys, commits, queue, slots, calls, options.idempotencyRetention());
     this.inline =
         new InlineRunner<>(
             keys,
@@ -333,7 +338,16 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     Tuple tuid = init.tuid() != null ? init.tuid() : defaultTuid(core, server, options);
     ServerProcess<S, M> p =
         new ServerProcess<>(
-            core, server, tuid, options, stateType, messageType, Role.STARTED, null, null);
+            core,
+            server,
+            tuid,
+            options,
+            stateType,
+            messageType,
+            messageType.getRawClass(),
+            Role.STARTED,
+            null,
+            null);
     try {
       p.initialize(Objects.requireNonNull(init.state()), server.getClass().getName());
       core.register(p);
@@ -363,6 +377,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         kind.options(),
         kind.stateType(),
         kind.messageType(),
+        kind.messageType().getRawClass(),
         Role.HOSTED,
         kind,
         kind.types());
@@ -371,10 +386,20 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   /**
    * A ref of server {@code tuid} (the kind first) of {@code kind}: with the kind's behaviour and
    * options if this runtime hosts it, else publish-only with an open registry. No transaction.
+   *
+   * @param messageType the kind's message type, for a ref by {@code io.dgen.Kind}; null for one by
+   *     name, which checks messages against the type this runtime gives the kind, if any
+   * @throws IllegalArgumentException if this runtime gives the kind another message type
    */
   @SuppressWarnings("unchecked")
   public static <M> ServerRef<M> ref(
-      RuntimeCore core, Tenant tenant, String kind, Tuple tuid, StartOptions bare) {
+      RuntimeCore core,
+      Tenant tenant,
+      String kind,
+      @Nullable Class<M> messageType,
+      Tuple tuid,
+      StartOptions bare) {
+    Class<?> messageClass = core.kindType(kind, messageType);
     HostedKind<?, ?> hosted = core.hostedKind(tenant, kind);
     if (hosted != null) {
       return refOf((HostedKind<Object, M>) hosted, tuid);
@@ -382,7 +407,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     KindTypes types = core.openKindTypes(tenant, kind);
     JavaType object = core.serde().type(Object.class);
     return new ServerProcess<Object, M>(
-        core, null, tuid, bare, object, object, Role.REF, null, types);
+        core, null, tuid, bare, object, object, messageClass, Role.REF, null, types);
   }
 
   private static <S, M> ServerRef<M> refOf(HostedKind<S, M> kind, Tuple tuid) {
@@ -393,6 +418,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         kind.options(),
         kind.stateType(),
         kind.messageType(),
+        kind.messageType().getRawClass(),
         Role.REF,
         kind,
         kind.types());
@@ -653,6 +679,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
   private <R> CompletableFuture<R> callInternal(
       M request, @Nullable Type replyType, Duration timeout) {
     Objects.requireNonNull(request, "request must not be null");
+    queue.tag(request); // a wrong type throws at once, in the async form too
     IdempotentRequests.checkTimeout(timeout);
     ServerProcess<S, M> local = role == Role.REF && kind != null ? kind.loadedProcess(tuid) : null;
     if (local != null && options.consumeK() == 1 && options.rateLimit().isEmpty()) {
@@ -682,7 +709,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
         ensureAlive();
       }
       From from = slots.newFrom();
-      types.messageTag(request); // refuse a message of a wrong type before any transaction
+      queue.tag(request); // refuse a message of a wrong type before any transaction
       // Serialized only if the call is queued: an inline call never stores its envelope.
       Supplier<byte[]> env = Suppliers.memoize(() -> queue.encode(Envelope.CALL, request, from));
       CallProtocol.Waiting<R> waiting = calls.waiting(from, replyType, timeout);
@@ -718,7 +745,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   @Override
   public <R> R priorityCall(Call<R> request) {
-    Objects.requireNonNull(request, "request must not be null");
+    queue.checkType(request);
     Type replyType = ReplyTypes.of(request.getClass());
     return priority(
         "priorityCall",
@@ -735,7 +762,7 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
 
   @Override
   public void priorityCast(M message) {
-    Objects.requireNonNull(message, "message must not be null");
+    queue.checkType(message);
     ServerQueue.refuseCall(message);
     priorityNoReply("priorityCast", Envelope.CAST, message, () -> inline.priorityCast(message));
   }
@@ -828,9 +855,24 @@ public final class ServerProcess<S, M> implements ServerRef<M> {
     return options.name();
   }
 
-  /** The test kit's drain: runs the queue to empty in this thread ({@link CallerDrain#run}). */
+  /**
+   * The test kit's drain: runs the queue to empty in this thread ({@link CallerDrain#run}). A ref's
+   * drains the server's process in this runtime, which must hold its bucket.
+   *
+   * @throws IllegalStateException if the runtime has background consumers, or this is a ref whose
+   *     kind this runtime does not host or whose bucket it does not hold
+   */
   public int drainInCaller(int maxFailures) {
     ensureAlive();
+    if (role == Role.REF) {
+      if (kind == null) {
+        throw new IllegalStateException(
+            "this runtime does not host the kind of server "
+                + tuid
+                + ": host it to drain its servers here");
+      }
+      return kind.drainInCaller(tuid, maxFailures);
+    }
     return loop.drainInCaller(maxFailures);
   }
 

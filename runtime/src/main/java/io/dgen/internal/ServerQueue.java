@@ -47,6 +47,7 @@ final class ServerQueue<M> {
   private final String context;
   private final ServerEntry entry;
   private final @Nullable KindTypes kind;
+  private final Class<?> messageClass;
   private final Tracing.Server traces;
   private volatile @Nullable TypeRegistry ownTable;
   private @Nullable Timers<M> timers;
@@ -55,6 +56,9 @@ final class ServerQueue<M> {
    * @param types the server's registry; a server addressed by id uses its kind's ({@code kind})
    * @param kind the kind's type table, for a server addressed by id (its first push creates it, and
    *     its items' type indexes are of the kind's table); null for a started server
+   * @param messageClass what every message must be an instance of: the declared message type's
+   *     class, or the kind's message type for a ref ({@code Object} for a ref by name of a kind
+   *     this runtime gives no type)
    * @param traces captures a publisher's trace context into each item encoded
    */
   ServerQueue(
@@ -64,8 +68,10 @@ final class ServerQueue<M> {
       TypeRegistry types,
       @Nullable KindTypes kind,
       ServerEntry entry,
+      Class<?> messageClass,
       Tracing.Server traces,
       String context) {
+    this.messageClass = messageClass;
     this.traces = traces;
     this.keys = keys;
     this.doorbell = doorbell;
@@ -96,11 +102,10 @@ final class ServerQueue<M> {
    * @throws IllegalArgumentException if the message's type is not allowed or it is too large
    */
   byte[] encode(int kind, M message, @Nullable From from) {
-    Objects.requireNonNull(message, "message must not be null");
     if ((kind & ~Envelope.PRIORITY) == Envelope.CAST) {
       refuseCall(message);
     }
-    String tag = types.messageTag(message);
+    String tag = tag(message);
     byte[] bytes =
         Envelope.encode(
             serde,
@@ -125,6 +130,26 @@ final class ServerQueue<M> {
   }
 
   /**
+   * Refuses a message that is not of the server's message type, whatever the generic types said (a
+   * raw {@code ServerRef}, an unchecked cast): before any transaction, so nothing is written.
+   *
+   * @throws NullPointerException if it is null
+   * @throws IllegalArgumentException if it is not an instance of the message type
+   */
+  void checkType(Object message) {
+    Objects.requireNonNull(message, "message must not be null");
+    if (!messageClass.isInstance(message)) {
+      throw new IllegalArgumentException(
+          "message "
+              + message.getClass().getName()
+              + " is not a "
+              + messageClass.getName()
+              + ", the message type of this server; nothing was sent: "
+              + context);
+    }
+  }
+
+  /**
    * Refuses to cast a {@link io.dgen.Call}: its caller expects a reply, which a cast drops.
    *
    * @throws IllegalArgumentException if {@code message} is a call
@@ -136,6 +161,17 @@ final class ServerQueue<M> {
               + " is a Call, which expects a reply: send it with call or callAsync, not as a"
               + " cast (nothing was written)");
     }
+  }
+
+  /**
+   * The tag to store with {@code message} ({@link TypeRegistry#messageTag}), once it passed {@link
+   * #checkType}.
+   *
+   * @throws IllegalArgumentException if the message's type is not allowed
+   */
+  @Nullable String tag(Object message) {
+    checkType(message);
+    return types.messageTag(message);
   }
 
   /**

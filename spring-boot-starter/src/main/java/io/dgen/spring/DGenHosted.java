@@ -24,6 +24,21 @@ import java.lang.annotation.Target;
  * called from many threads at once. A shared behaviour must therefore be stateless, as behaviours
  * should be anyway: a server's state is its durable state, never a field.
  *
+ * <p>If the bean's class declares a {@code public static final} {@link io.dgen.Kind} constant of
+ * the annotation's kind name, the kind is hosted by it ({@code dgen.host(Kind, ...)}): its servers'
+ * {@code init} gets a plain id, a {@code String} or {@code Long}, and every message is checked
+ * against the kind's message type. Without one, it is hosted by name and {@code init} gets a {@code
+ * Tuple}. See {@code DGen.host(Kind, Supplier, StartOptions)}.
+ *
+ * <pre>{@code
+ * @Component
+ * @DGenHosted(kind = "account", tenant = "bank")
+ * class Account implements DGenServer<Account.State, Account.Msg> {
+ *   public static final Kind<Msg> KIND = Kind.of("account", Msg.class); // hosted by it
+ *   ...
+ * }
+ * }</pre>
+ *
  * <p>Every string attribute may use property placeholders ({@code "${bank.idle:10m}"}). Durations
  * are Spring Boot's format: {@code "500ms"}, {@code "30s"}, {@code "10m"} or ISO-8601 ({@code
  * "PT30S"}); an empty string keeps the runtime's default. The kinds are hosted when the application

@@ -2,6 +2,7 @@ package io.dgen.spring;
 
 import io.dgen.DGen;
 import io.dgen.DGenServer;
+import io.dgen.Kind;
 import io.dgen.Tenant;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -131,18 +132,34 @@ public class DGenLifecycle implements SmartLifecycle, DisposableBean {
         HostedBean bean = HostedBean.resolve(name, annotation, resolver);
         Tenant tenant =
             tenants.computeIfAbsent(bean.tenant(), path -> dgen.tenant(bean.tenantPath()));
+        Kind<?> typed = bean.declaredKind(beans.getType(name));
         try {
-          dgen.host(bean.kind(), behaviour(name), bean.options(tenant));
+          if (typed != null) {
+            dgen.host(asObjects(typed), behaviour(name), bean.options(tenant));
+          } else {
+            dgen.host(bean.kind(), behaviour(name), bean.options(tenant));
+          }
         } catch (IllegalArgumentException | IllegalStateException e) {
           throw new IllegalStateException("cannot host " + bean + ": " + e.getMessage(), e);
         }
         done.add(new HostedKind(name, bean.tenant(), bean.kind()));
-        log.info("hosting kind {} in tenant {} with bean '{}'", bean.kind(), bean.tenant(), name);
+        log.info(
+            "hosting kind {} in tenant {} with bean '{}'{}",
+            bean.kind(),
+            bean.tenant(),
+            name,
+            typed == null ? "" : " by its " + typed);
       }
       hosted = List.copyOf(done);
       startedAtNanos = System.nanoTime();
       running = true;
     }
+  }
+
+  /** A kind as the behaviours of {@link #behaviour} take it: the runtime checks the types. */
+  @SuppressWarnings("unchecked")
+  private static Kind<Object> asObjects(Kind<?> kind) {
+    return (Kind<Object>) kind;
   }
 
   /**

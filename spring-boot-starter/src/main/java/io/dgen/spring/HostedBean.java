@@ -1,13 +1,18 @@
 package io.dgen.spring;
 
+import io.dgen.Kind;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.env.PropertyResolver;
+import org.springframework.util.ClassUtils;
 
 /**
  * One {@link DGenHosted} bean, its attributes resolved: placeholders replaced, the tenant path
@@ -41,6 +46,52 @@ record HostedBean(
           "a tenant path is one or more non-empty elements separated by '/', e.g. \"acme/bank\"");
     }
     return new HostedBean(beanName, kind, tenant, annotation, resolver);
+  }
+
+  /**
+   * The {@link Kind} the bean's class declares for this kind: a {@code public static final Kind}
+   * constant (of the class, a superclass or an interface) whose name is the annotation's kind. The
+   * starter hosts the kind by it, so that its servers' {@code init} gets a plain id ({@code String}
+   * or {@code Long}) and messages are checked against its message type; without one, the kind is
+   * hosted by name.
+   *
+   * @param beanType the bean's type, if the bean factory knows it
+   * @return the kind, or null if the class declares none of this name
+   * @throws IllegalStateException if it declares two different ones of this name
+   */
+  @Nullable Kind<?> declaredKind(@Nullable Class<?> beanType) {
+    if (beanType == null) {
+      return null;
+    }
+    Kind<?> found = null;
+    for (Field f : ClassUtils.getUserClass(beanType).getFields()) {
+      int m = f.getModifiers();
+      if (!Modifier.isStatic(m) || !Modifier.isFinal(m) || !Kind.class.equals(f.getType())) {
+        continue;
+      }
+      Object value;
+      try {
+        f.trySetAccessible(); // a public constant of a class that is not public
+        value = f.get(null);
+      } catch (IllegalAccessException | RuntimeException e) {
+        continue;
+      }
+      if (value instanceof Kind<?> k && k.name().equals(kind)) {
+        if (found != null && !found.equals(k)) {
+          throw refused(
+              beanName,
+              "kind",
+              kind,
+              "the bean's class declares two Kind constants of that name, "
+                  + found
+                  + " and "
+                  + k
+                  + "; keep one");
+        }
+        found = k;
+      }
+    }
+    return found;
   }
 
   /** The tenant path as {@code DGen.tenant} takes it. */

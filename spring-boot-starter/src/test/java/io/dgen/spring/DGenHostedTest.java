@@ -93,6 +93,40 @@ class DGenHostedTest {
             });
   }
 
+  @Configuration(proxyBeanMethods = false)
+  static class Typed {
+    @Bean
+    @DGenHosted(kind = "ledger", tenant = "test/typed")
+    Ledger ledger() {
+      return new Ledger();
+    }
+
+    @Bean
+    @DGenHosted(kind = "by-name", tenant = "test/typed")
+    Ledger byName() {
+      return new Ledger(); // declares no Kind of this name: hosted by name
+    }
+  }
+
+  @Test
+  void aBeanWhoseClassDeclaresItsKind_isHostedByIt_andInitGetsThePlainId() {
+    runner
+        .withUserConfiguration(Typed.class)
+        .run(
+            ctx -> {
+              DGen dgen = ctx.getBean(DGen.class);
+              Tenant tenant = dgen.tenant("test", "typed");
+              assertThat(
+                      dgen.ref(tenant, Ledger.KIND, "alice")
+                          .call(new Ledger.Id(), String.class, WAIT))
+                  .isEqualTo("alice:String");
+              assertThat(
+                      dgen.<Ledger.Msg>ref(tenant, "by-name", Tuple.from("bob"))
+                          .call(new Ledger.Id(), String.class, WAIT))
+                  .isEqualTo("(\"bob\"):Tuple");
+            });
+  }
+
   @DGenHosted(
       kind = "${test.kind:account}",
       tenant = "acme/${test.tenant:bank}",

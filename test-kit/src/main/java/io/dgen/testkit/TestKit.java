@@ -1,8 +1,10 @@
 package io.dgen.testkit;
 
+import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.DeadLetter;
+import io.dgen.Kind;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
@@ -16,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -29,8 +32,27 @@ import org.jspecify.annotations.Nullable;
  * the test drains it, and time moves only by {@link #advance}. A call on a server whose queue is
  * empty runs inline in the caller; one that has to queue (messages ahead of it, or {@code consumeK
  * > 1}) waits for a drain: use {@link #call}.
+ *
+ * <p>Hosted servers work the same way: {@link #host} a kind, address its servers with {@link
+ * #ref(Kind, String)} (or the {@code long} and {@code Tuple} forms), and {@link #drain} and {@link
+ * #advance} them as started ones. The kit's runtime is alone in its backend, so it holds every
+ * bucket once {@code host} returns; a server is loaded in the test's thread by its first drain or
+ * call, and its {@code init} runs there, with its id.
+ *
+ * <pre>{@code
+ * kit.host(ACCOUNT, Account::new);
+ * ServerRef<Account.Msg> alice = kit.ref(ACCOUNT, "alice");
+ * alice.cast(new Account.Deposit(5));
+ * kit.drain(alice);
+ * }</pre>
  */
 public final class TestKit implements AutoCloseable {
+
+  /**
+   * How many buckets the kit's tenants hash into: few, since the kit's runtime is alone and holds
+   * every bucket of a hosted kind (each costs it a lease, a watch and a timer scheduler).
+   */
+  static final int BUCKETS = 16;
 
   /** How many consecutive failures of one message {@link #drain} retries, without a threshold. */
   public static final int MAX_FAILURES = 10;
@@ -48,6 +70,7 @@ public final class TestKit implements AutoCloseable {
             .clock(clock)
             .ticker(clock::nanoTime)
             .backgroundConsumers(false)
+            .buckets(BUCKETS)
             .build();
     this.tenant = dgen.tenant("test");
   }
@@ -87,14 +110,51 @@ public final class TestKit implements AutoCloseable {
   }
 
   /**
+   * Hosts {@code kind} in the default tenant with default options: see {@link #host(Kind, Supplier,
+   * StartOptions)}.
+   */
+  public <S, M> void host(Kind<M> kind, Supplier<? extends DGenServer<S, M>> behaviour) {
+    host(kind, behaviour, StartOptions.builder(tenant).build());
+  }
+
+  /**
+   * Hosts {@code kind} ({@code DGen.host}); returns once this runtime holds every bucket of it, so
+   * that its servers can be drained and called at once.
+   *
+   * @param options the kind's options, in this kit's tenants
+   */
+  public <S, M> void host(
+      Kind<M> kind, Supplier<? extends DGenServer<S, M>> behaviour, StartOptions options) {
+    dgen.host(kind, behaviour, options);
+  }
+
+  /** The server of {@code kind} with id {@code id} in the default tenant ({@code DGen.ref}). */
+  public <M> ServerRef<M> ref(Kind<M> kind, String id) {
+    return dgen.ref(tenant, kind, id);
+  }
+
+  /** The server of {@code kind} with id {@code id} in the default tenant ({@code DGen.ref}). */
+  public <M> ServerRef<M> ref(Kind<M> kind, long id) {
+    return dgen.ref(tenant, kind, id);
+  }
+
+  /** The server of {@code kind} with id {@code id} in the default tenant ({@code DGen.ref}). */
+  public <M> ServerRef<M> ref(Kind<M> kind, Tuple id) {
+    return dgen.ref(tenant, kind, id);
+  }
+
+  /**
    * Runs the queue of {@code ref} to empty in this thread: every batch, retry, dead letter and
    * {@code handleLocked} run happens before this returns. Stops early while the server is locked by
    * a lock that has not expired ({@link #advance} past its {@code lockTimeout}, then drain again).
-   * A failing message is retried up to its dead-letter threshold (at once: no backoff).
+   * A failing message is retried up to its dead-letter threshold (at once: no backoff). For a ref
+   * of a hosted kind ({@link #ref(Kind, String)}), drains the server's process in this runtime,
+   * loading it first if it is not.
    *
    * @return the number of messages processed (applied or dead-lettered)
    * @throws IllegalStateException if a message without a dead-letter threshold failed {@value
-   *     #MAX_FAILURES} times in a row (its exception is the cause)
+   *     #MAX_FAILURES} times in a row (its exception is the cause), or {@code ref} is a ref of a
+   *     kind this kit does not host
    */
   public int drain(ServerRef<?> ref) {
     return process(ref).drainInCaller(MAX_FAILURES);
@@ -125,7 +185,8 @@ public final class TestKit implements AutoCloseable {
   }
 
   /**
-   * Moves the clock forward: lock timeouts and timers see the new time at the next drain.
+   * Moves the clock forward: lock timeouts and timers see the new time at the next drain. The
+   * timers of started servers and of hosted ones are queued before this returns.
    *
    * @return the new instant
    */
