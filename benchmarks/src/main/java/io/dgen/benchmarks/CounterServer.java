@@ -2,6 +2,7 @@ package io.dgen.benchmarks;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.Action;
+import io.dgen.Call;
 import io.dgen.DGenServer;
 import io.dgen.From;
 import io.dgen.InitResult;
@@ -27,10 +28,10 @@ public final class CounterServer implements DGenServer<CounterServer.State, Coun
   public record Add(long by) implements Msg {}
 
   /** Call: reply with the value, change nothing. */
-  public record Get() implements Msg {}
+  public record Get() implements Msg, Call<Long> {}
 
   /** Call: add {@code by} and reply with the new value. */
-  public record AddAndGet(long by) implements Msg {}
+  public record AddAndGet(long by) implements Msg, Call<Long> {}
 
   private final @Nullable Tuple tuid;
   private final List<Action<State>> reportApplied;
@@ -68,12 +69,12 @@ public final class CounterServer implements DGenServer<CounterServer.State, Coun
   @Override
   public Result<State> handleCall(Msg request, From from, State state) {
     lastCallNanos = System.nanoTime();
-    if (request instanceof Get) {
-      return Result.reply(state.value(), state);
+    if (request instanceof Get g) {
+      return Result.reply(g, state.value(), state);
     }
     if (request instanceof AddAndGet a) {
       State next = new State(state.value() + a.by());
-      return Result.reply(next.value(), next);
+      return Result.reply(a, next.value(), next);
     }
     throw new IllegalArgumentException("not a call: " + request);
   }

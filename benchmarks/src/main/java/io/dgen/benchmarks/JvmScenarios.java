@@ -451,7 +451,7 @@ final class JvmScenarios {
         int s = (int) (n % SERVERS);
         try {
           if (call) {
-            setup.ref(first + s).call(new LedgerServer.Read(), State.class, CALL_TIMEOUT);
+            setup.ref(first + s).call(new LedgerServer.Read(), CALL_TIMEOUT);
             calls.incrementAndGet();
           } else {
             credit(s, n);
@@ -483,8 +483,7 @@ final class JvmScenarios {
           servers.size(),
           i -> {
             int s = servers.get((int) i);
-            states.put(
-                s, setup.ref(first + s).call(new LedgerServer.Read(), State.class, CALL_TIMEOUT));
+            states.put(s, setup.ref(first + s).call(new LedgerServer.Read(), CALL_TIMEOUT));
           });
       return states;
     }

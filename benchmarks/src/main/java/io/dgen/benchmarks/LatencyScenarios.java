@@ -1,6 +1,7 @@
 package io.dgen.benchmarks;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.Call;
 import io.dgen.DGen;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
@@ -162,7 +163,7 @@ final class LatencyScenarios {
     commitLatency(bench, Duration.ZERO);
     long sum = 0;
     for (ServerRef<CounterServer.Msg> q : queues) {
-      sum += q.<Long>priorityCall(new CounterServer.Get());
+      sum += q.priorityCall(new CounterServer.Get());
     }
     if (sum != total) {
       throw new IllegalStateException(name + ": applied " + sum + " of " + total);
@@ -346,11 +347,8 @@ final class LatencyScenarios {
   }
 
   /** Sends {@code calls} calls at once, round-robin over the servers, and waits for every reply. */
-  private static void round(
-      List<ServerRef<CounterServer.Msg>> refs,
-      int calls,
-      CounterServer.Msg request,
-      Latencies latencies) {
+  private static <Q extends CounterServer.Msg & Call<Long>> void round(
+      List<ServerRef<CounterServer.Msg>> refs, int calls, Q request, Latencies latencies) {
     List<CompletableFuture<Long>> replies = new ArrayList<>(calls);
     long[] done = new long[calls];
     long[] sent = new long[calls];
@@ -359,7 +357,7 @@ final class LatencyScenarios {
       sent[i] = System.nanoTime();
       replies.add(
           refs.get(i % refs.size())
-              .<Long>callAsync(request, CALL_TIMEOUT)
+              .callAsync(request, CALL_TIMEOUT)
               .whenComplete((v, e) -> done[slot] = System.nanoTime()));
     }
     CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new)).join();

@@ -1,6 +1,7 @@
 package io.dgen.benchmarks;
 
 import io.dgen.Action;
+import io.dgen.Call;
 import io.dgen.DGenServer;
 import io.dgen.From;
 import io.dgen.InitResult;
@@ -35,7 +36,7 @@ public final class LedgerServer implements DGenServer<LedgerServer.State, Ledger
   public record Credit(long amount) implements Msg {}
 
   /** Call: reply with the state. */
-  public record Read() implements Msg {}
+  public record Read() implements Msg, Call<State> {}
 
   private final List<Action<State>> reportApplied;
   private final String by;
@@ -71,8 +72,8 @@ public final class LedgerServer implements DGenServer<LedgerServer.State, Ledger
 
   @Override
   public Result<State> handleCall(Msg request, From from, State state) {
-    if (request instanceof Read) {
-      return Result.reply(state, state);
+    if (request instanceof Read r) {
+      return Result.reply(r, state, state);
     }
     throw new IllegalArgumentException("not a call: " + request);
   }

@@ -57,7 +57,7 @@ public final class MutableWideServer
   @Override
   public Result<State> handleCall(WideServer.Msg request, From from, State state) {
     if (request instanceof WideServer.Get g) {
-      return Result.reply(state.fields().get(g.field()), state);
+      return Result.reply(g, state.fields().get(g.field()), state);
     }
     throw new IllegalArgumentException("not a call: " + request);
   }

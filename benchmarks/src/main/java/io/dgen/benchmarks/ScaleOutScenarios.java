@@ -419,7 +419,7 @@ final class ScaleOutScenarios {
         for (int id : checked) {
           long now =
               dgen.ref(tenant, KIND, Tuple.from(id))
-                  .call(new CounterServer.AddAndGet(1), Long.class, Duration.ofMinutes(2));
+                  .call(new CounterServer.AddAndGet(1), Duration.ofMinutes(2));
           if (now != 2) {
             throw new IllegalStateException(
                 "copied server " + id + " answered " + now + ", not 2: its copy is not faithful");

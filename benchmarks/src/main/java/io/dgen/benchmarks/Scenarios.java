@@ -2,6 +2,7 @@ package io.dgen.benchmarks;
 
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.Call;
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.ServerRef;
@@ -230,7 +231,7 @@ final class Scenarios {
       Published p = publishRounds(progress, send, settings.publishers(), window, plainCast);
       Cost cost = bench.cost().minus(before);
       long cpu = processCpuNanos() - cpu0;
-      long value = ref.<Long>priorityCall(new CounterServer.Get());
+      long value = ref.priorityCall(new CounterServer.Get());
       if (value != progress.applied()) {
         throw new IllegalStateException(id + ": state " + value + " != " + progress.applied());
       }
@@ -272,7 +273,8 @@ final class Scenarios {
    * {@code handleCall} ran: before it (push and wake-up of the consumer, or the inline
    * transaction's reads) and after it (commit, reply delivery).
    */
-  Row calls(String id, String label, int consumeK, CounterServer.Msg request, String note) {
+  <Q extends CounterServer.Msg & Call<Long>> Row calls(
+      String id, String label, int consumeK, Q request, String note) {
     try (Bench bench = target.open(DEFAULT_MAX_WATCHES);
         DGen dgen = DGen.builder(bench.backend()).build()) {
       Tenant tenant = dgen.tenant(bench.root(), id);
@@ -281,7 +283,7 @@ final class Scenarios {
           dgen.start(server, null, StartOptions.builder(tenant).consumeK(consumeK).build());
       long warmEnd = System.nanoTime() + settings.warmup().toNanos();
       while (System.nanoTime() < warmEnd) {
-        ref.call(request, Long.class, CALL_TIMEOUT);
+        ref.call(request, CALL_TIMEOUT);
       }
       Cost before = bench.cost();
       long cpu0 = processCpuNanos();
@@ -293,7 +295,7 @@ final class Scenarios {
       long n = 0;
       long t0;
       while ((t0 = System.nanoTime()) < end) {
-        ref.call(request, Long.class, CALL_TIMEOUT);
+        ref.call(request, CALL_TIMEOUT);
         long t1 = System.nanoTime();
         long ran = server.lastCallNanos();
         latencies.add(t1 - t0);
@@ -367,7 +369,7 @@ final class Scenarios {
       long cpu = processCpuNanos() - cpu0;
       long total = 0;
       for (ServerRef<CounterServer.Msg> ref : refs) {
-        total += ref.<Long>priorityCall(new CounterServer.Get());
+        total += ref.priorityCall(new CounterServer.Get());
       }
       if (total != progress.applied()) {
         throw new IllegalStateException("many servers: sum " + total + " != " + progress.applied());

@@ -2,6 +2,7 @@ package io.dgen.benchmarks;
 
 import com.google.common.collect.ImmutableMap;
 import io.dgen.Action;
+import io.dgen.Call;
 import io.dgen.DGenServer;
 import io.dgen.From;
 import io.dgen.InitResult;
@@ -37,7 +38,7 @@ public final class WideServer implements DGenServer<WideServer.State, WideServer
   public record PutAll(String value) implements Msg {}
 
   /** Call: reply with one field's value. */
-  public record Get(String field) implements Msg {}
+  public record Get(String field) implements Msg, Call<String> {}
 
   private final int fieldCount;
   private final List<Action<State>> reportApplied;
@@ -85,7 +86,7 @@ public final class WideServer implements DGenServer<WideServer.State, WideServer
   @Override
   public Result<State> handleCall(Msg request, From from, State state) {
     if (request instanceof Get g) {
-      return Result.reply(state.fields().get(g.field()), state);
+      return Result.reply(g, state.fields().get(g.field()), state);
     }
     throw new IllegalArgumentException("not a call: " + request);
   }

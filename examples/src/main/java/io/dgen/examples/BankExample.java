@@ -1,6 +1,7 @@
 package io.dgen.examples;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.Call;
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.From;
@@ -50,13 +51,14 @@ public final class BankExample {
     public sealed interface Msg permits Transfer, Credit, Balance {}
 
     /** Moves {@code amount} from this account to account {@code to} (a call). */
-    public record Transfer(String transferId, String to, long amount) implements Msg {}
+    public record Transfer(String transferId, String to, long amount)
+        implements Msg, Call<Outcome> {}
 
     /** Adds money sent by another account (a cast, queued by that account's transfer). */
     public record Credit(String transferId, String from, long amount) implements Msg {}
 
     /** Reads the balance (a call). */
-    public record Balance() implements Msg {}
+    public record Balance() implements Msg, Call<Long> {}
 
     /** The reply to a {@link Transfer}. */
     public record Outcome(boolean done, long balance, String detail) {}
@@ -84,17 +86,17 @@ public final class BankExample {
 
     @Override
     public Result<State> handleCallTx(TxContext tx, Msg request, From from, State state) {
-      if (request instanceof Balance) {
-        return Result.reply(state.balance(), state);
+      if (request instanceof Balance balance) {
+        return Result.reply(balance, state.balance(), state);
       }
-      if (request instanceof Transfer) {
-        Transfer t = (Transfer) request;
+      if (request instanceof Transfer t) {
         Outbox<Msg> target = outboxes.get(t.to());
         if (target == null) {
-          return Result.reply(new Outcome(false, state.balance(), "no such account"), state);
+          return Result.reply(t, new Outcome(false, state.balance(), "no such account"), state);
         }
         if (t.amount() <= 0 || t.amount() > state.balance()) {
           return Result.reply(
+              t,
               new Outcome(false, state.balance(), "insufficient funds: balance " + state.balance()),
               state);
         }
@@ -103,6 +105,7 @@ public final class BankExample {
         // commits.
         target.cast(tx.transaction(), new Credit(t.transferId(), state.id(), t.amount()));
         return Result.reply(
+            t,
             new Outcome(true, next.balance(), "done"),
             next,
             List.of(
@@ -170,12 +173,11 @@ public final class BankExample {
               new Account.Opening("alice", 100),
               new Account.Opening("bob", 50),
               new Account.Opening("carol", 0))) {
-        // Outcome is neither a message nor the state: as a reply type it must be allowed.
         ServerRef<Account.Msg> ref =
             dgen.start(
                 new Account(outboxes, receipts),
                 opening,
-                StartOptions.builder(tenant).reset(true).allowTypes(Account.Outcome.class).build());
+                StartOptions.builder(tenant).reset(true).build());
         accounts.put(opening.id(), ref);
         outboxes.put(opening.id(), ref.outbox());
       }
@@ -257,7 +259,7 @@ public final class BankExample {
     StringBuilder line = new StringBuilder();
     long total = 0;
     for (Map.Entry<String, ServerRef<Account.Msg>> e : accounts.entrySet()) {
-      long balance = e.getValue().<Long>call(new Account.Balance());
+      long balance = e.getValue().call(new Account.Balance());
       total += balance;
       line.append(String.format("%s %3d   ", e.getKey(), balance));
     }

@@ -1,5 +1,6 @@
 package io.dgen.examples;
 
+import io.dgen.Call;
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.From;
@@ -32,20 +33,23 @@ public final class ChatRoomExample {
     /** The room's state. */
     public record Room(String name, List<Message> messages) {}
 
-    /** What the room understands; every request is a call that answers the room's size. */
-    public sealed interface Msg permits Post, Edit, Move, Show {}
+    /** What the room understands: every request is a call. */
+    public sealed interface Msg permits Change, Show {}
+
+    /** A change of the room's messages, answered with the number of messages after it. */
+    public sealed interface Change extends Msg, Call<Integer> permits Post, Edit, Move {}
 
     /** Appends messages. */
-    public record Post(List<Message> messages) implements Msg {}
+    public record Post(List<Message> messages) implements Change {}
 
     /** Replaces the text of message {@code id}. */
-    public record Edit(String id, String text) implements Msg {}
+    public record Edit(String id, String text) implements Change {}
 
     /** Moves message {@code id} to position {@code index} (0 is the top). */
-    public record Move(String id, int index) implements Msg {}
+    public record Move(String id, int index) implements Change {}
 
     /** Answers the whole room. */
-    public record Show() implements Msg {}
+    public record Show() implements Msg, Call<Room> {}
 
     @Override
     public InitResult<Room> init(Object arg) {
@@ -54,25 +58,22 @@ public final class ChatRoomExample {
 
     @Override
     public Result<Room> handleCall(Msg request, From from, Room room) {
-      if (request instanceof Show) {
-        return Result.reply(room, room);
+      if (request instanceof Show show) {
+        return Result.reply(show, room, room);
       }
+      Change change = (Change) request;
       List<Message> messages = new ArrayList<>(room.messages());
-      if (request instanceof Post) {
-        messages.addAll(((Post) request).messages());
-      } else if (request instanceof Edit) {
-        Edit edit = (Edit) request;
+      if (change instanceof Post post) {
+        messages.addAll(post.messages());
+      } else if (change instanceof Edit edit) {
         int i = indexOf(messages, edit.id());
         Message old = messages.get(i);
         messages.set(i, new Message(old.id(), old.author(), edit.text()));
-      } else if (request instanceof Move) {
-        Move move = (Move) request;
+      } else if (change instanceof Move move) {
         Message moved = messages.remove(indexOf(messages, move.id()));
         messages.add(move.index(), moved);
-      } else {
-        throw new IllegalArgumentException("unexpected call: " + request);
       }
-      return Result.reply(messages.size(), new Room(room.name(), messages));
+      return Result.reply(change, messages.size(), new Room(room.name(), messages));
     }
 
     private static int indexOf(List<Message> messages, String id) {

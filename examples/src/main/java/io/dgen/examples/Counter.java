@@ -1,5 +1,6 @@
 package io.dgen.examples;
 
+import io.dgen.Call;
 import io.dgen.DGenServer;
 import io.dgen.From;
 import io.dgen.InitResult;
@@ -17,8 +18,8 @@ public final class Counter implements DGenServer<Counter.State, Counter.Msg> {
   /** Adds {@code by} to the counter (a cast). */
   public record Increment(long by) implements Msg {}
 
-  /** Reads the counter (a call). */
-  public record Get() implements Msg {}
+  /** Reads the counter (a call, answered with the value). */
+  public record Get() implements Msg, Call<Long> {}
 
   @Override
   public InitResult<State> init(Object arg) {
@@ -35,8 +36,8 @@ public final class Counter implements DGenServer<Counter.State, Counter.Msg> {
 
   @Override
   public Result<State> handleCall(Msg request, From from, State state) {
-    if (request instanceof Get) {
-      return Result.reply(state.value(), state);
+    if (request instanceof Get get) {
+      return Result.reply(get, state.value(), state);
     }
     throw new IllegalArgumentException("unexpected call: " + request);
   }

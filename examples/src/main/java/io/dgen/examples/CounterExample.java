@@ -31,11 +31,11 @@ public final class CounterExample {
       StartOptions options = StartOptions.builder(tenant).name("counter").build();
 
       ServerRef<Counter.Msg> counter = dgen.start(new Counter(), null, options);
-      long found = counter.<Long>call(new Counter.Get());
+      long found = counter.call(new Counter.Get());
       System.out.println("found on start:                   " + found);
       counter.cast(new Counter.Increment(1));
       counter.castAll(List.of(new Counter.Increment(2), new Counter.Increment(3)));
-      long before = counter.<Long>call(new Counter.Get());
+      long before = counter.call(new Counter.Get());
       System.out.println("counter after 1 + 2 + 3:          " + before);
 
       counter.stop();
@@ -45,7 +45,7 @@ public final class CounterExample {
       ServerRef<Counter.Msg> again =
           dgen.start(new Counter(), null, StartOptions.builder(tenant).build());
       again.cast(new Counter.Increment(10));
-      long after = again.<Long>call(new Counter.Get());
+      long after = again.call(new Counter.Get());
       System.out.println("restarted; persisted value + 10:  " + after);
     }
   }

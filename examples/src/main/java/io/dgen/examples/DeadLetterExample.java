@@ -1,5 +1,6 @@
 package io.dgen.examples;
 
+import io.dgen.Call;
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.DeadLetter;
@@ -42,7 +43,7 @@ public final class DeadLetterExample {
     public record Import(String line) implements Msg {}
 
     /** Answers the imported lines (a call). */
-    public record Imported() implements Msg {}
+    public record Imported() implements Msg, Call<List<String>> {}
 
     private volatile boolean quotesSupported;
     private final AtomicInteger attempts = new AtomicInteger();
@@ -72,8 +73,8 @@ public final class DeadLetterExample {
 
     @Override
     public Result<State> handleCall(Msg request, From from, State state) {
-      if (request instanceof Imported) {
-        return Result.reply(state.imported(), state);
+      if (request instanceof Imported imported) {
+        return Result.reply(imported, state.imported(), state);
       }
       throw new IllegalArgumentException("unexpected call: " + request);
     }
@@ -136,7 +137,7 @@ public final class DeadLetterExample {
       }
       System.out.println(
           "imported: "
-              + ref.<List<String>>call(new Importer.Imported())
+              + ref.call(new Importer.Imported())
               + "   (the queue went on past the poison message)");
 
       List<DeadLetter<Importer.Msg>> dead = ref.deadLetters();
@@ -153,7 +154,7 @@ public final class DeadLetterExample {
       System.out.println("fixed the parser; requeued at the head: " + requeued);
       System.out.println(
           "imported: "
-              + ref.<List<String>>call(new Importer.Imported())
+              + ref.call(new Importer.Imported())
               + "   dead letters: "
               + ref.deadLetters().size());
     }

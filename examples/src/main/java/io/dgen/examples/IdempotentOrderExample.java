@@ -1,5 +1,6 @@
 package io.dgen.examples;
 
+import io.dgen.Call;
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.From;
@@ -18,7 +19,7 @@ import java.util.concurrent.Future;
 
 /**
  * An HTTP-style order endpoint that clients may retry safely. Each request carries an {@code
- * Idempotency-Key}; the handler passes it to {@link ServerRef#call(Object, String, Duration)}, so a
+ * Idempotency-Key}; the handler passes it to {@link ServerRef#call(Call, String, Duration)}, so a
  * retried request — after a dropped response, from another node, or many at once — returns the
  * first request's receipt and charges once. A slow report is {@link ServerRef#submit submitted}:
  * the endpoint answers "202 Accepted" with a call id at once, and a later request, even to a
@@ -38,10 +39,10 @@ public final class IdempotentOrderExample {
     public sealed interface Msg permits Place, Report {}
 
     /** Places an order: charges {@code cents} and replies a receipt (a call). */
-    public record Place(String customer, long cents) implements Msg {}
+    public record Place(String customer, long cents) implements Msg, Call<String> {}
 
     /** Replies a summary of everything charged (a call). */
-    public record Report() implements Msg {}
+    public record Report() implements Msg, Call<String> {}
 
     @Override
     public InitResult<State> init(Object arg) {
@@ -53,10 +54,13 @@ public final class IdempotentOrderExample {
       if (request instanceof Place p) {
         State next = new State(state.receipts() + 1, state.charged() + p.cents());
         return Result.reply(
-            "receipt #" + next.receipts() + ": " + p.customer() + " charged " + p.cents(), next);
+            p, "receipt #" + next.receipts() + ": " + p.customer() + " charged " + p.cents(), next);
       }
-      return Result.reply(
-          "report: " + state.receipts() + " orders, " + state.charged() + " charged", state);
+      if (request instanceof Report r) {
+        return Result.reply(
+            r, "report: " + state.receipts() + " orders, " + state.charged() + " charged", state);
+      }
+      throw new IllegalArgumentException("unexpected call: " + request);
     }
   }
 

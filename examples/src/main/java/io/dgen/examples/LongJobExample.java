@@ -1,6 +1,7 @@
 package io.dgen.examples;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.Call;
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.DbContext;
@@ -40,16 +41,16 @@ public final class LongJobExample {
     public sealed interface Msg permits Start, Status, Note, Log {}
 
     /** Runs job {@code name} in {@code steps} steps (a call, answered when the job is done). */
-    public record Start(String name, int steps, long stepMillis) implements Msg {}
+    public record Start(String name, int steps, long stepMillis) implements Msg, Call<String> {}
 
     /** Answers the status and progress (meant for {@code priorityCall}). */
-    public record Status() implements Msg {}
+    public record Status() implements Msg, Call<String> {}
 
     /** Appends a note to the log (a cast). */
     public record Note(String text) implements Msg {}
 
     /** Answers the log (a call). */
-    public record Log() implements Msg {}
+    public record Log() implements Msg, Call<List<String>> {}
 
     private final CountDownLatch working = new CountDownLatch(1);
 
@@ -60,23 +61,24 @@ public final class LongJobExample {
 
     @Override
     public Result<State> handleCallTx(TxContext tx, Msg request, From from, State state) {
-      if (request instanceof Start) {
-        Start start = (Start) request;
+      if (request instanceof Start start) {
         // Commit "running" with the lock; the work itself continues in handleLocked.
         return Result.lock(
             new State("running " + start.name(), append(state.log(), "started " + start.name())));
       }
-      if (request instanceof Status) {
+      if (request instanceof Status status) {
         byte[] progress = tx.transaction().get(progressKey(tx.tenant(), tx.tuid()));
         if (progress == null) {
-          return Result.reply(state.status(), state);
+          return Result.reply(status, state.status(), state);
         }
         Tuple p = Tuple.fromBytes(progress);
         return Result.reply(
-            state.status() + ", " + p.getLong(0) + " of " + p.getLong(1) + " steps done", state);
+            status,
+            state.status() + ", " + p.getLong(0) + " of " + p.getLong(1) + " steps done",
+            state);
       }
-      if (request instanceof Log) {
-        return Result.reply(state.log(), state);
+      if (request instanceof Log log) {
+        return Result.reply(log, state.log(), state);
       }
       throw new IllegalArgumentException("unexpected call: " + request);
     }
@@ -104,6 +106,7 @@ public final class LongJobExample {
         working.countDown();
       }
       return Result.reply(
+          start,
           start.name() + ": " + start.steps() + " steps done",
           new State("idle", append(state.log(), "finished " + start.name())));
     }

@@ -1,5 +1,6 @@
 package io.dgen.examples;
 
+import io.dgen.Call;
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.From;
@@ -40,13 +41,13 @@ public final class ReminderExample {
     public record Remind(String name, int times, long everyMillis) implements Msg {}
 
     /** Schedules a reminder in {@code inMillis} (a call; replies the timer id). */
-    public record Schedule(String name, long inMillis, int times) implements Msg {}
+    public record Schedule(String name, long inMillis, int times) implements Msg, Call<String> {}
 
     /** Cancels a pending reminder (a call; replies whether it was pending). */
-    public record Cancel(String name) implements Msg {}
+    public record Cancel(String name) implements Msg, Call<Boolean> {}
 
     /** Replies the reminders that went off (a call). */
-    public record Fired() implements Msg {}
+    public record Fired() implements Msg, Call<List<String>> {}
 
     @Override
     public InitResult<State> init(Object arg) {
@@ -63,14 +64,17 @@ public final class ReminderExample {
             tx.castAfter(
                 new Remind(s.name(), s.times(), s.inMillis()), Duration.ofMillis(s.inMillis()));
         pending.put(s.name(), id);
-        return Result.reply(id, new State(pending, state.fired()));
+        return Result.reply(s, id, new State(pending, state.fired()));
       }
       if (request instanceof Cancel c) {
         String id = pending.remove(c.name());
         boolean cancelled = id != null && tx.cancelTimer(id);
-        return Result.reply(cancelled, new State(pending, state.fired()));
+        return Result.reply(c, cancelled, new State(pending, state.fired()));
       }
-      return Result.reply(state.fired(), state);
+      if (request instanceof Fired f) {
+        return Result.reply(f, state.fired(), state);
+      }
+      throw new IllegalArgumentException("unexpected call: " + request);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.dgen.examples;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.Call;
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.From;
@@ -53,13 +54,13 @@ public final class ShardedAccountsExample {
     public record Deposit(long amount) implements Msg {}
 
     /** Moves money to another account, if there is enough (a call; replies whether it did). */
-    public record Transfer(long to, long amount) implements Msg {}
+    public record Transfer(long to, long amount) implements Msg, Call<Boolean> {}
 
     /** Money another account's transfer sent (queued through that account's outbox). */
     public record Credit(long amount) implements Msg {}
 
     /** Reads the balance (a call). */
-    public record Balance() implements Msg {}
+    public record Balance() implements Msg, Call<Long> {}
 
     private final DGen dgen;
     private final Tenant tenant;
@@ -90,26 +91,29 @@ public final class ShardedAccountsExample {
     public Result<State> handleCallTx(TxContext tx, Msg request, From from, State state) {
       if (request instanceof Transfer t) {
         if (t.amount() > state.balance()) {
-          return Result.reply(false, state);
+          return Result.reply(t, false, state);
         }
         // The debit and the credit's push commit together: money is never made or lost.
         ServerRef<Msg> target = dgen.ref(tenant, "account", Tuple.from(t.to()));
         target.outbox().cast(tx.transaction(), new Credit(t.amount()));
-        return Result.reply(true, new State(state.balance() - t.amount()));
+        return Result.reply(t, true, new State(state.balance() - t.amount()));
       }
-      return Result.reply(state.balance(), state);
+      if (request instanceof Balance b) {
+        return Result.reply(b, state.balance(), state);
+      }
+      throw new IllegalArgumentException("unexpected call: " + request);
     }
   }
 
   /** A request handler, as it would sit behind an HTTP endpoint on any instance of the service. */
   static boolean transfer(DGen via, Tenant tenant, long from, long to, long amount) {
     ServerRef<Account.Msg> account = via.ref(tenant, "account", Tuple.from(from));
-    return account.call(new Account.Transfer(to, amount), Boolean.class, Duration.ofSeconds(30));
+    return account.call(new Account.Transfer(to, amount), Duration.ofSeconds(30));
   }
 
   static long balance(DGen via, Tenant tenant, long id) {
     ServerRef<Account.Msg> account = via.ref(tenant, "account", Tuple.from(id));
-    return account.call(new Account.Balance(), Long.class, Duration.ofSeconds(30));
+    return account.call(new Account.Balance(), Duration.ofSeconds(30));
   }
 
   /**

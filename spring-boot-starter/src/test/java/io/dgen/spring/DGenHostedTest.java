@@ -73,7 +73,7 @@ class DGenHostedTest {
   private static Set<Long> identities(DGen dgen, Tenant tenant, String kind) {
     Set<Long> seen = new HashSet<>();
     for (long id = 1; id <= 3; id++) {
-      seen.add(dgen.ref(tenant, kind, Tuple.from(id)).call(new Identify(), Long.class, WAIT));
+      seen.add(dgen.ref(tenant, kind, Tuple.from(id)).call(new Identify(), WAIT));
     }
     return seen;
   }
@@ -88,7 +88,7 @@ class DGenHostedTest {
               Tenant tenant = dgen.tenant("test", "hosting");
               var ref = dgen.<Tally.Msg>ref(tenant, "shared", Tuple.from("a"));
               ref.castAll(List.of(new Tally.Add(1), new Tally.Add(2), new Tally.Add(3)));
-              Summary s = ref.call(new Tally.Summarize(), Summary.class, WAIT);
+              Summary s = ref.call(new Tally.Summarize(), WAIT);
               assertThat(s).isEqualTo(new Summary(3, 3, 1, 3));
             });
   }

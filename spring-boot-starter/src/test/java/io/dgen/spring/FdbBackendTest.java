@@ -60,9 +60,7 @@ class FdbBackendTest {
                 await()
                     .atMost(Duration.ofSeconds(30))
                     .until(
-                        () ->
-                            tally.call(
-                                new Tally.Summarize(), Summary.class, Duration.ofSeconds(10)),
+                        () -> tally.call(new Tally.Summarize(), Duration.ofSeconds(10)),
                         s -> s.equals(new Summary(100, 100, 0, 99)));
                 DGenHealthIndicator indicator = ctx.getBean(DGenHealthIndicator.class);
                 await()

@@ -134,8 +134,7 @@ class GracefulShutdownTest {
           .atMost(Duration.ofSeconds(60))
           .untilAsserted(
               () ->
-                  assertThat(
-                          tally.call(new Tally.Summarize(), Summary.class, Duration.ofSeconds(10)))
+                  assertThat(tally.call(new Tally.Summarize(), Duration.ofSeconds(10)))
                       .isEqualTo(new Summary(MESSAGES, MESSAGES, 0, MESSAGES - 1)));
     }
   }

@@ -3,6 +3,7 @@ package io.dgen.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.Call;
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.From;
@@ -35,7 +36,7 @@ class StateEncodingPropertyTest {
   public static class Wide implements DGenServer<Map<String, String>, Wide.Put> {
 
     /** Sets field {@code name} to {@code value}. */
-    public record Put(String name, String value) {}
+    public record Put(String name, String value) implements Call<Boolean> {}
 
     @Override
     public InitResult<Map<String, String>> init(@Nullable Object arg) {
@@ -50,7 +51,7 @@ class StateEncodingPropertyTest {
     public Result<Map<String, String>> handleCall(Put put, From from, Map<String, String> state) {
       Map<String, String> next = new LinkedHashMap<>(state);
       next.put(put.name(), put.value());
-      return Result.reply(true, next);
+      return Result.reply(put, true, next);
     }
   }
 
@@ -81,9 +82,9 @@ class StateEncodingPropertyTest {
               ServerRef<Wide.Put> wide =
                   dgen.ref(dgen.tenant("test", "encoding"), "wide", Tuple.from(1));
               Duration timeout = Duration.ofSeconds(20);
-              assertThat(wide.call(new Wide.Put("field0", "x"), Boolean.class, timeout)).isTrue();
+              assertThat(wide.call(new Wide.Put("field0", "x"), timeout)).isTrue();
               long before = backend.counters().bytesWritten();
-              assertThat(wide.call(new Wide.Put("field1", "y"), Boolean.class, timeout)).isTrue();
+              assertThat(wide.call(new Wide.Put("field1", "y"), timeout)).isTrue();
               bytes[0] = backend.counters().bytesWritten() - before;
             });
     return bytes[0];

@@ -1,5 +1,6 @@
 package io.dgen.spring;
 
+import io.dgen.Call;
 import io.dgen.DGenServer;
 import io.dgen.From;
 import io.dgen.InitResult;
@@ -29,10 +30,10 @@ public class Tally implements DGenServer<Tally.State, Tally.Msg> {
   public record Add(long id) implements Msg {}
 
   /** Replies a {@link Summary} (a call). */
-  public record Summarize() implements Msg {}
+  public record Summarize() implements Msg, Call<Summary> {}
 
   /** Replies the identity hash of the behaviour instance that handles it (a call). */
-  public record Identify() implements Msg {}
+  public record Identify() implements Msg, Call<Long> {}
 
   /**
    * What a tally has applied.
@@ -91,10 +92,11 @@ public class Tally implements DGenServer<Tally.State, Tally.Msg> {
 
   @Override
   public Result<State> handleCall(Msg request, From from, State state) {
-    if (request instanceof Identify) {
-      return Result.reply((long) System.identityHashCode(this), state);
+    if (request instanceof Identify identify) {
+      return Result.reply(identify, (long) System.identityHashCode(this), state);
     }
-    return Result.reply(summarize(state.applied()), state);
+    Summarize query = (Summarize) request; // the only other call
+    return Result.reply(query, summarize(state.applied()), state);
   }
 
   static Summary summarize(List<Long> applied) {

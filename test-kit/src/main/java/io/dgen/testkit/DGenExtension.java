@@ -25,7 +25,7 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  *     ServerRef<Counter.Msg> ref = kit.start(new Counter(), null);
  *     ref.cast(new Counter.Increment(2));
  *     kit.drain(ref);
- *     assertThat(ref.<Long>call(new Counter.Get())).isEqualTo(2L);
+ *     assertThat(ref.call(new Counter.Get())).isEqualTo(2L); // Get implements Call<Long>
  *   }
  * }
  * }</pre>

@@ -1,6 +1,7 @@
 package io.dgen.testkit;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.Call;
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.DeadLetter;
@@ -161,11 +162,12 @@ public final class TestKit implements AutoCloseable {
   }
 
   /**
-   * Sends {@code request} as a call, drains the server, and returns the reply.
+   * Sends {@code request} as a call, drains the server, and returns the reply, of the type the
+   * request names.
    *
    * @throws AssertionError if the call has no reply once the queue is drained
    */
-  public <M, R> R call(ServerRef<M> ref, M request) {
+  public <R> R call(ServerRef<?> ref, Call<R> request) {
     CompletableFuture<R> reply = ref.callAsync(request);
     drain(ref);
     try {

@@ -1,6 +1,7 @@
 package io.dgen.testkit;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.Call;
 import io.dgen.DGenServer;
 import io.dgen.DbContext;
 import io.dgen.Event;
@@ -22,7 +23,7 @@ final class Account implements DGenServer<Account.State, Account.Msg> {
   record Deposit(long amount) implements Msg {}
 
   /** Replies the balance. */
-  record Balance() implements Msg {}
+  record Balance() implements Msg, Call<Long> {}
 
   /** Always fails. */
   record Bounce() implements Msg {}
@@ -85,8 +86,8 @@ final class Account implements DGenServer<Account.State, Account.Msg> {
 
   @Override
   public Result<State> handleCall(Msg request, From from, State state) {
-    if (request instanceof Balance) {
-      return Result.reply(state.balance(), state);
+    if (request instanceof Balance b) {
+      return Result.reply(b, state.balance(), state);
     }
     throw new IllegalArgumentException("unexpected call: " + request);
   }

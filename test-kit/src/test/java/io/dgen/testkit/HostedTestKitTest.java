@@ -36,8 +36,8 @@ class HostedTestKitTest {
 
     kit.assertQueueLength(alice, 0);
     assertThat(behaviour.initThreads).containsExactly(Thread.currentThread().getName());
-    assertThat(alice.call(new Balance(), Long.class, CALL)).isEqualTo(12L);
-    assertThat(alice.call(new Owner(), String.class, CALL)).isEqualTo("alice/alice");
+    assertThat(alice.call(new Balance(), CALL)).isEqualTo(12L);
+    assertThat(alice.call(new Owner(), CALL)).isEqualTo("alice/alice");
     assertThat(kit.drain(alice)).isZero();
   }
 
@@ -49,7 +49,7 @@ class HostedTestKitTest {
     wallet.cast(new Deposit(1));
     kit.drain(wallet);
 
-    assertThat(wallet.call(new Owner(), String.class, CALL)).isEqualTo("42/42");
+    assertThat(wallet.call(new Owner(), CALL)).isEqualTo("42/42");
     assertThat((Object) kit.ref(Wallet.KIND, Tuple.from(42)).tuid())
         .as("the tuple form of the same id is the same server")
         .isEqualTo(wallet.tuid());
@@ -69,11 +69,11 @@ class HostedTestKitTest {
     kit.advance(Duration.ofMinutes(1));
     kit.assertQueueLength(bob, 1); // due now: queued before advance returned
     assertThat(kit.drain(bob)).isEqualTo(1);
-    assertThat(bob.call(new Balance(), Long.class, CALL)).isEqualTo(4L);
+    assertThat(bob.call(new Balance(), CALL)).isEqualTo(4L);
 
     kit.advance(Duration.ofHours(2));
     assertThat(kit.drain(bob)).isEqualTo(1);
-    assertThat(bob.call(new Balance(), Long.class, CALL)).isEqualTo(5L);
+    assertThat(bob.call(new Balance(), CALL)).isEqualTo(5L);
   }
 
   @Test
@@ -83,7 +83,7 @@ class HostedTestKitTest {
     carol.cast(new Deposit(9));
 
     // with consumeK > 1 a call is queued: kit.call drains it in this thread
-    assertThat(kit.<Msg, Long>call(carol, new Balance())).isEqualTo(9L);
+    assertThat(kit.call(carol, new Balance())).isEqualTo(9L);
     kit.assertQueueLength(carol, 0);
   }
 

@@ -8,6 +8,7 @@ import io.dgen.InitResult;
 import io.dgen.Result;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -75,7 +76,7 @@ class LogContextTest {
     int before = CapturedLogs.lines().size();
 
     kit.drain(ref);
-    ref.call(new Hit("get"));
+    ref.call(new Hit("get"), Integer.class, Duration.ofSeconds(5)); // Hit is cast too: no Call
 
     Map<String, String> expected =
         Map.of(

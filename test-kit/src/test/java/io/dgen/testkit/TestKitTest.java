@@ -30,7 +30,7 @@ class TestKitTest {
     kit.assertQueueLength(account, 0);
     assertThat(kit.assertDeadLetters(account, 1).get(0).message())
         .isEqualTo(new Account.Deposit(-1));
-    assertThat(account.<Long>call(new Account.Balance())).isEqualTo(12L);
+    assertThat(account.call(new Account.Balance())).isEqualTo(12L);
   }
 
   @Test
@@ -44,7 +44,7 @@ class TestKitTest {
     kit.advance(Duration.ofMinutes(1));
     kit.assertQueueLength(account, 1); // due now: queued before advance returned
     assertThat(kit.drain(account)).isEqualTo(1);
-    assertThat(account.<Long>call(new Account.Balance())).isEqualTo(4L);
+    assertThat(account.call(new Account.Balance())).isEqualTo(4L);
     kit.assertQueueLength(account, 0); // the two-hour one is still pending
   }
 
@@ -67,7 +67,7 @@ class TestKitTest {
               assertThat(d.message()).isEqualTo(new Account.Memo(11_000_000));
               assertThat(d.lastError()).contains("transaction_too_large");
             });
-    assertThat(kit.<Account.Msg, Long>call(account, new Account.Balance())).isEqualTo(3L);
+    assertThat(kit.call(account, new Account.Balance())).isEqualTo(3L);
   }
 
   @Test
@@ -80,7 +80,7 @@ class TestKitTest {
 
     kit.assertQueueLength(account, 0);
     assertThat(kit.drain(account)).isZero();
-    assertThat(account.<Long>call(new Account.Balance())).isEqualTo(3L);
+    assertThat(account.call(new Account.Balance())).isEqualTo(3L);
   }
 
   @Test
@@ -91,7 +91,7 @@ class TestKitTest {
     account.cast(new Account.Deposit(1));
     kit.drain(account);
     // a call with consumeK > 1 is queued: kit.call drains it in this thread
-    assertThat(kit.<Account.Msg, Long>call(account, new Account.Balance())).isEqualTo(1L);
+    assertThat(kit.call(account, new Account.Balance())).isEqualTo(1L);
     assertThat(behaviour.lastThread()).isEqualTo(Thread.currentThread().getName());
   }
 
@@ -138,7 +138,7 @@ class TestKitTest {
 
     kit.advance(Duration.ofSeconds(1));
     assertThat(kit.drain(account)).isEqualTo(2); // the audit again, then the deposit
-    assertThat(account.<Long>call(new Account.Balance())).isEqualTo(101L);
+    assertThat(account.call(new Account.Balance())).isEqualTo(101L);
   }
 
   @Test

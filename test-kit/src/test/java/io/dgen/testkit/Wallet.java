@@ -1,5 +1,6 @@
 package io.dgen.testkit;
 
+import io.dgen.Call;
 import io.dgen.DGenServer;
 import io.dgen.From;
 import io.dgen.InitResult;
@@ -24,10 +25,10 @@ final class Wallet implements DGenServer<Wallet.State, Wallet.Msg> {
   record Deposit(long amount) implements Msg {}
 
   /** Replies the balance. */
-  record Balance() implements Msg {}
+  record Balance() implements Msg, Call<Long> {}
 
   /** Replies the owner {@code init} recorded and the id the callback got, joined by "/". */
-  record Owner() implements Msg {}
+  record Owner() implements Msg, Call<String> {}
 
   /** Schedules a deposit of {@code amount} after {@code after}, from the callback. */
   record Remind(long amount, Duration after) implements Msg {}
@@ -54,9 +55,9 @@ final class Wallet implements DGenServer<Wallet.State, Wallet.Msg> {
 
   @Override
   public Result<State> handleCallTx(TxContext tx, Msg request, From from, State state) {
-    if (request instanceof Owner) {
-      return Result.reply(state.owner() + "/" + tx.id(), state);
+    if (request instanceof Owner o) {
+      return Result.reply(o, state.owner() + "/" + tx.id(), state);
     }
-    return Result.reply(state.balance(), state);
+    return Result.reply((Balance) request, state.balance(), state);
   }
 }

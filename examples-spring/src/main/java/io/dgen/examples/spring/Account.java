@@ -1,6 +1,7 @@
 package io.dgen.examples.spring;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.Call;
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.From;
@@ -20,12 +21,7 @@ import org.springframework.stereotype.Component;
  * the runtime, which it needs to address other accounts. An account's state is its durable state.
  */
 @Component
-@DGenHosted(
-    kind = "account",
-    tenant = "bank",
-    idleTimeout = "5m",
-    deadLetterThreshold = 5,
-    allowTypes = Account.Reply.class) // a keyed call names no reply type: allow the one it gets
+@DGenHosted(kind = "account", tenant = "bank", idleTimeout = "5m", deadLetterThreshold = 5)
 public class Account implements DGenServer<Account.State, Account.Msg> {
 
   /**
@@ -36,26 +32,30 @@ public class Account implements DGenServer<Account.State, Account.Msg> {
    */
   public record State(boolean open, long balance) {}
 
-  /** What an account understands. */
-  public sealed interface Msg permits Open, Deposit, Transfer, Credit, Balance {}
+  /** What an account understands: the requests of its clients, and credits. */
+  public sealed interface Msg permits Request, Credit {}
 
-  /** Opens the account (a call). */
-  public record Open() implements Msg {}
+  /** A client's request: a call, answered with a {@link Reply}. */
+  public sealed interface Request extends Msg, Call<Reply>
+      permits Open, Deposit, Transfer, Balance {}
+
+  /** Opens the account. */
+  public record Open() implements Request {}
 
   /**
-   * Adds money from outside (a call).
+   * Adds money from outside.
    *
    * @param amount positive
    */
-  public record Deposit(long amount) implements Msg {}
+  public record Deposit(long amount) implements Request {}
 
   /**
-   * Moves money to another account, if there is enough (a call).
+   * Moves money to another account, if there is enough.
    *
    * @param to the other account's id
    * @param amount positive
    */
-  public record Transfer(long to, long amount) implements Msg {}
+  public record Transfer(long to, long amount) implements Request {}
 
   /**
    * Money another account's transfer sent (a cast, queued through that account's outbox). An
@@ -67,8 +67,8 @@ public class Account implements DGenServer<Account.State, Account.Msg> {
    */
   public record Credit(long from, long amount, boolean returned) implements Msg {}
 
-  /** Reads the balance (a call). */
-  public record Balance() implements Msg {}
+  /** Reads the balance. */
+  public record Balance() implements Request {}
 
   /** How a call went. */
   public enum Outcome {
@@ -85,7 +85,7 @@ public class Account implements DGenServer<Account.State, Account.Msg> {
   }
 
   /**
-   * Every call's reply.
+   * Every request's reply.
    *
    * @param outcome how it went
    * @param balance the balance after it
@@ -109,32 +109,33 @@ public class Account implements DGenServer<Account.State, Account.Msg> {
   }
 
   @Override
-  public Result<State> handleCallTx(TxContext tx, Msg request, From from, State s) {
+  public Result<State> handleCallTx(TxContext tx, Msg message, From from, State s) {
+    Request request = (Request) message; // every call is a Request; a Credit is a cast
     if (request instanceof Open) {
       return s.open()
-          ? reply(Outcome.ALREADY_OPEN, s)
-          : reply(Outcome.OK, new State(true, s.balance()));
+          ? reply(request, Outcome.ALREADY_OPEN, s)
+          : reply(request, Outcome.OK, new State(true, s.balance()));
     }
     if (!s.open()) {
-      return reply(Outcome.NO_ACCOUNT, s);
+      return reply(request, Outcome.NO_ACCOUNT, s);
     }
     if (request instanceof Deposit d) {
       return d.amount() <= 0
-          ? reply(Outcome.INVALID, s)
-          : reply(Outcome.OK, new State(true, s.balance() + d.amount()));
+          ? reply(request, Outcome.INVALID, s)
+          : reply(request, Outcome.OK, new State(true, s.balance() + d.amount()));
     }
     if (request instanceof Transfer t) {
       if (t.amount() <= 0 || t.to() == id(tx)) {
-        return reply(Outcome.INVALID, s);
+        return reply(request, Outcome.INVALID, s);
       }
       if (t.amount() > s.balance()) {
-        return reply(Outcome.INSUFFICIENT_FUNDS, s);
+        return reply(request, Outcome.INSUFFICIENT_FUNDS, s);
       }
       // The debit and the credit's push commit together, or neither does.
       credit(tx, t.to(), new Credit(id(tx), t.amount(), false));
-      return reply(Outcome.OK, new State(true, s.balance() - t.amount()));
+      return reply(request, Outcome.OK, new State(true, s.balance() - t.amount()));
     }
-    return reply(Outcome.OK, s); // Balance
+    return reply(request, Outcome.OK, s); // Balance
   }
 
   @Override
@@ -158,7 +159,8 @@ public class Account implements DGenServer<Account.State, Account.Msg> {
     return tx.tuid().getLong(1);
   }
 
-  private static Result<State> reply(Outcome outcome, State s) {
-    return Result.reply(new Reply(outcome, s.balance()), s);
+  /** Answers {@code request} with {@code outcome} and the balance of {@code s}, its new state. */
+  private static Result<State> reply(Request request, Outcome outcome, State s) {
+    return Result.reply(request, new Reply(outcome, s.balance()), s);
   }
 }

@@ -8,6 +8,7 @@ import io.dgen.ServerRef;
 import io.dgen.Tenant;
 import io.dgen.examples.spring.Account.Msg;
 import io.dgen.examples.spring.Account.Reply;
+import io.dgen.examples.spring.Account.Request;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpStatus;
@@ -85,7 +86,7 @@ public class AccountController {
       @PathVariable long id,
       @RequestBody TransferRequest body,
       @RequestHeader(name = "Idempotency-Key", required = false) @Nullable String key) {
-    Msg transfer = new Account.Transfer(body.to(), body.amount());
+    Request transfer = new Account.Transfer(body.to(), body.amount());
     return respond(id, call(id, transfer, "transfer", key), HttpStatus.OK);
   }
 
@@ -99,11 +100,11 @@ public class AccountController {
    * A keyed call when the client sent a key: the key is per account, so it is prefixed with the
    * operation, and a retry of "deposit 100" cannot be answered with the reply of a transfer.
    */
-  private Reply call(long id, Msg message, String operation, @Nullable String key) {
+  private Reply call(long id, Request request, String operation, @Nullable String key) {
     ServerRef<Msg> account = dgen.ref(bank, "account", Tuple.from(id));
     return key == null
-        ? account.call(message, Reply.class, TIMEOUT)
-        : account.call(message, operation + ":" + key, TIMEOUT);
+        ? account.call(request, TIMEOUT)
+        : account.call(request, operation + ":" + key, TIMEOUT);
   }
 
   private static ResponseEntity<AccountView> respond(long id, Reply reply, HttpStatus ok) {

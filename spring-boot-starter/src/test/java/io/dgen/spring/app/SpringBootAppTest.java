@@ -42,7 +42,7 @@ class SpringBootAppTest {
     await()
         .atMost(Duration.ofSeconds(20))
         .until(
-            () -> tally.call(new Tally.Summarize(), Tally.Summary.class, Duration.ofSeconds(10)),
+            () -> tally.call(new Tally.Summarize(), Duration.ofSeconds(10)),
             s -> s.equals(new Tally.Summary(50, 50, 0, 49)));
   }
 

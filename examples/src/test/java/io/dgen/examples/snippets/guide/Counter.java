@@ -1,5 +1,6 @@
 package io.dgen.examples.snippets.guide;
 
+import io.dgen.Call;
 import io.dgen.DGenServer;
 import io.dgen.From;
 import io.dgen.InitResult;
@@ -11,9 +12,9 @@ public final class Counter implements DGenServer<Counter.State, Counter.Msg> {
 
   public sealed interface Msg permits Increment, Get {}
 
-  public record Increment(long by) implements Msg {}
+  public record Increment(long by) implements Msg {} // a cast: no reply
 
-  public record Get() implements Msg {}
+  public record Get() implements Msg, Call<Long> {} // a call: its reply is a Long
 
   @Override
   public InitResult<State> init(Object arg) {
@@ -27,7 +28,7 @@ public final class Counter implements DGenServer<Counter.State, Counter.Msg> {
 
   @Override
   public Result<State> handleCall(Msg m, From from, State s) {
-    return Result.reply(s.value(), s);
+    return Result.reply((Get) m, s.value(), s); // Get is a Call<Long>: the reply must be a Long
   }
 }
 // end snippet

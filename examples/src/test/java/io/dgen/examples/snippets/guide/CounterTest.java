@@ -21,11 +21,11 @@ class CounterTest {
     kit.assertQueueLength(counter, 2);
 
     assertThat(kit.drain(counter)).isEqualTo(2); // every callback has run when drain returns
-    assertThat(counter.<Long>call(new Counter.Get())).isEqualTo(5L);
+    assertThat(counter.call(new Counter.Get())).isEqualTo(5L);
 
     kit.advance(Duration.ofMinutes(30)); // the timer is due: queued before advance returns
     kit.drain(counter);
-    assertThat(counter.<Long>call(new Counter.Get())).isEqualTo(15L);
+    assertThat(counter.call(new Counter.Get())).isEqualTo(15L);
   }
 }
 // end snippet

@@ -79,7 +79,7 @@ class GettingStartedSnippetsTest {
     await().until(() -> audit(ref, "o-1") != null);
     assertThat(new String(audit(ref, "o-1"), UTF_8)).isEqualTo("shipped o-1");
 
-    assertThat(ref.<Long>call(new Charge("o-1", 7))).isEqualTo(7);
+    assertThat(ref.call(new Charge("o-1", 7))).isEqualTo(7);
     await() // actions run after the commit, maybe on another thread than the reply's
         .untilAsserted(
             () -> {
@@ -123,12 +123,12 @@ class GettingStartedSnippetsTest {
     assertThat(queued).isFalse();
     assertThat(total).isEqualTo(40);
     assertThat(report).isEqualTo("2030-11: 1 orders, 40");
-    assertThat(ref.<Long>call(new Charge(orderId, 40), "charge-" + orderId, Duration.ofSeconds(5)))
+    assertThat(ref.call(new Charge(orderId, 40), "charge-" + orderId, Duration.ofSeconds(5)))
         .isEqualTo(40);
     await().untilAsserted(() -> assertThat(orders.mailer.sent).hasSize(1));
     assertThat(orders.mailer.sent).containsExactly("buyer: charged 40"); // the call ran once
     await().until(() -> ref.queueLength() == 0);
-    assertThat(ref.<String>call(new Report(month))).isEqualTo("2030-11: 1 orders, 40");
+    assertThat(ref.call(new Report(month))).isEqualTo("2030-11: 1 orders, 40");
   }
 
   @Test

@@ -3,6 +3,7 @@ package io.dgen.examples.snippets.guide;
 import static java.nio.charset.StandardCharsets.UTF_8;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.Call;
 import io.dgen.DGenServer;
 import io.dgen.From;
 import io.dgen.InitResult;
@@ -40,9 +41,9 @@ public final class Orders implements DGenServer<Orders.State, Orders.Msg> {
 
   public record Ship(String orderId) implements Msg {}
 
-  public record Charge(String orderId, long amount) implements Msg {}
+  public record Charge(String orderId, long amount) implements Msg, Call<Long> {}
 
-  public record Report(String month) implements Msg {}
+  public record Report(String month) implements Msg, Call<String> {}
 
   /** Stands in for an e-mail client: records what it was asked to send. */
   public static final class Mailer {
@@ -87,6 +88,7 @@ public final class Orders implements DGenServer<Orders.State, Orders.Msg> {
       State next = s.charge(c.orderId(), c.amount());
       // snippet: gs-actions
       return Result.reply(
+          c,
           next.total(),
           next,
           List.of(
@@ -95,7 +97,7 @@ public final class Orders implements DGenServer<Orders.State, Orders.Msg> {
       // end snippet
     }
     if (m instanceof Report r) {
-      return Result.reply(r.month() + ": " + s.charged().size() + " orders, " + s.total(), s);
+      return Result.reply(r, r.month() + ": " + s.charged().size() + " orders, " + s.total(), s);
     }
     throw new IllegalArgumentException("not a call: " + m);
   }

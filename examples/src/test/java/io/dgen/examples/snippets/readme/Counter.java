@@ -1,5 +1,6 @@
 package io.dgen.examples.snippets.readme;
 
+import io.dgen.Call;
 import io.dgen.DGenServer;
 import io.dgen.From;
 import io.dgen.InitResult;
@@ -11,8 +12,8 @@ import io.dgen.Result;
 public final class Counter implements DGenServer<Counter.State, Counter.Msg> {
   public record State(long value) {}
   public sealed interface Msg permits Increment, Get {}
-  public record Increment(long by) implements Msg {}
-  public record Get() implements Msg {}
+  public record Increment(long by) implements Msg {}  // a cast
+  public record Get() implements Msg, Call<Long> {}   // a call, answered with a Long
 
   @Override public InitResult<State> init(Object arg) { return InitResult.ok(new State(0)); }
 
@@ -21,7 +22,7 @@ public final class Counter implements DGenServer<Counter.State, Counter.Msg> {
   }
 
   @Override public Result<State> handleCall(Msg m, From from, State s) {
-    return Result.reply(s.value(), s);
+    return Result.reply((Get) m, s.value(), s);
   }
 }
 // end snippet
