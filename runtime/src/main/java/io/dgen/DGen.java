@@ -177,13 +177,14 @@ public final class DGen implements AutoCloseable {
    * @param options where and how to run
    * @param <S> the state type
    * @param <M> the message type
-   * @return a reference to the process
+   * @return the process: a {@link ServerRef} for its clients, and {@link ProcessRef#stop} to stop
+   *     it
    * @throws DGenException if {@code init} fails or refuses
    * @throws IllegalArgumentException if the tenant belongs to another {@code DGen} or the types
    *     cannot be resolved
    * @throws IllegalStateException if the name is taken
    */
-  public <S, M> ServerRef<M> start(
+  public <S, M> ProcessRef<M> start(
       DGenServer<S, M> server, @Nullable Object arg, StartOptions options) {
     Objects.requireNonNull(options, "options must not be null");
     checkTenant(options.tenant());
@@ -298,8 +299,8 @@ public final class DGen implements AutoCloseable {
    * transaction and starts nothing; every {@link ServerRef} operation works through it, and refuses
    * a message that is not an instance of the kind's message type with {@link
    * IllegalArgumentException} before anything is written. Its first message creates the server. A
-   * ref stays usable after {@link ServerRef#kill}: the next message creates the server anew. See
-   * {@link #host(Kind, Supplier, StartOptions)}.
+   * ref stays usable after {@link io.dgen.admin.ServerControl#kill}: the next message creates the
+   * server anew. See {@link #host(Kind, Supplier, StartOptions)}.
    *
    * <pre>{@code
    * ServerRef<Account.Msg> account = dgen.ref(bank, ACCOUNT, "alice");

@@ -6,8 +6,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * A message that was moved out of a server's queue after failing {@code deadLetterThreshold}
  * consecutive times (or because it could not be decoded). Inspect with {@link
- * ServerRef#deadLetters()}, put back with {@link ServerRef#requeueDeadLetter}, drop with {@link
- * ServerRef#purgeDeadLetter}.
+ * io.dgen.admin.ServerControl#deadLetters()}, put back with {@link
+ * io.dgen.admin.ServerControl#requeueDeadLetter}, drop with {@link
+ * io.dgen.admin.ServerControl#purgeDeadLetter}.
  *
  * @param id the dead letter's id (stable; the queue item's versionstamp in hex)
  * @param type how the message was sent ({@link Event.Type#CALL} or {@link Event.Type#CAST})

@@ -9,7 +9,10 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A handle on one process of a durable server, returned by {@link DGen#start}. Thread-safe.
+ * What a client of a durable server holds: a handle to send it casts and calls, from any runtime.
+ * {@link DGen#ref} makes one for a server addressed by id, {@link DGen#start} returns one ({@link
+ * ProcessRef}) for a process it started. What inspects or destroys a server (its queue length, dead
+ * letters, kill) is in {@link io.dgen.admin.ServerControl}. Thread-safe.
  *
  * <p>Queued messages ({@link #cast}, {@link #castAll}, {@link #call}) are stored durably before the
  * method returns and processed in FIFO order by the server's consumers, at least once each.
@@ -22,9 +25,9 @@ import java.util.concurrent.CompletableFuture;
  * type: the {@link Kind}'s for a ref of a kind ({@link DGen#ref(Tenant, Kind, String)}), else the
  * type the behaviour declares. A null message fails at once with {@link NullPointerException}.
  *
- * <p>After {@link #stop} or {@link #kill}, every method but {@link #isAlive}, {@link #termination},
- * {@link #tuid}, {@link #tenant}, {@link #name} and {@link #stop} throws {@link
- * ServerStoppedException}.
+ * <p>Once its server is killed ({@link io.dgen.admin.ServerControl#kill}), or the process a {@link
+ * ProcessRef} names is stopped, every method but {@link #tuid}, {@link #tenant} and {@link #name}
+ * throws {@link ServerStoppedException} (a future fails with it).
  *
  * <p>Every exception a method throws, or its future fails with, is a {@link DGenException}, except
  * argument errors ({@link IllegalArgumentException}, {@link NullPointerException}) and a fatal
@@ -34,10 +37,10 @@ import java.util.concurrent.CompletableFuture;
  * (see {@link DGenListener#castRefused}).
  *
  * <p>Every operation that waits for the store has a non-blocking twin ending in {@code Async}
- * ({@link #castAsync(Object)}, {@link #submitAsync}, {@link #killAsync}, ...): it returns a future
- * at once, holds no thread while the store works, and completes with what the blocking form returns
- * or fails with what it throws; the blocking form is that future, waited for. Bad arguments throw
- * at once in both forms; a stopped process fails the future. A future may be completed by the
+ * ({@link #castAsync(Object)}, {@link #submitAsync}, {@link #callAsync(Call)}, ...): it returns a
+ * future at once, holds no thread while the store works, and completes with what the blocking form
+ * returns or fails with what it throws; the blocking form is that future, waited for. Bad arguments
+ * throw at once in both forms; a stopped process fails the future. A future may be completed by the
  * caller's thread, a runtime thread or the backend's callback thread: keep what you chain to it
  * short and non-blocking, or use the {@code Async} variants of {@link CompletableFuture} with an
  * executor of yours (see {@code docs/async.md}).
@@ -426,22 +429,6 @@ public interface ServerRef<M> {
    */
   Outbox<M> outbox();
 
-  /**
-   * Returns the number of queued messages (pushes minus pops, read as a snapshot).
-   *
-   * @return the queue length
-   */
-  default long queueLength() {
-    return Futures.joinBounded(queueLengthAsync());
-  }
-
-  /**
-   * {@link #queueLength} without blocking.
-   *
-   * @return a future of the queue length
-   */
-  CompletableFuture<Long> queueLengthAsync();
-
   /** The server's identity tuple. */
   Tuple tuid();
 
@@ -450,121 +437,6 @@ public interface ServerRef<M> {
 
   /** The name this process is registered under, if any. */
   Optional<String> name();
-
-  /** True until this process is stopped or the server killed. */
-  boolean isAlive();
-
-  /**
-   * Returns a future that completes when this process stops: after {@link #stop}, {@link #kill}, a
-   * {@code Result.stop}, or once it finds its server killed. A lock holder whose lock was busted
-   * does not stop: its late commit is refused with {@link LockFencedException}, which is logged and
-   * reported to the {@link DGenListener}, and the process goes on consuming.
-   *
-   * @return the termination future
-   */
-  CompletableFuture<Void> termination();
-
-  /**
-   * Lists the server's dead letters, oldest first.
-   *
-   * @return the dead letters
-   */
-  default List<DeadLetter<M>> deadLetters() {
-    return Futures.joinBounded(deadLettersAsync());
-  }
-
-  /**
-   * {@link #deadLetters} without blocking.
-   *
-   * @return a future of the dead letters, oldest first
-   */
-  CompletableFuture<List<DeadLetter<M>>> deadLettersAsync();
-
-  /**
-   * Moves a dead letter back into the queue, at its head (processed next) or at its tail, with a
-   * fresh failure count. A call is re-queued without its original caller, whose reply is dropped.
-   *
-   * @param id the dead letter's id
-   * @param head true to put it at the head of the queue
-   * @return true if it existed
-   */
-  default boolean requeueDeadLetter(String id, boolean head) {
-    return Futures.joinBounded(requeueDeadLetterAsync(id, head));
-  }
-
-  /**
-   * {@link #requeueDeadLetter} without blocking.
-   *
-   * @param id the dead letter's id
-   * @param head true to put it at the head of the queue
-   * @return a future of whether it existed
-   * @throws IllegalArgumentException if {@code id} is not a dead letter id at all
-   */
-  CompletableFuture<Boolean> requeueDeadLetterAsync(String id, boolean head);
-
-  /**
-   * Deletes one dead letter.
-   *
-   * @param id the dead letter's id
-   * @return true if it existed
-   */
-  default boolean purgeDeadLetter(String id) {
-    return Futures.joinBounded(purgeDeadLetterAsync(id));
-  }
-
-  /**
-   * {@link #purgeDeadLetter} without blocking.
-   *
-   * @param id the dead letter's id
-   * @return a future of whether it existed
-   * @throws IllegalArgumentException if {@code id} is not a dead letter id at all
-   */
-  CompletableFuture<Boolean> purgeDeadLetterAsync(String id);
-
-  /**
-   * Deletes every dead letter of the server.
-   *
-   * @return how many there were
-   */
-  default int purgeDeadLetters() {
-    return Futures.joinBounded(purgeDeadLettersAsync());
-  }
-
-  /**
-   * {@link #purgeDeadLetters} without blocking: one transaction per page of dead letters, each
-   * started when the one before committed.
-   *
-   * @return a future of how many there were
-   */
-  CompletableFuture<Integer> purgeDeadLettersAsync();
-
-  /**
-   * Stops this process. The durable state and queue are kept; another process (or a later {@link
-   * DGen#start}) carries on. Idempotent.
-   */
-  void stop();
-
-  /**
-   * Deletes the server's durable state, queue, reply slots, dead letters and pending timers, then
-   * stops its processes in this {@link DGen}. Waiting callers fail with {@link
-   * ServerStoppedException}.
-   *
-   * @param reason why (logged)
-   * @throws OperationTimeoutException if the cluster did not answer within the operation timeout
-   *     ({@link DGen.Builder#operationTimeout}); the outcome is unknown
-   */
-  default void kill(Object reason) {
-    Futures.joinBounded(killAsync(reason));
-  }
-
-  /**
-   * {@link #kill} without blocking: the future completes once the server is deleted and this
-   * runtime's processes of it have stopped.
-   *
-   * @param reason why (logged)
-   * @return a future completing once the server is deleted
-   */
-  CompletableFuture<Void> killAsync(Object reason);
 
   /**
    * Waits for a call's reply. An interrupt ends the wait with a {@link DGenException}, the

@@ -8,6 +8,7 @@ import io.dgen.TestServer.Add;
 import io.dgen.TestServer.AddAndGet;
 import io.dgen.TestServer.Boom;
 import io.dgen.TestServer.Msg;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.Backend;
 import io.dgen.backend.ForwardingBackend;
 import io.dgen.backend.memory.MemoryBackend;
@@ -42,14 +43,14 @@ class AsyncApiTest extends RuntimeTestBase {
 
   @Test
   void eachAsyncForm_completesWithWhatItsBlockingFormReturns() throws Exception {
-    ServerRef<Msg> ref = start(b -> b.consume(false).deadLetterThreshold(1));
+    ProcessRef<Msg> ref = start(b -> b.consume(false).deadLetterThreshold(1));
 
     ref.castAsync(new Add(1)).get(30, TimeUnit.SECONDS);
     ref.castAllAsync(List.of(new Add(2), new Add(3))).get(30, TimeUnit.SECONDS);
     assertThat(ref.castAsync(new Add(4), "key-1").get(30, TimeUnit.SECONDS)).isTrue();
     assertThat(ref.castAsync(new Add(4), "key-1").get(30, TimeUnit.SECONDS)).isFalse();
     String callId = ref.submitAsync(new TestServer.Get()).get(30, TimeUnit.SECONDS);
-    assertThat(ref.queueLengthAsync().get(30, TimeUnit.SECONDS)).isEqualTo(5);
+    assertThat(ServerControl.of(ref).queueLengthAsync().get(30, TimeUnit.SECONDS)).isEqualTo(5);
 
     String timer = ref.castAfterAsync(new Add(100), Duration.ofHours(1)).get(30, TimeUnit.SECONDS);
     assertThat(ref.cancelTimerAsync(timer).get(30, TimeUnit.SECONDS)).isTrue();
@@ -59,35 +60,35 @@ class AsyncApiTest extends RuntimeTestBase {
             .get(30, TimeUnit.SECONDS);
     assertThat(ref.cancelTimer(late)).isTrue();
 
-    ServerRef<Msg> consumer = start(b -> b.deadLetterThreshold(1));
+    ProcessRef<Msg> consumer = start(b -> b.deadLetterThreshold(1));
     assertThat(consumer.<Long>awaitReplyAsync(callId, Duration.ofSeconds(30)).get())
         .isEqualTo(10L); // 1 + 2 + 3 + 4, the keyed cast once
     consumer.castAsync(new Boom("dead")).get(30, TimeUnit.SECONDS);
     await()
         .atMost(Duration.ofSeconds(30))
-        .until(() -> consumer.deadLettersAsync().get().size() == 1);
-    String dead = consumer.deadLettersAsync().get().get(0).id();
-    assertThat(consumer.purgeDeadLetterAsync(dead).get()).isTrue();
-    assertThat(consumer.purgeDeadLetterAsync(dead).get()).isFalse();
-    assertThat(consumer.requeueDeadLetterAsync(dead, true).get()).isFalse();
-    assertThat(consumer.purgeDeadLettersAsync().get()).isZero();
+        .until(() -> ServerControl.of(consumer).deadLettersAsync().get().size() == 1);
+    String dead = ServerControl.of(consumer).deadLettersAsync().get().get(0).id();
+    assertThat(ServerControl.of(consumer).purgeDeadLetterAsync(dead).get()).isTrue();
+    assertThat(ServerControl.of(consumer).purgeDeadLetterAsync(dead).get()).isFalse();
+    assertThat(ServerControl.of(consumer).requeueDeadLetterAsync(dead, true).get()).isFalse();
+    assertThat(ServerControl.of(consumer).purgeDeadLettersAsync().get()).isZero();
     assertThat(consumer.<Long>callAsync(new AddAndGet(5), "call-1", Duration.ofSeconds(30)).get())
         .isEqualTo(15L);
     assertThat(consumer.<Long>callAsync(new AddAndGet(5), "call-1", Duration.ofSeconds(30)).get())
         .isEqualTo(15L); // the first call's reply: it ran once
 
-    consumer.killAsync("test").get(30, TimeUnit.SECONDS);
+    ServerControl.of(consumer).killAsync("test").get(30, TimeUnit.SECONDS);
     assertThat(consumer.termination()).isDone();
     assertThat(ref.isAlive()).isFalse(); // the same server's other process stopped too
   }
 
   @Test
   void aStoppedProcess_failsTheFuture_andBadArgumentsThrowAtOnce() {
-    ServerRef<Msg> ref = start(b -> b.consume(false));
+    ProcessRef<Msg> ref = start(b -> b.consume(false));
     assertThatThrownBy(() -> ref.castAsync(null)).isInstanceOf(NullPointerException.class);
     assertThatThrownBy(() -> ref.cancelTimerAsync("not-a-timer"))
         .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> ref.purgeDeadLetterAsync("xyz"))
+    assertThatThrownBy(() -> ServerControl.of(ref).purgeDeadLetterAsync("xyz"))
         .isInstanceOf(IllegalArgumentException.class);
 
     String callId = ref.submit(new Add(1));
@@ -102,10 +103,10 @@ class AsyncApiTest extends RuntimeTestBase {
             ref.callAsync(new AddAndGet(1)),
             ref.submitAsync(new Add(1)),
             ref.awaitReplyAsync(callId, Duration.ofSeconds(1)),
-            ref.queueLengthAsync(),
-            ref.deadLettersAsync(),
-            ref.purgeDeadLettersAsync(),
-            ref.killAsync("late"))) {
+            ServerControl.of(ref).queueLengthAsync(),
+            ServerControl.of(ref).deadLettersAsync(),
+            ServerControl.of(ref).purgeDeadLettersAsync(),
+            ServerControl.of(ref).killAsync("late"))) {
       assertThatThrownBy(f::get)
           .isInstanceOf(ExecutionException.class)
           .cause()
@@ -116,7 +117,7 @@ class AsyncApiTest extends RuntimeTestBase {
 
   @Test
   void anAsyncCast_returnsBeforeItsCommit_andTheBlockingOneWaitsForIt() throws Exception {
-    ServerRef<Msg> ref = start(b -> b.consume(false));
+    ProcessRef<Msg> ref = start(b -> b.consume(false));
     faults().commitLatency(COMMIT_LATENCY);
 
     long start = System.nanoTime();
@@ -130,12 +131,12 @@ class AsyncApiTest extends RuntimeTestBase {
     ref.cast(new Add(1));
     assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(COMMIT_LATENCY);
     faults().reset();
-    assertThat(ref.queueLength()).isEqualTo(2);
+    assertThat(ServerControl.of(ref).queueLength()).isEqualTo(2);
   }
 
   @Test
   void aThousandConcurrentAsyncCasts_fromOneThread_useAtMostSixteenThreads() throws Exception {
-    ServerRef<Msg> ref = start(b -> b.consume(false));
+    ProcessRef<Msg> ref = start(b -> b.consume(false));
     ref.cast(new Add(0)); // the server's first push is behind us: its types are stored
     // On the memory engine, commits that take a while (as on a cluster) without a thread each;
     // FoundationDB's take a while of their own.
@@ -171,7 +172,7 @@ class AsyncApiTest extends RuntimeTestBase {
     if (memory != null) {
       memory.faults().reset();
     }
-    assertThat(ref.queueLength()).isEqualTo(1_001);
+    assertThat(ServerControl.of(ref).queueLength()).isEqualTo(1_001);
   }
 
   private @Nullable MemoryBackend memoryEngine() {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.dgen.TestServer.Add;
 import io.dgen.TestServer.Msg;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.BackendException;
 import io.dgen.internal.Buckets;
 import io.dgen.internal.ServerKeys;
@@ -50,7 +51,7 @@ class BackendFailureTest extends RuntimeTestBase {
         .satisfies(e -> assertBackendFailure(e, TIMED_OUT));
 
     faults().reset();
-    assertThat(ref.queueLength()).isZero();
+    assertThat(ServerControl.of(ref).queueLength()).isZero();
     assertThat(total(ref)).isZero(); // none of them committed
   }
 
@@ -63,10 +64,10 @@ class BackendFailureTest extends RuntimeTestBase {
     byte[] end = keys.root().range().end;
 
     faults().failReads(begin, end, 1, BackendException.IO_ERROR);
-    assertThatThrownBy(ref::queueLength)
+    assertThatThrownBy(ServerControl.of(ref)::queueLength)
         .satisfies(e -> assertBackendFailure(e, BackendException.IO_ERROR));
     faults().failReads(begin, end, 1, BackendException.IO_ERROR);
-    assertThatThrownBy(ref::deadLetters)
+    assertThatThrownBy(ServerControl.of(ref)::deadLetters)
         .satisfies(e -> assertBackendFailure(e, BackendException.IO_ERROR));
   }
 

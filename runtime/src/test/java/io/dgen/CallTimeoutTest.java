@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.dgen.TestServer.Add;
 import io.dgen.TestServer.AddAndGet;
 import io.dgen.TestServer.Msg;
+import io.dgen.admin.ServerControl;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -55,7 +56,9 @@ class CallTimeoutTest extends RuntimeTestBase {
     ServerRef<Msg> ref = start(b -> b.consume(false)); // nobody replies: the call is queued
     long start = System.nanoTime();
     CompletableFuture<Long> call = ref.callAsync(new AddAndGet(1), TIMEOUT);
-    await().atMost(Duration.ofSeconds(10)).until(() -> ref.queueLength() == 1); // pushed
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> ServerControl.of(ref).queueLength() == 1); // pushed
     unreachable();
 
     assertTimedOut(call, start);
@@ -68,7 +71,7 @@ class CallTimeoutTest extends RuntimeTestBase {
     long start = System.nanoTime();
     CompletableFuture<Long> call =
         CompletableFuture.supplyAsync(() -> ref.call(new AddAndGet(1), TIMEOUT));
-    await().atMost(Duration.ofSeconds(10)).until(() -> ref.queueLength() == 1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> ServerControl.of(ref).queueLength() == 1);
     unreachable();
 
     assertTimedOut(call, start);

@@ -9,6 +9,7 @@ import io.dgen.TestServer.AddAndGet;
 import io.dgen.TestServer.Hook;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Work;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.CountingBackend;
 import io.dgen.backend.FaultInjectingBackend;
 import java.time.Duration;
@@ -70,7 +71,7 @@ class CommitUnknownResultTest extends RuntimeTestBase {
     assertThat(hooks.actions)
         .map(a -> a.substring(0, a.indexOf('@')))
         .containsExactlyElementsOf(expected);
-    assertThat(ref.queueLength()).isZero();
+    assertThat(ServerControl.of(ref).queueLength()).isZero();
   }
 
   @ParameterizedTest(name = "applied={0}")
@@ -87,7 +88,7 @@ class CommitUnknownResultTest extends RuntimeTestBase {
             return null;
           });
     }
-    assertThat(ref.queueLength()).isEqualTo(6);
+    assertThat(ServerControl.of(ref).queueLength()).isEqualTo(6);
     ServerRef<Msg> consumer = start();
     awaitTotal(consumer, 9);
     assertThat(state(consumer).seen()).containsExactly(1L, 2L, 1L, 2L, 1L, 2L);
@@ -109,6 +110,6 @@ class CommitUnknownResultTest extends RuntimeTestBase {
     ref.cast(new Add(1));
     awaitTotal(ref, 1001);
     assertThat(hooks.lockedReturned).hasValue(1);
-    assertThat(ref.queueLength()).isZero();
+    assertThat(ServerControl.of(ref).queueLength()).isZero();
   }
 }

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.dgen.TestServer.Add;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Seq;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.CountingBackend;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -26,7 +27,7 @@ class ConcurrencyTest extends RuntimeTestBase {
 
   @Test
   void fourConsumersAndFourPublishers_applyEveryCastOnce_inEachPublishersOrder() throws Exception {
-    List<ServerRef<Msg>> consumers = new ArrayList<>();
+    List<ProcessRef<Msg>> consumers = new ArrayList<>();
     for (int i = 0; i < 4; i++) {
       consumers.add(start());
     }
@@ -61,7 +62,7 @@ class ConcurrencyTest extends RuntimeTestBase {
     assertThat(s.lastSeq())
         .containsOnlyKeys("p0", "p1", "p2", "p3")
         .allSatisfy((k, v) -> assertThat(v).isEqualTo(2_500L));
-    assertThat(publisher.queueLength()).isZero();
+    assertThat(ServerControl.of(publisher).queueLength()).isZero();
     consumers.forEach(c -> assertThat(c.isAlive()).isTrue());
   }
 
@@ -96,7 +97,9 @@ class ConcurrencyTest extends RuntimeTestBase {
     awaitTotal(publisher, 1); // with a cache, it is warm now
     CountingBackend.Counters before = counters();
     publisher.castAll(Collections.nCopies(100, new Add(1)));
-    await().atMost(Duration.ofSeconds(30)).until(() -> publisher.queueLength() == 0);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> ServerControl.of(publisher).queueLength() == 0);
     CountingBackend.Counters used = counters().minus(before);
     assertThat(total(consumer)).isEqualTo(101);
     return used;
@@ -121,7 +124,7 @@ class ConcurrencyTest extends RuntimeTestBase {
     ByteArrayOutputStream log = new ByteArrayOutputStream();
     System.setOut(new PrintStream(log, true, StandardCharsets.UTF_8));
     try {
-      ServerRef<Msg> ref = start();
+      ProcessRef<Msg> ref = start();
       ref.cast(new TestServer.FailFirst("f", 4));
       ref.cast(new Add(10));
       awaitTotal(ref, 11);

@@ -29,7 +29,7 @@ public final class ConsumerJvm {
     try (FdbBackend backend = FdbBackend.open(Path.of(args[0]));
         DGen dgen = DGen.builder(backend).build()) {
       Tenant tenant = dgen.tenant("test", args[1]);
-      ServerRef<TestServer.Msg> ref =
+      ProcessRef<TestServer.Msg> ref =
           dgen.start(
               new TestServer(new TestServer.Hooks()),
               null,

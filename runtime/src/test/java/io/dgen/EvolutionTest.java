@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.admin.ServerControl;
 import io.dgen.internal.Buckets;
 import io.dgen.internal.ServerKeys;
 import java.nio.charset.StandardCharsets;
@@ -225,7 +226,7 @@ class EvolutionTest extends RuntimeTestBase {
   @EnumSource(StateEncoding.class)
   void version2_readsEverythingVersion1Stored(StateEncoding encoding) {
     DGen one = version1(encoding);
-    ServerRef<V1.Msg> v1 =
+    ProcessRef<V1.Msg> v1 =
         one.start(
             new V1.Bank(),
             null,
@@ -240,7 +241,9 @@ class EvolutionTest extends RuntimeTestBase {
     assertThat(v1.<V1.Balance>awaitReply(kept, Duration.ofSeconds(30)))
         .isEqualTo(new V1.Balance(5));
     v1.cast(new V1.Poison("bad"));
-    await().atMost(Duration.ofSeconds(30)).until(() -> v1.deadLetters().size() == 1);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> ServerControl.of(v1).deadLetters().size() == 1);
     v1.stop();
     // Queued items and a timer that version 1 never consumes.
     ServerRef<V1.Msg> publisher =
@@ -252,7 +255,7 @@ class EvolutionTest extends RuntimeTestBase {
     publisher.cast(new V1.Note("ann"));
     publisher.cast(new V1.Memo("memo"));
     publisher.castAfter(new V1.Deposit(11), Duration.ofMinutes(1));
-    assertThat(publisher.queueLength()).isEqualTo(3);
+    assertThat(ServerControl.of(publisher).queueLength()).isEqualTo(3);
     assertThat(storedStateTag(publisher)).isEqualTo("evo.account");
     one.close();
 
@@ -266,7 +269,7 @@ class EvolutionTest extends RuntimeTestBase {
         .isEqualTo(Tuple.from("dgen_server", "evo.bank")); // found by its alias
     await()
         .atMost(Duration.ofSeconds(30))
-        .until(() -> v2.queueLength() == 0 && stateOf(v2).cents() == 1_200);
+        .until(() -> ServerControl.of(v2).queueLength() == 0 && stateOf(v2).cents() == 1_200);
     V2.Account state = stateOf(v2);
     assertThat(state.owner()).isEqualTo("memo by unknown"); // the note, then the migrated memo
     assertThat(state.entries()).containsExactly(new V2.Entry("e0", 500), new V2.Entry("e1", 700));
@@ -276,10 +279,10 @@ class EvolutionTest extends RuntimeTestBase {
     assertThat(v2.<V2.Balance>awaitReply(kept, Duration.ofSeconds(30)))
         .isEqualTo(new V2.Balance(500));
     // The dead letter, stored at version 1 under the same name, decodes and re-queues.
-    List<DeadLetter<V2.Msg>> dead = v2.deadLetters();
+    List<DeadLetter<V2.Msg>> dead = ServerControl.of(v2).deadLetters();
     assertThat(dead).hasSize(1);
     assertThat(dead.get(0).message()).isEqualTo(new V2.Poison("bad"));
-    assertThat(v2.requeueDeadLetter(dead.get(0).id(), false)).isTrue();
+    assertThat(ServerControl.of(v2).requeueDeadLetter(dead.get(0).id(), false)).isTrue();
     await().atMost(Duration.ofSeconds(30)).until(() -> stateOf(v2).owner().equals("cured:bad"));
     // The timer, stored by version 1 with its version 1 deposit, fires into version 2.
     clock.advance(Duration.ofMinutes(2));
@@ -293,7 +296,7 @@ class EvolutionTest extends RuntimeTestBase {
   void rollingDeploy_aVersion2MessageAtAVersion1Consumer_isMovedAsideAndRequeued(
       StateEncoding encoding) {
     DGen one = version1(encoding);
-    ServerRef<V1.Msg> v1 =
+    ProcessRef<V1.Msg> v1 =
         one.start(
             new V1.Bank(),
             null,
@@ -310,9 +313,12 @@ class EvolutionTest extends RuntimeTestBase {
     v1.cast(new V1.Deposit(2)); // behind them, and still applied
     await()
         .atMost(Duration.ofSeconds(30))
-        .until(() -> v1.queueLength() == 0 && v1.deadLetters().size() == 2);
+        .until(
+            () ->
+                ServerControl.of(v1).queueLength() == 0
+                    && ServerControl.of(v1).deadLetters().size() == 2);
     assertThat(v1.<V1.Balance>call(new V1.Get())).isEqualTo(new V1.Balance(3));
-    List<DeadLetter<V1.Msg>> aside = v1.deadLetters();
+    List<DeadLetter<V1.Msg>> aside = ServerControl.of(v1).deadLetters();
     assertThat(aside).extracting(DeadLetter::message).containsOnlyNulls();
     assertThat(aside.get(0).lastError())
         .contains("UndecodableDataException", "storedType=evo.credit", "storedVersion=2", "key=")
@@ -326,16 +332,16 @@ class EvolutionTest extends RuntimeTestBase {
             new V2.Ledger(),
             null,
             StartOptions.builder(in(two)).allowTypes(V2.Balance.class).build());
-    List<DeadLetter<V2.Msg>> dead = v2.deadLetters();
+    List<DeadLetter<V2.Msg>> dead = ServerControl.of(v2).deadLetters();
     assertThat(dead)
         .extracting(DeadLetter::message)
         .containsExactly(new V2.Credit(300), new V2.Memo("hello", "ann"));
     for (DeadLetter<V2.Msg> d : dead) {
-      assertThat(v2.requeueDeadLetter(d.id(), false)).isTrue();
+      assertThat(ServerControl.of(v2).requeueDeadLetter(d.id(), false)).isTrue();
     }
     await()
         .atMost(Duration.ofSeconds(30))
-        .until(() -> v2.queueLength() == 0 && stateOf(v2).cents() == 600);
+        .until(() -> ServerControl.of(v2).queueLength() == 0 && stateOf(v2).cents() == 600);
     assertThat(stateOf(v2).owner()).isEqualTo("hello by ann");
   }
 

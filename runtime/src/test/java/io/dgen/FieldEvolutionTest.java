@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.admin.DGenAdmin;
 import io.dgen.admin.ServerAdmin;
+import io.dgen.admin.ServerControl;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -185,10 +186,10 @@ class FieldEvolutionTest extends RuntimeTestBase {
   }
 
   /** Stores {@code first}'s state, stops it, and starts {@code second} over the same data. */
-  private <T> ServerRef<String> upgrade(
+  private <T> ProcessRef<String> upgrade(
       StateEncoding encoding, DGenServer<?, String> first, DGenServer<T, String> second) {
     DGen d = runtime(encoding);
-    ServerRef<String> old = d.start(first, null, options(d).build());
+    ProcessRef<String> old = d.start(first, null, options(d).build());
     assertThat(get(old, Object.class)).isNotNull(); // written
     old.stop();
     return d.start(second, null, options(d).build());
@@ -198,7 +199,7 @@ class FieldEvolutionTest extends RuntimeTestBase {
   @EnumSource(StateEncoding.class)
   void aRecordState_gainsFieldsWithTheirDefaults_andIgnoresALostOne(StateEncoding encoding) {
     Tuple tuid = Tuple.from("fe", "profile");
-    ServerRef<String> ref =
+    ProcessRef<String> ref =
         upgrade(
             encoding,
             new ProfileV1Keeper(tuid, new ProfileV1("ann", "gone")),
@@ -215,7 +216,7 @@ class FieldEvolutionTest extends RuntimeTestBase {
     SettingsV1 v1 = new SettingsV1();
     v1.name = "ann";
     v1.dropped = 7;
-    ServerRef<String> ref =
+    ProcessRef<String> ref =
         upgrade(encoding, new SettingsV1Keeper(tuid, v1), new SettingsV2Keeper(tuid));
     SettingsV2 read = get(ref, SettingsV2.class);
     assertThat(read.name).isEqualTo("ann");
@@ -229,10 +230,10 @@ class FieldEvolutionTest extends RuntimeTestBase {
       StateEncoding encoding) {
     Tuple tuid = Tuple.from("fe", "amount");
     DGen d = runtime(encoding);
-    ServerRef<String> old =
+    ProcessRef<String> old =
         d.start(new AmountV1Keeper(tuid, new AmountV1("twelve")), null, options(d).build());
     old.stop();
-    ServerRef<String> ref = d.start(new AmountV2Keeper(tuid), null, options(d).build());
+    ProcessRef<String> ref = d.start(new AmountV2Keeper(tuid), null, options(d).build());
     assertThatThrownBy(() -> get(ref, AmountV2.class))
         .isInstanceOfSatisfying(
             UndecodableDataException.class,
@@ -300,7 +301,7 @@ class FieldEvolutionTest extends RuntimeTestBase {
     runtimes.add(d);
     d.start(new AmountV1Keeper(broken, new AmountV1("twelve")), null, options(d).build()).stop();
     ServerRef<String> other = d.start(new AmountV2Consumer(healthy), null, options(d).build());
-    ServerRef<String> ref = d.start(new AmountV2Consumer(broken), null, options(d).build());
+    ProcessRef<String> ref = d.start(new AmountV2Consumer(broken), null, options(d).build());
     ref.cast("5");
     assertThat(ref.termination()).failsWithin(Duration.ofSeconds(30));
     assertThat(ref.isAlive()).isFalse();
@@ -332,7 +333,10 @@ class FieldEvolutionTest extends RuntimeTestBase {
     ServerRef<String> again = d.start(new AmountV2Consumer(broken), null, options(d).build());
     await()
         .atMost(Duration.ofSeconds(30))
-        .until(() -> again.queueLength() == 0 && get(again, AmountV2.class).amount() == 17);
+        .until(
+            () ->
+                ServerControl.of(again).queueLength() == 0
+                    && get(again, AmountV2.class).amount() == 17);
   }
 
   /**
@@ -409,7 +413,7 @@ class FieldEvolutionTest extends RuntimeTestBase {
   void messages_gainAndLoseFields_andAnIncompatibleOneIsMovedAsideWithItsBytes(
       StateEncoding encoding) {
     DGen d = runtime(encoding);
-    ServerRef<Object> publisher =
+    ProcessRef<Object> publisher =
         d.start(
             new Recorder(),
             null,
@@ -417,14 +421,17 @@ class FieldEvolutionTest extends RuntimeTestBase {
     publisher.cast(new OrderV1("pen", "gone"));
     publisher.cast(new CountV1("twelve"));
     publisher.stop();
-    ServerRef<Object> consumer =
+    ProcessRef<Object> consumer =
         d.start(new Recorder(), null, options(d).allowTypes(OrderV2.class, CountV2.class).build());
     await()
         .atMost(Duration.ofSeconds(30))
-        .until(() -> consumer.queueLength() == 0 && consumer.deadLetters().size() == 1);
+        .until(
+            () ->
+                ServerControl.of(consumer).queueLength() == 0
+                    && ServerControl.of(consumer).deadLetters().size() == 1);
     assertThat(get(consumer, Seen.class).items())
         .containsExactly(new OrderV2("pen", 0, null).toString());
-    DeadLetter<Object> aside = consumer.deadLetters().get(0);
+    DeadLetter<Object> aside = ServerControl.of(consumer).deadLetters().get(0);
     assertThat(aside.message()).isNull();
     assertThat(aside.lastError())
         .contains(
@@ -433,7 +440,7 @@ class FieldEvolutionTest extends RuntimeTestBase {
     // Its bytes are kept: version 1 takes it back and applies it.
     ServerRef<Object> v1 =
         d.start(new Recorder(), null, options(d).allowTypes(OrderV1.class, CountV1.class).build());
-    assertThat(v1.requeueDeadLetter(aside.id(), false)).isTrue();
+    assertThat(ServerControl.of(v1).requeueDeadLetter(aside.id(), false)).isTrue();
     await().atMost(Duration.ofSeconds(30)).until(() -> get(v1, Seen.class).items().size() == 2);
     assertThat(get(v1, Seen.class).items()).last().isEqualTo(new CountV1("twelve").toString());
   }

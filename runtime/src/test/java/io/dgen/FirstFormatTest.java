@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
+import io.dgen.admin.ServerControl;
 import io.dgen.internal.Buckets;
 import io.dgen.internal.ServerKeys;
 import io.dgen.internal.codec.Serde;
@@ -72,7 +73,7 @@ class FirstFormatTest extends RuntimeTestBase {
         firstCast(new TestServer.Add(7)));
     ServerRef<TestServer.Msg> ref = start(b -> b.deadLetterThreshold(10));
     awaitTotal(ref, 13); // 5 + 1 (after two failures) + 7
-    assertThat(ref.deadLetters()).isEmpty();
+    assertThat(ServerControl.of(ref).deadLetters()).isEmpty();
   }
 
   @Test
@@ -87,12 +88,12 @@ class FirstFormatTest extends RuntimeTestBase {
           tx.set(keys.dead().pack(Tuple.from(stamp)), first);
           return null;
         });
-    List<DeadLetter<TestServer.Msg>> dead = ref.deadLetters();
+    List<DeadLetter<TestServer.Msg>> dead = ServerControl.of(ref).deadLetters();
     assertThat(dead).hasSize(1);
     assertThat(dead.get(0).message()).isEqualTo(new TestServer.Add(40));
     assertThat(dead.get(0).attempts()).isEqualTo(5);
     assertThat(dead.get(0).lastError()).isEqualTo("boom");
-    assertThat(ref.requeueDeadLetter(dead.get(0).id(), false)).isTrue();
+    assertThat(ServerControl.of(ref).requeueDeadLetter(dead.get(0).id(), false)).isTrue();
     awaitTotal(ref, 40);
   }
 
@@ -108,6 +109,6 @@ class FirstFormatTest extends RuntimeTestBase {
         });
     ServerRef<TestServer.Msg> ref = start(b -> b.lockTimeout(Duration.ofMillis(50)));
     awaitTotal(ref, 9);
-    await().atMost(Duration.ofSeconds(10)).until(() -> ref.queueLength() == 0);
+    await().atMost(Duration.ofSeconds(10)).until(() -> ServerControl.of(ref).queueLength() == 0);
   }
 }

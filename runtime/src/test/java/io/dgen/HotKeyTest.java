@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.KeyHeatBackend;
 import io.dgen.backend.memory.MemoryBackend;
 import io.dgen.internal.Buckets;
@@ -63,7 +64,7 @@ class HotKeyTest {
       // poll's delay a thousand times)
       await()
           .atMost(Duration.ofMinutes(5))
-          .until(() -> servers.stream().allMatch(s -> s.queueLength() == 0));
+          .until(() -> servers.stream().allMatch(s -> ServerControl.of(s).queueLength() == 0));
       long messages = (long) SERVERS * PER_SERVER;
       // A hosting runtime's member record is rewritten once a second whatever the load (its
       // heartbeat): not a key messages touch. Every other key counts.

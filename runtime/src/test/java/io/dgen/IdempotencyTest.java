@@ -10,6 +10,7 @@ import io.dgen.TestServer.Add;
 import io.dgen.TestServer.AddAndGet;
 import io.dgen.TestServer.Boom;
 import io.dgen.TestServer.Msg;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.KeyValue;
 import java.time.Duration;
 import java.time.Instant;
@@ -42,7 +43,7 @@ class IdempotencyTest extends RuntimeTestBase {
         .build();
   }
 
-  private ServerRef<Msg> startIn(DGen runtime, boolean consume) {
+  private ProcessRef<Msg> startIn(DGen runtime, boolean consume) {
     return runtime.start(
         new TestServer(hooks),
         null,
@@ -102,7 +103,7 @@ class IdempotencyTest extends RuntimeTestBase {
       List<Long> seen = new ArrayList<>(state(ref).seen());
       Collections.sort(seen);
       assertThat(seen).isEqualTo(LongStream.rangeClosed(1, messages).boxed().toList());
-      assertThat(ref.queueLength()).isZero();
+      assertThat(ServerControl.of(ref).queueLength()).isZero();
     } finally {
       pool.shutdownNow();
       second.close();
@@ -119,7 +120,9 @@ class IdempotencyTest extends RuntimeTestBase {
       CompletableFuture<Long> first =
           CompletableFuture.supplyAsync(
               () -> publisher.call(new AddAndGet(5), "charge-1", Duration.ofSeconds(30)));
-      await().atMost(Duration.ofSeconds(10)).until(() -> publisher.queueLength() == 1);
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> ServerControl.of(publisher).queueLength() == 1);
       CompletableFuture<Long> repeated =
           CompletableFuture.supplyAsync(
               () -> elsewhere.call(new AddAndGet(5), "charge-1", Duration.ofSeconds(30)));
@@ -224,7 +227,7 @@ class IdempotencyTest extends RuntimeTestBase {
     assertThatThrownBy(() -> backend.run(tx -> out.cast(tx, new Add(1), "y".repeat(257))))
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> ref.cast(new Add(1), "")).isInstanceOf(IllegalArgumentException.class);
-    assertThat(ref.queueLength()).isZero();
+    assertThat(ServerControl.of(ref).queueLength()).isZero();
     assertThat(rows(ref, "i")).isEmpty();
     assertThat(ref.cast(new Add(1), longest)).isTrue();
     assertThatThrownBy(() -> StartOptions.builder(tenant).idempotencyRetention(Duration.ZERO))
@@ -288,7 +291,7 @@ class IdempotencyTest extends RuntimeTestBase {
       results.add(backend.run(tx -> out.cast(tx, new Add(1), "outbox-key")));
     }
     assertThat(results).containsExactly(true, false, false);
-    assertThat(ref.queueLength()).isEqualTo(1);
+    assertThat(ServerControl.of(ref).queueLength()).isEqualTo(1);
   }
 
   @Test
@@ -297,7 +300,7 @@ class IdempotencyTest extends RuntimeTestBase {
     assertThat(ref.cast(new Add(1), "k")).isTrue();
     String callId = ref.submit(new Add(2));
     assertThat(ref.<Long>awaitReply(callId, Duration.ofSeconds(30))).isEqualTo(3L);
-    ref.kill("test");
+    ServerControl.of(ref).kill("test");
     ServerRef<Msg> again = start();
     assertThat(rows(again, "i")).isEmpty();
     assertThat(rows(again, "r")).isEmpty();

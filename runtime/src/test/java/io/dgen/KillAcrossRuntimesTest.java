@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import com.apple.foundationdb.tuple.ByteArrayUtil;
 import io.dgen.TestServer.Add;
 import io.dgen.TestServer.Msg;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.KeyValue;
 import java.time.Duration;
 import java.time.Instant;
@@ -30,7 +31,7 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
 
   private static final Duration WITHIN = Duration.ofSeconds(5);
 
-  private ServerRef<Msg> startIn(DGen runtime, Consumer<StartOptions.Builder> options) {
+  private ProcessRef<Msg> startIn(DGen runtime, Consumer<StartOptions.Builder> options) {
     StartOptions.Builder b =
         StartOptions.builder(runtime.tenant(tenant.path().toArray(String[]::new)));
     options.accept(b);
@@ -52,11 +53,11 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
   void aKillInOneRuntime_stopsTheServersConsumersInOthers_withinSeconds(boolean cache) {
     ServerRef<Msg> here = start(b -> b.cache(cache));
     try (DGen elsewhere = newDGen()) {
-      ServerRef<Msg> there = startIn(elsewhere, b -> b.cache(cache));
+      ProcessRef<Msg> there = startIn(elsewhere, b -> b.cache(cache));
       there.cast(new Add(2));
       awaitTotal(there, 2); // both consumers ran or looked, then parked
 
-      here.kill("test");
+      ServerControl.of(here).kill("test");
 
       await().atMost(WITHIN).until(() -> !there.isAlive());
       assertThat(there.termination()).succeedsWithin(WITHIN);
@@ -67,7 +68,7 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
 
   /** One way to publish to a server. */
   private interface Publish {
-    void to(ServerRef<Msg> ref) throws Throwable;
+    void to(ProcessRef<Msg> ref) throws Throwable;
   }
 
   @Test
@@ -92,18 +93,18 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
     try (DGen elsewhere = newDGen()) {
       // Publishers only, one per way to publish (the first failure stops its process): no
       // consumer of their own that could notice the kill first.
-      List<ServerRef<Msg>> there = new ArrayList<>();
+      List<ProcessRef<Msg>> there = new ArrayList<>();
       for (int i = 0; i < publishes.size(); i++) {
         there.add(startIn(elsewhere, b -> b.consume(false)));
       }
       there.get(0).cast(new Add(1));
       awaitTotal(here, 1);
 
-      here.kill("test");
+      ServerControl.of(here).kill("test");
       List<String> afterKill = tenantKeys();
 
       for (int i = 0; i < publishes.size(); i++) {
-        ServerRef<Msg> ref = there.get(i);
+        ProcessRef<Msg> ref = there.get(i);
         Publish publish = publishes.get(i);
         assertThat(ref.isAlive()).isTrue();
         assertThatThrownBy(() -> publish.to(ref))
@@ -121,7 +122,7 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
   void aPublishRacingAKill_eitherFailsOrIsErasedByIt() {
     ServerRef<Msg> here = start();
     try (DGen elsewhere = newDGen()) {
-      ServerRef<Msg> there = startIn(elsewhere, b -> b.consume(false));
+      ProcessRef<Msg> there = startIn(elsewhere, b -> b.consume(false));
       AtomicInteger sent = new AtomicInteger();
       CompletableFuture<Void> publisher =
           CompletableFuture.runAsync(
@@ -136,14 +137,14 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
                 }
               });
       await().atMost(WITHIN).until(() -> sent.get() > 10);
-      here.kill("test");
+      ServerControl.of(here).kill("test");
       assertThat(publisher).succeedsWithin(WITHIN);
       assertThat(serverRows(there)).isEmpty();
     }
   }
 
   /** Every key under the server's subspace. */
-  private List<KeyValue> serverRows(ServerRef<Msg> ref) {
+  private List<KeyValue> serverRows(ProcessRef<Msg> ref) {
     var root = tenant.subspace().subspace(ref.tuid());
     return backend.run(tx -> tx.getRange(root.range().begin, root.range().end));
   }
@@ -217,10 +218,11 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
    * Kills the server from {@code elsewhere} and starts it there again with another message set
    * ({@link AfterServer}'s), consuming.
    */
-  private ServerRef<After> redeploy(DGen elsewhere) {
+  private ProcessRef<After> redeploy(DGen elsewhere) {
     Tenant there = elsewhere.tenant(tenant.path().toArray(String[]::new));
-    elsewhere
-        .start(new BeforeServer(), null, StartOptions.builder(there).consume(false).build())
+    ServerControl.of(
+            elsewhere.start(
+                new BeforeServer(), null, StartOptions.builder(there).consume(false).build()))
         .kill("redeploy");
     return elsewhere.start(new AfterServer(), null, StartOptions.builder(there).build());
   }
@@ -233,7 +235,7 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
    */
   @Test
   void aProcessOfAKilledServer_startedAgainWithOtherMessages_neverHasItsMessagesMisdecoded() {
-    ServerRef<Before> stale =
+    ProcessRef<Before> stale =
         dgen.start(new BeforeServer(), null, StartOptions.builder(tenant).consume(false).build());
     stale.cast(new Alpha("before the redeploy"));
 
@@ -264,7 +266,7 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
    */
   @Test
   void aConsumerOfAKilledServer_startedAgainWithOtherMessages_stopsWithoutApplyingThem() {
-    ServerRef<Before> stale =
+    ProcessRef<Before> stale =
         dgen.start(new BeforeServer(), null, StartOptions.builder(tenant).build());
     stale.cast(new Alpha("before the redeploy"));
 
@@ -286,17 +288,17 @@ class KillAcrossRuntimesTest extends RuntimeTestBase {
    */
   @Test
   void aKillRetriedAfterAnApplied1021_sparesTheServerStartedInBetween() {
-    ServerRef<Msg> killed = start(b -> b.consume(false));
+    ProcessRef<Msg> killed = start(b -> b.consume(false));
     try (DGen elsewhere = newDGen()) {
-      List<ServerRef<Msg>> restarted = new ArrayList<>();
+      List<ProcessRef<Msg>> restarted = new ArrayList<>();
       faults().commitUnknownResult(1, true);
       faults()
           .afterAppliedUnknownResult(() -> restarted.add(startIn(elsewhere, b -> b.consumeK(1))));
 
-      killed.kill("retried");
+      ServerControl.of(killed).kill("retried");
 
       assertThat(restarted).hasSize(1);
-      ServerRef<Msg> again = restarted.get(0);
+      ProcessRef<Msg> again = restarted.get(0);
       assertThat(again.isAlive()).isTrue();
       again.cast(new Add(3));
       awaitTotal(again, 3);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.dgen.admin.ServerControl;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -64,7 +65,7 @@ class LargeMessageTest extends RuntimeTestBase {
 
   private final Server server = new Server();
 
-  private ServerRef<Msg> startServer() {
+  private ProcessRef<Msg> startServer() {
     return dgen.start(server, null, StartOptions.builder(tenant).deadLetterThreshold(2).build());
   }
 
@@ -73,9 +74,12 @@ class LargeMessageTest extends RuntimeTestBase {
     ServerRef<Msg> ref = startServer();
     ref.cast(new Fail("x".repeat(95_000)));
     ref.cast(new Count());
-    await().atMost(Duration.ofSeconds(30)).until(() -> ref.deadLetters().size() == 1);
-    assertThat(((Fail) ref.deadLetters().get(0).message()).payload()).hasSize(95_000);
-    assertThat(ref.deadLetters().get(0).attempts()).isEqualTo(2);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> ServerControl.of(ref).deadLetters().size() == 1);
+    assertThat(((Fail) ServerControl.of(ref).deadLetters().get(0).message()).payload())
+        .hasSize(95_000);
+    assertThat(ServerControl.of(ref).deadLetters().get(0).attempts()).isEqualTo(2);
     await().atMost(Duration.ofSeconds(30)).until(() -> ref.priorityCall(new Read()) == 1);
   }
 
@@ -94,7 +98,9 @@ class LargeMessageTest extends RuntimeTestBase {
     int largest = largestAccepted();
     assertThat(largest).isGreaterThan(95_000);
     ref.cast(new Fail("x".repeat(largest)));
-    await().atMost(Duration.ofSeconds(30)).until(() -> ref.deadLetters().size() == 1);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> ServerControl.of(ref).deadLetters().size() == 1);
     ref.cast(new Lock("y".repeat(largest)));
     await().atMost(Duration.ofSeconds(30)).until(() -> server.handled.size() == 1);
     assertThat(server.handled).containsExactly(largest);
@@ -106,7 +112,7 @@ class LargeMessageTest extends RuntimeTestBase {
     assertThatThrownBy(() -> ref.cast(new Fail("x".repeat(100_000))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("bytes");
-    assertThat(ref.queueLength()).isZero();
+    assertThat(ServerControl.of(ref).queueLength()).isZero();
   }
 
   /**

@@ -11,6 +11,7 @@ import io.dgen.TestServer.Get;
 import io.dgen.TestServer.Init;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Stop;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.KeyValue;
 import java.time.Duration;
 import java.util.List;
@@ -20,7 +21,7 @@ import org.junit.jupiter.api.Test;
 
 class LifecycleTest extends RuntimeTestBase {
 
-  private ServerRef<Msg> startWith(long total, boolean reset) {
+  private ProcessRef<Msg> startWith(long total, boolean reset) {
     return dgen.start(
         new TestServer(hooks),
         new Init(total, null, null),
@@ -29,7 +30,7 @@ class LifecycleTest extends RuntimeTestBase {
 
   @Test
   void start_storedStateWinsOverInitialState() {
-    ServerRef<Msg> first = startWith(5, false);
+    ProcessRef<Msg> first = startWith(5, false);
     first.cast(new Add(2));
     awaitTotal(first, 7);
     first.stop();
@@ -40,7 +41,7 @@ class LifecycleTest extends RuntimeTestBase {
 
   @Test
   void start_withReset_replacesStoredState() {
-    ServerRef<Msg> first = startWith(5, false);
+    ProcessRef<Msg> first = startWith(5, false);
     first.stop();
     ServerRef<Msg> second = startWith(100, true);
     assertThat(total(second)).isEqualTo(100);
@@ -75,7 +76,7 @@ class LifecycleTest extends RuntimeTestBase {
 
   @Test
   void name_registersForWhereis_andIsReleasedOnStop() {
-    ServerRef<Msg> ref = start(b -> b.name("counter"));
+    ProcessRef<Msg> ref = start(b -> b.name("counter"));
     assertThat(dgen.<Msg>whereis("counter")).containsSame(ref);
     assertThatThrownBy(() -> start(b -> b.name("counter")))
         .isInstanceOf(IllegalStateException.class)
@@ -86,20 +87,20 @@ class LifecycleTest extends RuntimeTestBase {
 
   @Test
   void publishOnlyProcess_queuesUntilAConsumerStarts() {
-    ServerRef<Msg> publisher = start(b -> b.consume(false));
+    ProcessRef<Msg> publisher = start(b -> b.consume(false));
     publisher.cast(new Add(3));
     publisher.cast(new Add(4));
-    assertThat(publisher.queueLength()).isEqualTo(2);
+    assertThat(ServerControl.of(publisher).queueLength()).isEqualTo(2);
     assertThat(total(publisher)).isZero();
 
     ServerRef<Msg> consumer = start();
     awaitTotal(consumer, 7);
-    assertThat(publisher.queueLength()).isZero();
+    assertThat(ServerControl.of(publisher).queueLength()).isZero();
   }
 
   @Test
   void stateOutlivesTheProcess_andASecondDGenSeesTheSameServer() {
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     ref.cast(new Add(41));
     awaitTotal(ref, 41);
     ref.stop();
@@ -115,7 +116,7 @@ class LifecycleTest extends RuntimeTestBase {
 
   @Test
   void resultStop_commitsTheStateThenStopsTheProcess() {
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     ref.cast(new Stop("done"));
     org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !ref.isAlive());
     ServerRef<Msg> again = start();
@@ -124,10 +125,10 @@ class LifecycleTest extends RuntimeTestBase {
 
   @Test
   void kill_deletesStateQueueAndReplySlots_andFailsWaitingCallers() {
-    ServerRef<Msg> publisher = start(b -> b.consume(false));
+    ProcessRef<Msg> publisher = start(b -> b.consume(false));
     publisher.cast(new Add(1));
     var pending = publisher.<Long>callAsync(new Get(), Duration.ofSeconds(10));
-    publisher.kill("test");
+    ServerControl.of(publisher).kill("test");
 
     assertThat(publisher.isAlive()).isFalse();
     assertThat(pending)
@@ -141,7 +142,7 @@ class LifecycleTest extends RuntimeTestBase {
 
   @Test
   void stop_isIdempotent_andRefusesFurtherMessages() {
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     ref.stop();
     ref.stop();
     assertThatThrownBy(() -> ref.call(new Get()))
@@ -149,12 +150,13 @@ class LifecycleTest extends RuntimeTestBase {
         .hasMessageContaining("tuid=");
     assertThatThrownBy(() -> ref.priorityCall(new Get()))
         .isInstanceOf(ServerStoppedException.class);
-    assertThatThrownBy(ref::queueLength).isInstanceOf(ServerStoppedException.class);
+    assertThatThrownBy(ServerControl.of(ref)::queueLength)
+        .isInstanceOf(ServerStoppedException.class);
   }
 
   @Test
   void close_waitsForTheBatchesInFlight() {
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     hooks.poisoned.set(false);
     faults().commitLatency(Duration.ofMillis(500));
     ref.cast(new TestServer.Poison("in-flight"));
@@ -178,9 +180,11 @@ class LifecycleTest extends RuntimeTestBase {
 
   @Test
   void close_failsTheCallsStillWaiting() {
-    ServerRef<Msg> publisher = start(b -> b.consume(false)); // nobody consumes: no reply comes
+    ProcessRef<Msg> publisher = start(b -> b.consume(false)); // nobody consumes: no reply comes
     CompletableFuture<Long> call = publisher.callAsync(new AddAndGet(1), Duration.ofMinutes(10));
-    await().atMost(Duration.ofSeconds(30)).until(() -> publisher.queueLength() == 1);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> ServerControl.of(publisher).queueLength() == 1);
 
     dgen.close();
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.admin.ServerControl;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -109,7 +110,7 @@ class LimitErrorTest extends RuntimeTestBase {
 
   private final LimitServer server = new LimitServer();
 
-  private ServerRef<Op> startLimits(java.util.function.Consumer<StartOptions.Builder> options) {
+  private ProcessRef<Op> startLimits(java.util.function.Consumer<StartOptions.Builder> options) {
     StartOptions.Builder b = StartOptions.builder(tenant);
     options.accept(b);
     return dgen.start(server, null, b.build());
@@ -135,10 +136,10 @@ class LimitErrorTest extends RuntimeTestBase {
     publisher.castAll(ops);
 
     ServerRef<Op> consumer = startLimits(b -> b.consumeK(16).deadLetterThreshold(2));
-    await().atMost(WAIT).until(() -> consumer.deadLetters().size() == 1);
+    await().atMost(WAIT).until(() -> ServerControl.of(consumer).deadLetters().size() == 1);
     await().atMost(WAIT).until(() -> applied(consumer) == 15);
 
-    assertThat(consumer.deadLetters())
+    assertThat(ServerControl.of(consumer).deadLetters())
         .singleElement()
         .satisfies(
             d -> {
@@ -147,7 +148,7 @@ class LimitErrorTest extends RuntimeTestBase {
               assertThat(d.lastError()).contains("transaction_too_large").contains("2101");
             });
     assertThat(server.deadLetters).containsExactly(new Put("big", 11_000_000) + "x2");
-    assertThat(consumer.queueLength()).isZero();
+    assertThat(ServerControl.of(consumer).queueLength()).isZero();
     // the queue is not wedged: the next message is applied
     consumer.cast(new Put("after", 10));
     await().atMost(WAIT).until(() -> applied(consumer) == 16);
@@ -166,10 +167,15 @@ class LimitErrorTest extends RuntimeTestBase {
     ServerRef<Op> consumer = startLimits(b -> b.consumeK(16).deadLetterThreshold(2));
     await()
         .atMost(WAIT)
-        .until(() -> consumer.deadLetters().size() == 1 && consumer.queueLength() == 0);
-    assertThat(consumer.deadLetters().get(0).message()).isEqualTo(new Fill("big", 11_000_000));
-    assertThat(consumer.deadLetters().get(0).attempts()).isEqualTo(2);
-    assertThat(consumer.deadLetters().get(0).lastError()).contains("transaction_too_large");
+        .until(
+            () ->
+                ServerControl.of(consumer).deadLetters().size() == 1
+                    && ServerControl.of(consumer).queueLength() == 0);
+    assertThat(ServerControl.of(consumer).deadLetters().get(0).message())
+        .isEqualTo(new Fill("big", 11_000_000));
+    assertThat(ServerControl.of(consumer).deadLetters().get(0).attempts()).isEqualTo(2);
+    assertThat(ServerControl.of(consumer).deadLetters().get(0).lastError())
+        .contains("transaction_too_large");
     for (int i = 0; i < 16; i++) {
       assertThat(userKeyExists(i == 7 ? "big" : "f" + i)).as("item %d", i).isEqualTo(i != 7);
     }
@@ -203,7 +209,7 @@ class LimitErrorTest extends RuntimeTestBase {
     // the server goes on consuming: the call is dead-lettered at the threshold, never applied
     ref.cast(new Put("after", 10));
     await().atMost(WAIT).until(() -> applied(ref) == 1);
-    assertThat(ref.deadLetters())
+    assertThat(ServerControl.of(ref).deadLetters())
         .singleElement()
         .satisfies(
             d -> {
@@ -211,7 +217,7 @@ class LimitErrorTest extends RuntimeTestBase {
               assertThat(d.attempts()).isEqualTo(3);
               assertThat(d.lastError()).contains("ReplyTooLargeException");
             });
-    assertThat(ref.queueLength()).isZero();
+    assertThat(ServerControl.of(ref).queueLength()).isZero();
   }
 
   @Test
@@ -221,7 +227,7 @@ class LimitErrorTest extends RuntimeTestBase {
         .isInstanceOf(ReplyTooLargeException.class)
         .hasMessageContaining("dead-letter");
     assertThat(applied(ref)).isZero();
-    assertThat(ref.deadLetters()).hasSize(1);
+    assertThat(ServerControl.of(ref).deadLetters()).hasSize(1);
   }
 
   @Test
@@ -234,7 +240,7 @@ class LimitErrorTest extends RuntimeTestBase {
               e -> assertThat(e.replyBytes()).isGreaterThan(6_000_000));
     }
     assertThat(applied(ref)).isZero();
-    assertThat(ref.deadLetters()).hasSize(1);
+    assertThat(ServerControl.of(ref).deadLetters()).hasSize(1);
   }
 
   @Test
@@ -256,8 +262,8 @@ class LimitErrorTest extends RuntimeTestBase {
             })
         .hasMessageContaining("nothing was committed");
     assertThat(applied(ref)).isZero();
-    assertThat(ref.queueLength()).isZero();
-    assertThat(ref.deadLetters()).isEmpty();
+    assertThat(ServerControl.of(ref).queueLength()).isZero();
+    assertThat(ServerControl.of(ref).deadLetters()).isEmpty();
   }
 
   @Test
@@ -279,8 +285,9 @@ class LimitErrorTest extends RuntimeTestBase {
 
     ServerRef<Op> consumer = startLimits(b -> b.consumeK(16).deadLetterThreshold(1));
     await().atMost(WAIT).until(() -> applied(consumer) == 2);
-    assertThat(consumer.deadLetters()).isEmpty(); // no failure was counted against either
-    assertThat(consumer.queueLength()).isZero();
+    assertThat(ServerControl.of(consumer).deadLetters())
+        .isEmpty(); // no failure was counted against either
+    assertThat(ServerControl.of(consumer).queueLength()).isZero();
   }
 
   @Test
@@ -302,8 +309,9 @@ class LimitErrorTest extends RuntimeTestBase {
   void aQueuedStateWriteLargerThanWhatItsTransactionHasLeft_isDeadLetteredWithTheStateError() {
     ServerRef<Op> ref = startLimits(b -> b.deadLetterThreshold(1));
     ref.cast(new Grow("blob", 8_950_000, 1_200_000));
-    await().atMost(WAIT).until(() -> ref.deadLetters().size() == 1);
-    assertThat(ref.deadLetters().get(0).lastError()).contains("StateTooLargeException");
+    await().atMost(WAIT).until(() -> ServerControl.of(ref).deadLetters().size() == 1);
+    assertThat(ServerControl.of(ref).deadLetters().get(0).lastError())
+        .contains("StateTooLargeException");
     assertThat(applied(ref)).isZero();
     assertThat(runs("blob")).isEqualTo(1); // refused before the commit, not retried
   }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.Backend;
 import io.dgen.backend.BackendException;
 import io.dgen.backend.FaultInjectingBackend;
@@ -154,11 +155,11 @@ class LimitsTest extends RuntimeTestBase {
     return d;
   }
 
-  private ServerRef<Object> startPaced(DGen d, String id, StartOptions.Builder options) {
+  private ProcessRef<Object> startPaced(DGen d, String id, StartOptions.Builder options) {
     return startPaced(d, id, options, probe);
   }
 
-  private static ServerRef<Object> startPaced(
+  private static ProcessRef<Object> startPaced(
       DGen d, String id, StartOptions.Builder options, Probe probe) {
     return d.start(new Paced(probe), id, options.build());
   }
@@ -624,7 +625,7 @@ class LimitsTest extends RuntimeTestBase {
     for (int i = 0; i < 20; i++) {
       assertThat(ref.priorityCall(new ReadApplied())).isNotNull();
     }
-    assertThat(ref.queueLength()).isGreaterThan(20);
+    assertThat(ServerControl.of(ref).queueLength()).isGreaterThan(20);
   }
 
   @Test
@@ -750,7 +751,7 @@ class LimitsTest extends RuntimeTestBase {
       ServerRef<Object> holder = startPaced(a, "holder", o);
       holder.cast(-1);
       assertThat(probe.entered.await(30, TimeUnit.SECONDS)).isTrue();
-      ServerRef<Object> first = startPaced(a, "first", o);
+      ProcessRef<Object> first = startPaced(a, "first", o);
       first.cast(-2);
       await().atMost(Duration.ofSeconds(30)).until(() -> throttled(meters) == 1);
       ServerRef<Object> second = startPaced(a, "second", o);

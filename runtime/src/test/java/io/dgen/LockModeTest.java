@@ -10,6 +10,7 @@ import io.dgen.TestServer.Ask;
 import io.dgen.TestServer.LockedThrow;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Work;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.BackendException;
 import io.dgen.internal.Buckets;
 import io.dgen.internal.ServerKeys;
@@ -62,11 +63,11 @@ class LockModeTest extends RuntimeTestBase {
   @Test
   void castsQueueBehindALock_andRunAfterIt() throws Exception {
     blockFirstHolder();
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     ref.cast(new Work("a"));
     awaitHolderBlocked();
     ref.cast(new Add(1));
-    assertThat(ref.queueLength()).isEqualTo(1);
+    assertThat(ServerControl.of(ref).queueLength()).isEqualTo(1);
     assertThat(total(ref)).isZero(); // priority messages still run while locked
 
     gate.countDown();
@@ -78,7 +79,7 @@ class LockModeTest extends RuntimeTestBase {
   void priorityMessageThatChangesTheState_whileLocked_isRefused_andNothingIsUndone()
       throws Exception {
     blockFirstHolder();
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     ref.cast(new Work("p"));
     awaitHolderBlocked();
     // handleLocked's result replaces the state when it commits: a change made now would be lost
@@ -102,7 +103,7 @@ class LockModeTest extends RuntimeTestBase {
 
   @Test
   void callThatTookTheLock_getsHandleLockedsReply() {
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     String reply = ref.call(new Work("b"), String.class, Duration.ofSeconds(10));
     assertThat(reply).isEqualTo("done-b");
     assertThat(total(ref)).isEqualTo(1000);
@@ -111,7 +112,7 @@ class LockModeTest extends RuntimeTestBase {
   @Test
   void queuedCall_waitsForTheLock() throws Exception {
     blockFirstHolder();
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     ref.cast(new Work("c"));
     awaitHolderBlocked();
     CompletableFuture<Long> call = ref.callAsync(new AddAndGet(5), Duration.ofSeconds(10));
@@ -124,7 +125,7 @@ class LockModeTest extends RuntimeTestBase {
   @Test
   void bustedHolder_isFenced_staysInService_andTheMessageIsProcessedOnce() throws Exception {
     blockFirstHolder();
-    List<ServerRef<Msg>> processes =
+    List<ProcessRef<Msg>> processes =
         List.of(
             start(b -> b.lockTimeout(Duration.ofMillis(200))),
             start(b -> b.lockTimeout(Duration.ofMillis(200))));
@@ -136,16 +137,16 @@ class LockModeTest extends RuntimeTestBase {
 
     gate.countDown(); // the late holder returns and tries to commit
     await().atMost(Duration.ofSeconds(10)).until(() -> fenced.size() == 1);
-    ServerRef<Msg> holder =
+    ProcessRef<Msg> holder =
         processes.stream().filter(p -> p == fenced.get(0).server()).findFirst().orElseThrow();
     assertThat(fenced.get(0).error()).hasMessageContaining("token=");
     assertThat(hooks.lockedReturned).hasValue(2);
     assertThat(total(processes.get(0))).isEqualTo(1000); // exactly one handleLocked committed
-    assertThat(processes.get(0).queueLength()).isZero();
+    assertThat(ServerControl.of(processes.get(0)).queueLength()).isZero();
 
     // the fenced holder stays in service: alone now, it consumes what comes next
-    assertThat(processes).allMatch(ServerRef::isAlive);
-    processes.stream().filter(p -> p != holder).forEach(ServerRef::stop);
+    assertThat(processes).allMatch(ProcessRef::isAlive);
+    processes.stream().filter(p -> p != holder).forEach(ProcessRef::stop);
     holder.cast(new Add(1));
     awaitTotal(holder, 1001);
     assertThat(holder.termination()).isNotDone();
@@ -154,7 +155,7 @@ class LockModeTest extends RuntimeTestBase {
   @Test
   void processStoppedMidLock_isRecoveredByBusting() throws Exception {
     blockFirstHolder();
-    ServerRef<Msg> first = start(b -> b.lockTimeout(Duration.ofMillis(200)));
+    ProcessRef<Msg> first = start(b -> b.lockTimeout(Duration.ofMillis(200)));
     first.cast(new Work("y"));
     awaitHolderBlocked();
     first.stop(); // no cleanup: the lock stays
@@ -169,7 +170,7 @@ class LockModeTest extends RuntimeTestBase {
 
   @Test
   void handleLockedThatKeepsFailing_isCounted_andDeadLetteredAtTheThreshold_andTheQueueMovesOn() {
-    ServerRef<Msg> ref = start(b -> b.deadLetterThreshold(3));
+    ProcessRef<Msg> ref = start(b -> b.deadLetterThreshold(3));
     LockedThrow poison = new LockedThrow("x", "runtime", Integer.MAX_VALUE);
     CompletableFuture<String> call = ref.callAsync(poison, String.class, Duration.ofMinutes(2));
     ref.cast(new Add(1));
@@ -182,7 +183,7 @@ class LockModeTest extends RuntimeTestBase {
             DeadLetterException.class, e -> assertThat(e.attempts()).isEqualTo(3));
     awaitTotal(ref, 1);
     assertThat(hooks.attempts.get("locked:x")).hasValue(3);
-    List<DeadLetter<Msg>> dead = ref.deadLetters();
+    List<DeadLetter<Msg>> dead = ServerControl.of(ref).deadLetters();
     assertThat(dead).hasSize(1);
     assertThat(dead.get(0).message()).isEqualTo(poison);
     assertThat(dead.get(0).attempts()).isEqualTo(3);
@@ -191,20 +192,20 @@ class LockModeTest extends RuntimeTestBase {
     assertThat(hooks.deadLetters).containsExactly(poison + "x3");
 
     // the count lived in the message: re-queued, it gets the whole threshold again
-    assertThat(ref.requeueDeadLetter(dead.get(0).id(), true)).isTrue();
+    assertThat(ServerControl.of(ref).requeueDeadLetter(dead.get(0).id(), true)).isTrue();
     await().atMost(Duration.ofSeconds(60)).until(() -> hooks.deadLetters.size() == 2);
     assertThat(hooks.attempts.get("locked:x")).hasValue(6);
-    assertThat(ref.queueLength()).isZero();
+    assertThat(ServerControl.of(ref).queueLength()).isZero();
   }
 
   @Test
   void handleLockedThatFailsBelowTheThreshold_isRetried_andItsCountEndsWithItsSuccess() {
-    ServerRef<Msg> ref = start(b -> b.deadLetterThreshold(3));
+    ProcessRef<Msg> ref = start(b -> b.deadLetterThreshold(3));
     ref.cast(new LockedThrow("y", "runtime", 2));
     awaitTotal(ref, 1000);
     ref.cast(new LockedThrow("z", "runtime", 2)); // a fresh count: two failures again are fine
     awaitTotal(ref, 2000);
-    assertThat(ref.deadLetters()).isEmpty();
+    assertThat(ServerControl.of(ref).deadLetters()).isEmpty();
     assertThat(hooks.attempts.get("locked:z")).hasValue(3);
   }
 
@@ -217,7 +218,7 @@ class LockModeTest extends RuntimeTestBase {
   void aHolderWhoseCommitsTimeOut_retriesUntilItKnows_andNeverLeavesItsLockBehind()
       throws Exception {
     blockFirstHolder();
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     ref.cast(new Work("t"));
     awaitHolderBlocked();
     faults().failCommits(2, BackendException.TRANSACTION_TIMED_OUT, false);
@@ -227,7 +228,7 @@ class LockModeTest extends RuntimeTestBase {
     ref.cast(new Add(1));
     awaitTotal(ref, 1001);
     assertThat(hooks.lockedStarted).hasValue(1); // handleLocked ran once; its commit was retried
-    assertThat(ref.queueLength()).isZero();
+    assertThat(ServerControl.of(ref).queueLength()).isZero();
   }
 
   /**
@@ -237,7 +238,7 @@ class LockModeTest extends RuntimeTestBase {
    */
   @Test
   void aLockTakenByABatchThatDidNotLearnItsOutcome_isRecognised_andItsHandleLockedRuns() {
-    ServerRef<Msg> ref = start(b -> b.consumeK(4));
+    ProcessRef<Msg> ref = start(b -> b.consumeK(4));
     ServerKeys keys =
         new ServerKeys(tenant.subspace(), Buckets.of(tenant.bucketCount()), ref.tuid());
     hooks.callbackHooks.put("arm", () -> hideTheNextCommitsOutcome(keys));
@@ -257,7 +258,7 @@ class LockModeTest extends RuntimeTestBase {
    */
   @Test
   void aLockTakenByABatchThatDidNotLearnItsOutcome_isRun_evenIfItsProcessStoppedMeanwhile() {
-    ServerRef<Msg> ref = start(b -> b.consumeK(4));
+    ProcessRef<Msg> ref = start(b -> b.consumeK(4));
     ServerKeys keys =
         new ServerKeys(tenant.subspace(), Buckets.of(tenant.bucketCount()), ref.tuid());
     hooks.callbackHooks.put(
@@ -285,7 +286,7 @@ class LockModeTest extends RuntimeTestBase {
   @Test
   void pushesWhileALockIsHeld_leaveOneExpiryTimerPerServer_notOnePerPush() throws Exception {
     blockFirstHolder();
-    ServerRef<Msg> holder = start(b -> b.lockTimeout(Duration.ofMinutes(10)));
+    ProcessRef<Msg> holder = start(b -> b.lockTimeout(Duration.ofMinutes(10)));
     holder.cast(new Work("held"));
     awaitHolderBlocked();
     int before = dgen.core().scheduledTasks();
@@ -305,13 +306,13 @@ class LockModeTest extends RuntimeTestBase {
   @Test
   void withoutLockTimeout_theLockIsNeverBusted() throws Exception {
     blockFirstHolder();
-    ServerRef<Msg> first = start();
+    ProcessRef<Msg> first = start();
     first.cast(new Work("z"));
     awaitHolderBlocked();
     ServerRef<Msg> second = start();
     second.cast(new Add(1));
     // nothing can overtake the held lock; releasing it lets both messages through in order
-    assertThat(second.queueLength()).isEqualTo(1);
+    assertThat(ServerControl.of(second).queueLength()).isEqualTo(1);
     gate.countDown();
     awaitTotal(second, 1001);
     assertThat(hooks.lockedStarted).hasValue(1);

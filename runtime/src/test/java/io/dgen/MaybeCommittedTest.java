@@ -9,6 +9,7 @@ import io.dgen.TestServer.Add;
 import io.dgen.TestServer.AddAndGet;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Work;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.BackendException;
 import java.time.Duration;
 import java.util.List;
@@ -34,7 +35,7 @@ class MaybeCommittedTest extends RuntimeTestBase {
     ref.cast(new Add(1));
 
     faults().reset();
-    assertThat(ref.queueLength()).isEqualTo(1);
+    assertThat(ServerControl.of(ref).queueLength()).isEqualTo(1);
   }
 
   @Test
@@ -48,7 +49,7 @@ class MaybeCommittedTest extends RuntimeTestBase {
             e -> assertThat(e.code()).isEqualTo(BackendException.TRANSACTION_TIMED_OUT));
 
     faults().reset();
-    assertThat(ref.queueLength()).isZero();
+    assertThat(ServerControl.of(ref).queueLength()).isZero();
   }
 
   @Test
@@ -59,7 +60,7 @@ class MaybeCommittedTest extends RuntimeTestBase {
     ref.castAll(List.of(new Add(1), new Add(2)));
 
     faults().reset();
-    assertThat(ref.queueLength()).isEqualTo(2);
+    assertThat(ServerControl.of(ref).queueLength()).isEqualTo(2);
   }
 
   @Test
@@ -68,12 +69,12 @@ class MaybeCommittedTest extends RuntimeTestBase {
     faults().failCommits(1, BackendException.TRANSACTION_TIMED_OUT, true);
 
     CompletableFuture<Long> reply = ref.callAsync(new AddAndGet(5), Duration.ofSeconds(30));
-    await().atMost(Duration.ofSeconds(10)).until(() -> ref.queueLength() == 1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> ServerControl.of(ref).queueLength() == 1);
     faults().reset();
     start(); // a consumer; its start writes nothing (the server exists)
 
     assertThat(reply.get(30, TimeUnit.SECONDS)).isEqualTo(5L);
-    assertThat(ref.queueLength()).isZero();
+    assertThat(ServerControl.of(ref).queueLength()).isZero();
   }
 
   @Test
@@ -88,7 +89,7 @@ class MaybeCommittedTest extends RuntimeTestBase {
     await().atMost(Duration.ofSeconds(10)).until(() -> !hooks.actions.isEmpty());
     faults().reset();
     assertThat(hooks.actions).containsExactly("rec:a@1");
-    assertThat(consumer.queueLength()).isZero();
+    assertThat(ServerControl.of(consumer).queueLength()).isZero();
   }
 
   @Test
@@ -137,7 +138,7 @@ class MaybeCommittedTest extends RuntimeTestBase {
     casting.get(30, TimeUnit.SECONDS); // the cast returned normally
     faults().reset();
     assertThat(flagAfterCast).isTrue();
-    assertThat(ref.queueLength()).isEqualTo(1);
+    assertThat(ServerControl.of(ref).queueLength()).isEqualTo(1);
   }
 
   @Test

@@ -14,6 +14,7 @@ import io.dgen.TestServer.Echo;
 import io.dgen.TestServer.Get;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.TxWrite;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.CountingBackend;
 import io.dgen.backend.KeyValue;
 import java.nio.charset.StandardCharsets;
@@ -39,7 +40,7 @@ class MessagingTest extends RuntimeTestBase {
     CountingBackend.Counters before = counters();
     publisher.castAll(List.of(new Add(1), new Add(2), new Add(3), new Add(4)));
     assertThat(counters().minus(before).transactionsCommitted()).isEqualTo(1);
-    assertThat(publisher.queueLength()).isEqualTo(4);
+    assertThat(ServerControl.of(publisher).queueLength()).isEqualTo(4);
 
     ServerRef<Msg> consumer = start();
     awaitTotal(consumer, 10);
@@ -48,7 +49,7 @@ class MessagingTest extends RuntimeTestBase {
 
   @Test
   void casts_fromOneThread_areAppliedInSendOrder() {
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     for (long i = 1; i <= 50; i++) {
       ref.cast(new Add(i));
     }
@@ -67,14 +68,14 @@ class MessagingTest extends RuntimeTestBase {
 
   @Test
   void callAsync_completesWithTheReply() throws Exception {
-    ServerRef<Msg> ref = start(b -> b.consumeK(2));
+    ProcessRef<Msg> ref = start(b -> b.consumeK(2));
     CompletableFuture<Long> f = ref.callAsync(new AddAndGet(7), Duration.ofSeconds(10));
     assertThat(f.get(10, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(7);
   }
 
   @Test
   void queuedCall_largeReplySpansSeveralChunks() {
-    ServerRef<Msg> ref = start(b -> b.consumeK(2));
+    ProcessRef<Msg> ref = start(b -> b.consumeK(2));
     String reply = ref.call(new Echo(250_000));
     assertThat(reply).hasSize(250_000);
     assertNoReplySlots(ref);
@@ -87,7 +88,7 @@ class MessagingTest extends RuntimeTestBase {
         .isInstanceOf(CallTimeoutException.class)
         .hasMessageContaining("still execute");
     assertNoReplySlots(publisher);
-    assertThat(publisher.queueLength()).isEqualTo(1);
+    assertThat(ServerControl.of(publisher).queueLength()).isEqualTo(1);
 
     ServerRef<Msg> consumer = start();
     awaitTotal(consumer, 3);
@@ -96,7 +97,7 @@ class MessagingTest extends RuntimeTestBase {
 
   @Test
   void inlineCall_isOneTransaction_withoutQueueWrites() {
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     awaitIdle(ref);
     CountingBackend.Counters before = counters();
     long reply = ref.<Long>call(new AddAndGet(9));
@@ -104,7 +105,7 @@ class MessagingTest extends RuntimeTestBase {
     assertThat(reply).isEqualTo(9);
     assertThat(used.runs()).isEqualTo(1);
     assertThat(used.transactionsCommitted()).isEqualTo(1);
-    assertThat(ref.queueLength()).isZero();
+    assertThat(ServerControl.of(ref).queueLength()).isZero();
     var n = tenant.subspace().subspace(ref.tuid()).pack(Tuple.from("q", 0L, "n"));
     byte[] pushes = backend.run(tx -> tx.get(n));
     assertThat(pushes).isNull(); // nothing was ever pushed
@@ -112,7 +113,7 @@ class MessagingTest extends RuntimeTestBase {
 
   @Test
   void inlineCall_thatThrows_raisesToTheCaller_andIsQueuedForRetry() {
-    ServerRef<Msg> ref = start(); // a consumer with consumeK 1: inline calls
+    ProcessRef<Msg> ref = start(); // a consumer with consumeK 1: inline calls
     awaitIdle(ref);
     assertThatThrownBy(
             () ->
@@ -127,7 +128,7 @@ class MessagingTest extends RuntimeTestBase {
 
   @Test
   void inlineCall_failure_discardsTheCallbacksWrites() {
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     awaitIdle(ref);
     assertThatThrownBy(
             () -> ref.call(new TxWrite("k", "v", true), Long.class, Duration.ofSeconds(30)))
@@ -143,25 +144,25 @@ class MessagingTest extends RuntimeTestBase {
     assertThat(publisher.<Long>priorityCall(new AddAndGet(1)))
         .isEqualTo(1); // ahead of the queued cast
     publisher.priorityCast(new Add(2));
-    assertThat(publisher.queueLength()).isEqualTo(1);
+    assertThat(ServerControl.of(publisher).queueLength()).isEqualTo(1);
     assertThat(total(publisher)).isEqualTo(3);
   }
 
   @Test
   void priorityCall_failure_isNotRetried_andCommitsNothing() {
-    ServerRef<Msg> ref = start(b -> b.consume(false));
+    ProcessRef<Msg> ref = start(b -> b.consume(false));
     assertThatThrownBy(() -> ref.priorityCall(new Ask(new Boom("now"))))
         .isInstanceOf(CallbackException.class)
         .hasRootCauseMessage("boom: now");
     assertThatThrownBy(() -> ref.priorityCast(new TxWrite("p", "v", true)))
         .isInstanceOf(CallbackException.class);
     assertThat(readUserKey("p")).isNull();
-    assertThat(ref.queueLength()).isZero();
+    assertThat(ServerControl.of(ref).queueLength()).isZero();
   }
 
   @Test
   void info_runsHandleInfo() {
-    ServerRef<Msg> ref = start(b -> b.consume(false));
+    ProcessRef<Msg> ref = start(b -> b.consume(false));
     Object anything = new Object();
     ref.info(anything);
     assertThat(hooks.infos).containsExactly(anything);
@@ -170,7 +171,7 @@ class MessagingTest extends RuntimeTestBase {
 
   @Test
   void txCallbacks_writeOtherKeysAtomically() {
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     ref.cast(new TxWrite("a", "1", false));
     awaitTotal(ref, 1);
     assertThat(readUserKey("a")).isEqualTo("1");
@@ -180,7 +181,7 @@ class MessagingTest extends RuntimeTestBase {
 
   @Test
   void actions_runInOrderAfterCommit_withTheCommittedState() {
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     ref.cast(new Act(List.of("rec:a", "rec:b")));
     await().atMost(Duration.ofSeconds(10)).until(() -> hooks.actions.size() == 2);
     assertThat(hooks.actions).containsExactly("rec:a@1", "rec:b@1");
@@ -188,7 +189,7 @@ class MessagingTest extends RuntimeTestBase {
 
   @Test
   void failingAction_stopsTheRest_andTheCommitStands() {
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     ref.priorityCast(new Act(List.of("rec:a", "fail", "rec:never")));
     assertThat(hooks.actions).containsExactly("rec:a@1");
     assertThat(total(ref)).isEqualTo(1);
@@ -196,14 +197,14 @@ class MessagingTest extends RuntimeTestBase {
 
   @Test
   void haltingAction_stopsTheRest() {
-    ServerRef<Msg> ref = start(b -> b.consume(false));
+    ProcessRef<Msg> ref = start(b -> b.consume(false));
     ref.priorityCast(new Act(List.of("rec:a", "halt", "rec:never")));
     assertThat(hooks.actions).containsExactly("rec:a@1");
   }
 
   @Test
   void outbox_enqueuesOnlyWhenTheUsersTransactionCommits() {
-    ServerRef<Msg> ref = start(b -> b.consume(false));
+    ProcessRef<Msg> ref = start(b -> b.consume(false));
     Outbox<Msg> out = ref.outbox();
     backend.run(
         tx -> {
@@ -212,7 +213,7 @@ class MessagingTest extends RuntimeTestBase {
           out.cast(tx, new Add(2));
           return null;
         });
-    assertThat(ref.queueLength()).isEqualTo(2);
+    assertThat(ServerControl.of(ref).queueLength()).isEqualTo(2);
 
     assertThatThrownBy(
             () ->
@@ -222,7 +223,7 @@ class MessagingTest extends RuntimeTestBase {
                       throw new IllegalStateException("user aborts");
                     }))
         .hasMessage("user aborts");
-    assertThat(ref.queueLength()).isEqualTo(2);
+    assertThat(ServerControl.of(ref).queueLength()).isEqualTo(2);
 
     ServerRef<Msg> consumer = start();
     awaitTotal(consumer, 3);
@@ -231,10 +232,10 @@ class MessagingTest extends RuntimeTestBase {
   }
 
   /** Waits until the consumer has found its queue empty: it then holds a watch and is quiet. */
-  private void awaitIdle(ServerRef<Msg> ref) {
+  private void awaitIdle(ProcessRef<Msg> ref) {
     await()
         .atMost(Duration.ofSeconds(10))
-        .until(() -> ref.queueLength() == 0 && counters().watchesArmed() >= 1);
+        .until(() -> ServerControl.of(ref).queueLength() == 0 && counters().watchesArmed() >= 1);
   }
 
   /**

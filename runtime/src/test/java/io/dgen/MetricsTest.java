@@ -10,6 +10,7 @@ import io.dgen.TestServer.Boom;
 import io.dgen.TestServer.Get;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Work;
+import io.dgen.admin.ServerControl;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -87,7 +88,7 @@ class MetricsTest extends RuntimeTestBase {
     ServerRef<Msg> ref = start(b -> b.deadLetterThreshold(3));
     ref.cast(new Boom("no"));
     await().until(() -> count("dgen.dead.letters") == 1);
-    assertThat(ref.deadLetters()).hasSize(1);
+    assertThat(ServerControl.of(ref).deadLetters()).hasSize(1);
     assertThat(count("dgen.messages.failed")).isEqualTo(3);
     assertThat(count("dgen.messages.processed")).isZero();
   }
@@ -120,7 +121,7 @@ class MetricsTest extends RuntimeTestBase {
   @Test
   void locksAreCountedWhenTakenAndWhenBusted() throws Exception {
     hooks.lockGate = gate;
-    ServerRef<Msg> first = start(b -> b.lockTimeout(Duration.ofMillis(200)));
+    ProcessRef<Msg> first = start(b -> b.lockTimeout(Duration.ofMillis(200)));
     first.cast(new Work("w"));
     assertThat(hooks.lockEntered.await(10, TimeUnit.SECONDS)).isTrue();
     assertThat(count("dgen.lock.acquisitions")).isEqualTo(1);
@@ -137,8 +138,8 @@ class MetricsTest extends RuntimeTestBase {
   void processesQueuesAndWatchesAreGauged() {
     Tags none = Tags.empty();
     assertThat(gauge("dgen.processes", none)).isZero();
-    ServerRef<Msg> publisher = start(b -> b.consume(false));
-    ServerRef<Msg> other = start(b -> b.consume(false).name("other"));
+    ProcessRef<Msg> publisher = start(b -> b.consume(false));
+    ProcessRef<Msg> other = start(b -> b.consume(false).name("other"));
     assertThat(gauge("dgen.processes", none)).isEqualTo(2);
     publisher.castAll(List.of(new Add(1), new Add(2), new Add(3)));
     // both processes are of one server: its queue is read once per sampled process
@@ -149,7 +150,7 @@ class MetricsTest extends RuntimeTestBase {
     assertThat(gauge("dgen.processes", none)).isEqualTo(1);
     assertThat(gauge("dgen.queue.length", tags())).isEqualTo(3);
 
-    ServerRef<Msg> consumer = start(b -> b.name("consumer"));
+    ProcessRef<Msg> consumer = start(b -> b.name("consumer"));
     awaitTotal(consumer, 6);
     assertThat(gauge("dgen.queue.length", tags())).isZero();
     // the idle consumer waits on its bucket's doorbell, which also rings its bucket's timers

@@ -8,6 +8,7 @@ import io.dgen.TestServer.Add;
 import io.dgen.TestServer.AddAndGet;
 import io.dgen.TestServer.Init;
 import io.dgen.TestServer.Msg;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.memory.MemoryBackend;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -138,7 +139,7 @@ class NoLostWakeUpTest {
       assertThat(c.get(30, TimeUnit.SECONDS)).as("a total with the call's amount").isPositive();
     }
     for (int s = 0; s < SERVERS; s++) {
-      assertThat(first.get(s).queueLength()).as("queue of server %d", s).isZero();
+      assertThat(ServerControl.of(first.get(s)).queueLength()).as("queue of server %d", s).isZero();
     }
   }
 
@@ -150,7 +151,7 @@ class NoLostWakeUpTest {
       long want = expected.getOrDefault(s, new AtomicLong()).get();
       long total = refs.get(s).<Long>priorityCall(new TestServer.Get());
       if (total != want) {
-        out.put(s, List.of(total, refs.get(s).queueLength(), want));
+        out.put(s, List.of(total, ServerControl.of(refs.get(s)).queueLength(), want));
       }
     }
     return out;

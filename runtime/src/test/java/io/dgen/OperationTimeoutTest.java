@@ -10,6 +10,7 @@ import io.dgen.TestServer.Init;
 import io.dgen.TestServer.Msg;
 import io.dgen.admin.DGenAdmin;
 import io.dgen.admin.ServerAdmin;
+import io.dgen.admin.ServerControl;
 import io.dgen.admin.TenantAdmin;
 import java.time.Duration;
 import java.util.List;
@@ -53,7 +54,7 @@ class OperationTimeoutTest extends RuntimeTestBase {
     faults().reset();
   }
 
-  private ServerRef<Msg> startOrders(boolean consume) {
+  private ProcessRef<Msg> startOrders(boolean consume) {
     return dgen.start(
         new TestServer(hooks),
         new Init(0, ORDERS, null),
@@ -77,7 +78,7 @@ class OperationTimeoutTest extends RuntimeTestBase {
 
   @Test
   void castOnAnUnreachableCluster_failsAfterTheOperationTimeout_namingTheServer() {
-    ServerRef<Msg> ref = startOrders(false);
+    ProcessRef<Msg> ref = startOrders(false);
     unreachable();
 
     assertTimesOut(() -> ref.cast(new Add(1)), "cast", "tuid=(\"orders\", 7)");
@@ -89,7 +90,7 @@ class OperationTimeoutTest extends RuntimeTestBase {
   @ParameterizedTest(name = "consume={0}")
   @ValueSource(booleans = {false, true})
   void callOnAnUnreachableCluster_failsAfterTheOperationTimeout_namingTheServer(boolean consume) {
-    ServerRef<Msg> ref = startOrders(consume); // consume: an inline call; else a queued one
+    ProcessRef<Msg> ref = startOrders(consume); // consume: an inline call; else a queued one
     unreachable();
 
     assertTimesOut(
@@ -104,7 +105,7 @@ class OperationTimeoutTest extends RuntimeTestBase {
 
   @Test
   void keyedPushesAndSubmitOnAnUnreachableCluster_failAfterTheOperationTimeout() {
-    ServerRef<Msg> ref = startOrders(false);
+    ProcessRef<Msg> ref = startOrders(false);
     unreachable();
 
     assertTimesOut(() -> ref.cast(new Add(1), "key-1"), "cast", "tuid=(\"orders\", 7)");
@@ -117,26 +118,28 @@ class OperationTimeoutTest extends RuntimeTestBase {
 
   @Test
   void managementCallsOnAnUnreachableCluster_failAfterTheOperationTimeout() {
-    ServerRef<Msg> ref = startOrders(false);
+    ProcessRef<Msg> ref = startOrders(false);
     String timer = ref.castAfter(new Add(1), Duration.ofHours(1));
     String noSuchDeadLetter = "00000000000000000000000a";
     unreachable();
 
     String server = "tuid=(\"orders\", 7)";
-    assertTimesOut(ref::queueLength, "queueLength", server);
+    assertTimesOut(ServerControl.of(ref)::queueLength, "queueLength", server);
     assertTimesOut(() -> ref.cancelTimer(timer), "cancelTimer", server);
-    assertTimesOut(ref::deadLetters, "deadLetters", server);
-    assertTimesOut(() -> ref.requeueDeadLetter(noSuchDeadLetter, true), "requeue", server);
-    assertTimesOut(() -> ref.purgeDeadLetter(noSuchDeadLetter), "purgeDeadLetter", server);
-    assertTimesOut(ref::purgeDeadLetters, "purgeDeadLetters", server);
+    assertTimesOut(ServerControl.of(ref)::deadLetters, "deadLetters", server);
+    assertTimesOut(
+        () -> ServerControl.of(ref).requeueDeadLetter(noSuchDeadLetter, true), "requeue", server);
+    assertTimesOut(
+        () -> ServerControl.of(ref).purgeDeadLetter(noSuchDeadLetter), "purgeDeadLetter", server);
+    assertTimesOut(ServerControl.of(ref)::purgeDeadLetters, "purgeDeadLetters", server);
   }
 
   @Test
   void killOnAnUnreachableCluster_failsAfterTheOperationTimeout_namingTheServer() {
-    ServerRef<Msg> ref = startOrders(false);
+    ProcessRef<Msg> ref = startOrders(false);
     unreachable();
 
-    assertTimesOut(() -> ref.kill("test"), "kill", "tuid=(\"orders\", 7)");
+    assertTimesOut(() -> ServerControl.of(ref).kill("test"), "kill", "tuid=(\"orders\", 7)");
   }
 
   @Test
@@ -178,7 +181,7 @@ class OperationTimeoutTest extends RuntimeTestBase {
       org.awaitility.Awaitility.await()
           .atMost(Duration.ofSeconds(10))
           .until(() -> hooks.actions.contains("rec:forwarded@1"));
-      assertThat(target.queueLength()).isEqualTo(1);
+      assertThat(ServerControl.of(target).queueLength()).isEqualTo(1);
     }
   }
 
@@ -200,7 +203,7 @@ class OperationTimeoutTest extends RuntimeTestBase {
   void operationsOnAReachableCluster_completeWithinTheirTimeout() {
     // a bound a shared machine's FoundationDB meets (300 ms is for the unreachable cases)
     try (DGen roomy = DGen.builder(backend).operationTimeout(Duration.ofSeconds(10)).build()) {
-      ServerRef<Msg> ref =
+      ProcessRef<Msg> ref =
           roomy.start(
               new TestServer(hooks),
               new Init(0, ORDERS, null),
@@ -209,7 +212,7 @@ class OperationTimeoutTest extends RuntimeTestBase {
       ref.castAll(List.of(new Add(1)));
       assertThat(ref.cast(new Add(1), "key")).isTrue();
       assertThat(ref.<Long>call(new AddAndGet(1), Duration.ofSeconds(30))).isEqualTo(4L);
-      ref.kill("test");
+      ServerControl.of(ref).kill("test");
       assertThat(ref.isAlive()).isFalse();
     }
   }

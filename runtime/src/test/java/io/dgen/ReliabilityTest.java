@@ -8,6 +8,7 @@ import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.TestServer.Add;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Poison;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.CountingBackend;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,7 +33,9 @@ class ReliabilityTest extends RuntimeTestBase {
     }
     CountingBackend.Counters before = counters();
     ServerRef<Msg> consumer = start(b -> b.consumeK(64));
-    await().atMost(Duration.ofSeconds(60)).until(() -> publisher.queueLength() == 0);
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> ServerControl.of(publisher).queueLength() == 0);
     long consumerTransactions = counters().minus(before).transactionsCommitted();
     assertThat(total(consumer)).isEqualTo(10_000);
     assertThat(consumerTransactions).isLessThanOrEqualTo((long) Math.ceil(10_000 / 64.0 * 1.05));
@@ -52,7 +55,7 @@ class ReliabilityTest extends RuntimeTestBase {
     long batches = counters().minus(before).transactionsCommitted();
     // 3.6 MB of writes cannot go in one ~1 MB batch: at least four batches, none near 10 MB
     assertThat(batches).isBetween(4L, 40L);
-    assertThat(publisher.queueLength()).isZero();
+    assertThat(ServerControl.of(publisher).queueLength()).isZero();
   }
 
   @Test
@@ -77,7 +80,7 @@ class ReliabilityTest extends RuntimeTestBase {
     assertThat(hooks.attempts.get("p")).hasValue(3);
     assertThat(hooks.deadLetters).containsExactly("Poison[id=p]x3");
 
-    List<DeadLetter<Msg>> dead = consumer.deadLetters();
+    List<DeadLetter<Msg>> dead = ServerControl.of(consumer).deadLetters();
     assertThat(dead).hasSize(1);
     assertThat(dead.get(0).message()).isEqualTo(new Poison("p"));
     assertThat(dead.get(0).type()).isEqualTo(Event.Type.CALL);
@@ -85,27 +88,34 @@ class ReliabilityTest extends RuntimeTestBase {
     assertThat(dead.get(0).lastError()).contains("poisoned: p");
 
     hooks.poisoned.set(false); // fix the cause, then re-queue
-    assertThat(consumer.requeueDeadLetter(dead.get(0).id(), true)).isTrue();
+    assertThat(ServerControl.of(consumer).requeueDeadLetter(dead.get(0).id(), true)).isTrue();
     awaitTotal(consumer, 16);
-    assertThat(consumer.deadLetters()).isEmpty();
-    assertThat(consumer.requeueDeadLetter(dead.get(0).id(), true)).isFalse();
+    assertThat(ServerControl.of(consumer).deadLetters()).isEmpty();
+    assertThat(ServerControl.of(consumer).requeueDeadLetter(dead.get(0).id(), true)).isFalse();
   }
 
   @Test
   void requeuedDeadLetter_startsWithAFreshFailureCount() {
     ServerRef<Msg> ref = start(b -> b.deadLetterThreshold(3));
     ref.cast(new Poison("again"));
-    await().atMost(Duration.ofSeconds(30)).until(() -> ref.deadLetters().size() == 1);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> ServerControl.of(ref).deadLetters().size() == 1);
     assertThat(hooks.attempts.get("again")).hasValue(3);
 
     // still poisoned: the re-queued message gets three more attempts, not one
-    assertThat(ref.requeueDeadLetter(ref.deadLetters().get(0).id(), true)).isTrue();
-    await().atMost(Duration.ofSeconds(30)).until(() -> ref.deadLetters().size() == 1);
+    assertThat(
+            ServerControl.of(ref)
+                .requeueDeadLetter(ServerControl.of(ref).deadLetters().get(0).id(), true))
+        .isTrue();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> ServerControl.of(ref).deadLetters().size() == 1);
     assertThat(hooks.attempts.get("again")).hasValue(6);
-    assertThat(ref.deadLetters().get(0).attempts()).isEqualTo(3);
+    assertThat(ServerControl.of(ref).deadLetters().get(0).attempts()).isEqualTo(3);
     await().atMost(Duration.ofSeconds(10)).until(() -> hooks.deadLetters.size() == 2);
     assertThat(hooks.deadLetters).containsExactly("Poison[id=again]x3", "Poison[id=again]x3");
-    assertThat(ref.queueLength()).isZero();
+    assertThat(ServerControl.of(ref).queueLength()).isZero();
   }
 
   @Test
@@ -113,13 +123,15 @@ class ReliabilityTest extends RuntimeTestBase {
     ServerRef<Msg> ref = start(b -> b.deadLetterThreshold(1));
     ref.cast(new Poison("a"));
     ref.cast(new Poison("b"));
-    await().atMost(Duration.ofSeconds(10)).until(() -> ref.deadLetters().size() == 2);
-    String first = ref.deadLetters().get(0).id();
-    assertThat(ref.purgeDeadLetter(first)).isTrue();
-    assertThat(ref.purgeDeadLetter(first)).isFalse();
-    assertThat(ref.purgeDeadLetters()).isEqualTo(1);
-    assertThat(ref.deadLetters()).isEmpty();
-    assertThatThrownBy(() -> ref.purgeDeadLetter("not-hex"))
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> ServerControl.of(ref).deadLetters().size() == 2);
+    String first = ServerControl.of(ref).deadLetters().get(0).id();
+    assertThat(ServerControl.of(ref).purgeDeadLetter(first)).isTrue();
+    assertThat(ServerControl.of(ref).purgeDeadLetter(first)).isFalse();
+    assertThat(ServerControl.of(ref).purgeDeadLetters()).isEqualTo(1);
+    assertThat(ServerControl.of(ref).deadLetters()).isEmpty();
+    assertThatThrownBy(() -> ServerControl.of(ref).purgeDeadLetter("not-hex"))
         .isInstanceOf(IllegalArgumentException.class);
   }
 
@@ -130,7 +142,7 @@ class ReliabilityTest extends RuntimeTestBase {
     ref.cast(new Add(1));
     awaitTotal(ref, 2);
     assertThat(hooks.attempts.get("slow-to-heal")).hasValue(7);
-    assertThat(ref.deadLetters()).isEmpty();
+    assertThat(ServerControl.of(ref).deadLetters()).isEmpty();
   }
 
   /**
@@ -155,8 +167,8 @@ class ReliabilityTest extends RuntimeTestBase {
         .atMost(Duration.ofSeconds(30))
         .until(() -> hooks.attempts.getOrDefault("never-heals", new AtomicInteger()).get() >= 5);
     assertThat(total(failing)).isZero();
-    assertThat(failing.queueLength()).isEqualTo(2);
-    assertThat(failing.deadLetters()).isEmpty();
+    assertThat(ServerControl.of(failing).queueLength()).isEqualTo(2);
+    assertThat(ServerControl.of(failing).deadLetters()).isEmpty();
   }
 
   /**
@@ -172,15 +184,15 @@ class ReliabilityTest extends RuntimeTestBase {
       poison.add(new TestServer.Throw("p" + i, "runtime", Integer.MAX_VALUE));
     }
     ref.castAll(poison);
-    await().atMost(BULK_WAIT).until(() -> ref.deadLetters().size() == count);
+    await().atMost(BULK_WAIT).until(() -> ServerControl.of(ref).deadLetters().size() == count);
 
     faults().commitUnknownResult(2, true);
     CountingBackend.Counters before = counters();
-    assertThat(ref.purgeDeadLetters()).isEqualTo(count);
+    assertThat(ServerControl.of(ref).purgeDeadLetters()).isEqualTo(count);
     CountingBackend.Counters purge = counters().minus(before);
     faults().reset();
 
-    assertThat(ref.deadLetters()).isEmpty();
+    assertThat(ServerControl.of(ref).deadLetters()).isEmpty();
     assertThat(purge.runs()).isGreaterThanOrEqualTo(3); // 100 + 100 + 50, a transaction each
     assertThat(purge.rowsRead()).isLessThanOrEqualTo(count + 2 * 100L); // the re-runs' re-reads
   }

@@ -11,6 +11,7 @@ import io.dgen.TestServer.AppendInPlace;
 import io.dgen.TestServer.GetSeen;
 import io.dgen.TestServer.GetSeenThenAppend;
 import io.dgen.TestServer.Msg;
+import io.dgen.admin.ServerControl;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -80,7 +81,9 @@ class ReplyDeliveryTest extends RuntimeTestBase {
     publisher.cast(new Add(1));
     CompletableFuture<List<Long>> call = publisher.callAsync(new GetSeen(), Duration.ofSeconds(30));
     // callAsync returns before its push commits: the cast must be queued behind it
-    await().atMost(Duration.ofSeconds(30)).until(() -> publisher.queueLength() == 2);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> ServerControl.of(publisher).queueLength() == 2);
     publisher.cast(new AppendInPlace(5));
 
     ServerRef<Msg> consumer = start(b -> b.consumeK(8)); // the three in one batch

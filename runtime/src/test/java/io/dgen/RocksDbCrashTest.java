@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.dgen.TestServer.Msg;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.rocksdb.RocksDbBackend;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -54,7 +55,7 @@ class RocksDbCrashTest {
       await("queue drained")
           .atMost(Duration.ofSeconds(30))
           .until(() -> state(ref).lastSeq().containsKey("final"));
-      assertThat(ref.queueLength()).isZero();
+      assertThat(ServerControl.of(ref).queueLength()).isZero();
       TestServer.State s = state(ref);
       String why = "seed=" + seed + " acked=" + java.util.Arrays.toString(acked) + " state=" + s;
       System.out.println("crash test: " + why);

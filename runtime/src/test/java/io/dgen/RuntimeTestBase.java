@@ -2,6 +2,7 @@ package io.dgen;
 
 import static org.awaitility.Awaitility.await;
 
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.Backend;
 import io.dgen.backend.BackendException;
 import io.dgen.backend.CountingBackend;
@@ -112,11 +113,11 @@ abstract class RuntimeTestBase {
     backend.close();
   }
 
-  ServerRef<TestServer.Msg> start() {
+  ProcessRef<TestServer.Msg> start() {
     return start(b -> {});
   }
 
-  ServerRef<TestServer.Msg> start(Consumer<StartOptions.Builder> options) {
+  ProcessRef<TestServer.Msg> start(Consumer<StartOptions.Builder> options) {
     StartOptions.Builder b = StartOptions.builder(tenant);
     options.accept(b);
     return dgen.start(new TestServer(hooks), null, b.build());
@@ -180,8 +181,8 @@ abstract class RuntimeTestBase {
         TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos),
         why,
         orFailure(() -> total(ref)),
-        orFailure(ref::queueLength),
-        orFailure(() -> ref.deadLetters().size()));
+        orFailure(ServerControl.of(ref)::queueLength),
+        orFailure(() -> ServerControl.of(ref).deadLetters().size()));
   }
 
   private static String orFailure(Callable<?> read) {

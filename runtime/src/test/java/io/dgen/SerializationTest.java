@@ -8,6 +8,7 @@ import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.dgen.TestServer.Add;
 import io.dgen.TestServer.Msg;
+import io.dgen.admin.ServerControl;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -62,7 +63,7 @@ class SerializationTest extends RuntimeTestBase {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("not allowed");
     ref.cast("a string is a JDK value type");
-    assertThat(ref.queueLength()).isEqualTo(1);
+    assertThat(ServerControl.of(ref).queueLength()).isEqualTo(1);
   }
 
   @Test
@@ -93,7 +94,7 @@ class SerializationTest extends RuntimeTestBase {
 
   @Test
   void replyOfAClassNotAllowed_failsTheCallerClearly_butNeverBlocksTheQueue() {
-    ServerRef<String> queued =
+    ProcessRef<String> queued =
         dgen.start(new AnswerServer(), null, StartOptions.builder(tenant).consumeK(2).build());
     String asked = queued.submit("ask"); // a reply awaited by id is decoded by its type name
     assertThatThrownBy(() -> queued.awaitReply(asked, Duration.ofSeconds(10)))
@@ -101,7 +102,7 @@ class SerializationTest extends RuntimeTestBase {
         .hasMessageContaining(Answer.class.getName())
         .hasMessageContaining("allowTypes");
     assertThat(queued.call("ask", Answer.class, Duration.ofSeconds(10))).isEqualTo(new Answer(7));
-    assertThat(queued.queueLength()).isZero();
+    assertThat(ServerControl.of(queued).queueLength()).isZero();
     queued.stop();
 
     ServerRef<String> inline =

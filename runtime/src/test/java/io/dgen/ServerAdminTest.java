@@ -13,6 +13,7 @@ import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Work;
 import io.dgen.admin.DGenAdmin;
 import io.dgen.admin.ServerAdmin;
+import io.dgen.admin.ServerControl;
 import io.dgen.admin.TenantAdmin;
 import io.dgen.admin.Tuids;
 import java.time.Clock;
@@ -29,7 +30,7 @@ class ServerAdminTest extends RuntimeTestBase {
 
   private static final Tuple ORDERS = Tuple.from("orders", 1L);
 
-  private ServerRef<Msg> startOrders(boolean consume) {
+  private ProcessRef<Msg> startOrders(boolean consume) {
     return dgen.start(
         new TestServer(hooks),
         new Init(0, ORDERS, null),
@@ -46,7 +47,7 @@ class ServerAdminTest extends RuntimeTestBase {
 
   @Test
   void startIndexesServers_andKillRemovesThem() {
-    ServerRef<Msg> a = startOrders(true);
+    ProcessRef<Msg> a = startOrders(true);
     ServerRef<Msg> b = start();
 
     assertThat(new DGenAdmin(backend).tenants()).contains(tenant.path());
@@ -57,7 +58,7 @@ class ServerAdminTest extends RuntimeTestBase {
                 "(\"dgen_server\", \"io.dgen.TestServer\")", "io.dgen.TestServer"),
             org.assertj.core.groups.Tuple.tuple("(\"orders\", 1)", "io.dgen.TestServer"));
 
-    b.kill("test");
+    ServerControl.of(b).kill("test");
     orders().kill();
 
     assertThat(tenantAdmin().servers()).isEmpty();
@@ -68,7 +69,7 @@ class ServerAdminTest extends RuntimeTestBase {
 
   @Test
   void stateQueueAndDeadLetters_decodeWithoutTheClasses() {
-    ServerRef<Msg> ref = startOrders(true);
+    ProcessRef<Msg> ref = startOrders(true);
     ref.cast(new Add(5));
     ref.cast(new Boom("bad"));
     ref.cast(new FailFirst("f", 1));
@@ -98,7 +99,7 @@ class ServerAdminTest extends RuntimeTestBase {
 
   @Test
   void peekShowsQueuedItems_inOrder() {
-    ServerRef<Msg> ref = startOrders(false);
+    ProcessRef<Msg> ref = startOrders(false);
     ref.castAll(List.of(new Add(1), new Boom("later")));
 
     ServerAdmin admin = orders();
@@ -117,7 +118,7 @@ class ServerAdminTest extends RuntimeTestBase {
     CountDownLatch gate = new CountDownLatch(1);
     hooks.lockGate = gate;
     try {
-      ServerRef<Msg> ref = startOrders(true);
+      ProcessRef<Msg> ref = startOrders(true);
       ref.cast(new Work("w"));
       assertThat(hooks.lockEntered.await(10, TimeUnit.SECONDS)).isTrue();
       Instant later = Instant.now().plusSeconds(60);
@@ -231,7 +232,7 @@ class ServerAdminTest extends RuntimeTestBase {
     CountDownLatch gate = new CountDownLatch(1);
     hooks.lockGate = gate;
     try {
-      ServerRef<Msg> ref = startOrders(true);
+      ProcessRef<Msg> ref = startOrders(true);
       ref.cast(new Boom("x"));
       await().atMost(Duration.ofSeconds(30)).until(() -> orders().deadLetterCount() == 1);
       ref.cast(new Work("w"));
@@ -270,7 +271,7 @@ class ServerAdminTest extends RuntimeTestBase {
 
   @Test
   void requeueAtTheHead_isConsumedNext() {
-    ServerRef<Msg> ref = startOrders(true);
+    ProcessRef<Msg> ref = startOrders(true);
     ref.cast(new Boom("first"));
     await().atMost(Duration.ofSeconds(30)).until(() -> orders().deadLetterCount() == 1);
     ref.stop();
@@ -295,7 +296,7 @@ class ServerAdminTest extends RuntimeTestBase {
 
   @Test
   void cancelTimer_removesItFromTheServerAndTheTenant() {
-    ServerRef<Msg> ref = startOrders(false);
+    ProcessRef<Msg> ref = startOrders(false);
     String keep = ref.castAfter(new Add(1), Duration.ofDays(2));
     String cancel = ref.castAfter(new Add(2), Duration.ofDays(1));
     ServerAdmin admin = orders();
@@ -314,7 +315,7 @@ class ServerAdminTest extends RuntimeTestBase {
 
   @Test
   void keptReplies_showWaitingAndReplied() {
-    ServerRef<Msg> ref = startOrders(false);
+    ProcessRef<Msg> ref = startOrders(false);
     String waiting = ref.submit(new Add(5));
     ServerAdmin admin = orders();
     assertThat(admin.keptReplies(10))

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Seq;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.fdb.FdbBackend;
 import io.dgen.backend.fdb.FdbTestEnvironment;
 import java.io.IOException;
@@ -102,7 +103,7 @@ class SeveralJvmsTest {
       assertThat(s.lastSeq())
           .containsOnlyKeys("p0", "p1", "p2", "p3")
           .allSatisfy((p, last) -> assertThat(last).isEqualTo(PER_PUBLISHER));
-      assertThat(publisher.queueLength()).isZero();
+      assertThat(ServerControl.of(publisher).queueLength()).isZero();
       for (int i = 1; i < CONSUMER_JVMS; i++) {
         assertThat(children.get(i).isAlive()).as("surviving consumer JVM %s", i).isTrue();
       }
@@ -134,9 +135,9 @@ class SeveralJvmsTest {
       here.cast(new TestServer.Add(1));
       await("consumed in the other JVM")
           .atMost(Duration.ofSeconds(30))
-          .until(() -> here.queueLength() == 0);
+          .until(() -> ServerControl.of(here).queueLength() == 0);
 
-      here.kill("test");
+      ServerControl.of(here).kill("test");
 
       await("the other JVM's process stopped")
           .atMost(Duration.ofSeconds(10))

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.admin.ServerControl;
 import java.time.Duration;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -49,7 +50,7 @@ class SharedTypesTest extends RuntimeTestBase {
     }
   }
 
-  private ServerRef<Object> start(DGen runtime, String id, Class<?>... allowed) {
+  private ProcessRef<Object> start(DGen runtime, String id, Class<?>... allowed) {
     return runtime.start(
         new AnyCounter(id),
         null,
@@ -75,7 +76,7 @@ class SharedTypesTest extends RuntimeTestBase {
         await()
             .atMost(Duration.ofSeconds(30))
             .until(() -> ref.call("total", Long.class, Duration.ofSeconds(10)) == 2_001L);
-        assertThat(ref.deadLetters()).isEmpty();
+        assertThat(ServerControl.of(ref).deadLetters()).isEmpty();
       }
     }
   }

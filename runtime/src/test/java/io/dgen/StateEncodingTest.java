@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.CountingBackend;
 import io.dgen.backend.KeyValue;
 import java.time.Duration;
@@ -191,7 +192,7 @@ class StateEncodingTest extends RuntimeTestBase {
 
   @Test
   void aStateRestartedFromTheStore_stillWritesSmallDiffs() {
-    ServerRef<InventoryMsg> first =
+    ProcessRef<InventoryMsg> first =
         dgen.start(new InventoryServer(), null, StartOptions.builder(tenant).build());
     castAndMeasure(first, new Move("sku-0999", 0));
     first.stop();
@@ -243,7 +244,7 @@ class StateEncodingTest extends RuntimeTestBase {
 
   // ---------------------------------------------------------------- helpers
 
-  private static ServerRef<WideMsg> startWide(DGen d, Tenant t, boolean cache) {
+  private static ProcessRef<WideMsg> startWide(DGen d, Tenant t, boolean cache) {
     return d.start(new WideServer(), null, StartOptions.builder(t).cache(cache).build());
   }
 
@@ -262,7 +263,7 @@ class StateEncodingTest extends RuntimeTestBase {
    * changing over two polls.
    */
   private <M> long castAndMeasure(ServerRef<M> ref, M message) {
-    await().atMost(Duration.ofSeconds(30)).until(() -> ref.queueLength() == 0);
+    await().atMost(Duration.ofSeconds(30)).until(() -> ServerControl.of(ref).queueLength() == 0);
     CountingBackend.Counters before = counters();
     ref.cast(message);
     long[] last = {-1};
@@ -274,7 +275,7 @@ class StateEncodingTest extends RuntimeTestBase {
               long written = counters().minus(before).bytesWritten();
               boolean settled = written == last[0];
               last[0] = written;
-              return ref.queueLength() == 0 && settled;
+              return ServerControl.of(ref).queueLength() == 0 && settled;
             });
     return last[0];
   }

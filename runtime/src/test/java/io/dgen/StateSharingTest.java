@@ -195,7 +195,7 @@ class StateSharingTest extends RuntimeTestBase {
     }
   }
 
-  private <S> ServerRef<Msg> start(DGenServer<S, Msg> server, int consumeK) {
+  private <S> ProcessRef<Msg> start(DGenServer<S, Msg> server, int consumeK) {
     return dgen.start(server, null, StartOptions.builder(tenant).consumeK(consumeK).build());
   }
 
@@ -207,7 +207,7 @@ class StateSharingTest extends RuntimeTestBase {
   @ParameterizedTest(name = "consumeK={0}")
   @ValueSource(ints = {1, 4})
   void inPlaceAddsToAListInsideARecord_areAllWritten(int consumeK) {
-    ServerRef<Msg> ref = start(new BagServer(gate), consumeK);
+    ProcessRef<Msg> ref = start(new BagServer(gate), consumeK);
     List<Msg> adds = new ArrayList<>();
     List<String> expected = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
@@ -225,7 +225,7 @@ class StateSharingTest extends RuntimeTestBase {
   @ParameterizedTest(name = "consumeK={0}")
   @ValueSource(ints = {1, 4})
   void aPojoChangedThroughItsSetters_isWrittenEveryTime(int consumeK) {
-    ServerRef<Msg> ref = start(new CounterServer(), consumeK);
+    ProcessRef<Msg> ref = start(new CounterServer(), consumeK);
     for (int i = 0; i < 30; i++) {
       ref.cast(new Add("x"));
     }
@@ -237,7 +237,7 @@ class StateSharingTest extends RuntimeTestBase {
   @ParameterizedTest(name = "consumeK={0}")
   @ValueSource(ints = {1, 4})
   void aCallbackThatChangedItsStateInPlaceAndFailed_leavesNoTraceForTheRetry(int consumeK) {
-    ServerRef<Msg> ref = start(new BagServer(gate), consumeK);
+    ProcessRef<Msg> ref = start(new BagServer(gate), consumeK);
     ref.cast(new Add("a"));
     ref.cast(new AddThenFail("x", 2));
     await().atMost(Duration.ofSeconds(30)).until(() -> items(ref).size() >= 2);
@@ -249,7 +249,7 @@ class StateSharingTest extends RuntimeTestBase {
   @ValueSource(ints = {1, 4})
   void aPriorityCall_neverSeesAConcurrentBatchsUnfinishedChangeInPlace(int consumeK)
       throws Exception {
-    ServerRef<Msg> ref = start(new BagServer(gate), consumeK);
+    ProcessRef<Msg> ref = start(new BagServer(gate), consumeK);
     ref.cast(new Add("a"));
     await().atMost(Duration.ofSeconds(30)).until(() -> items(ref).size() == 1);
     ref.cast(new AddAndWait("b")); // changes its state in place, then waits
@@ -267,7 +267,7 @@ class StateSharingTest extends RuntimeTestBase {
   @ParameterizedTest(name = "consumeK={0}")
   @ValueSource(ints = {1, 4})
   void aDeeplyImmutableState_isSharedByCallbacks_andAMutableOneNever(int consumeK) {
-    ServerRef<Msg> frozen = start(new FrozenServer(gate), consumeK);
+    ProcessRef<Msg> frozen = start(new FrozenServer(gate), consumeK);
     frozen.cast(new Add("a"));
     await().atMost(Duration.ofSeconds(30)).until(() -> items(frozen).size() == 1);
     for (int i = 0; i < 5; i++) {

@@ -14,6 +14,7 @@ import io.dgen.Account.Withdraw;
 import io.dgen.Account.WithdrawCall;
 import io.dgen.admin.DGenAdmin;
 import io.dgen.admin.ServerAdmin;
+import io.dgen.admin.ServerControl;
 import io.dgen.admin.TenantAdmin;
 import io.dgen.internal.ServerProcess;
 import io.micrometer.core.instrument.Counter;
@@ -139,14 +140,14 @@ class TerminalErrorTest extends RuntimeTestBase {
    * account, no key it wrote, no cast through the outbox, no action run.
    */
   private void assertLeftNothing(ServerRef<Msg> ref, String refused) {
-    assertThat(ref.queueLength()).isZero();
-    assertThat(ref.deadLetters()).isEmpty();
+    assertThat(ServerControl.of(ref).queueLength()).isZero();
+    assertThat(ServerControl.of(ref).deadLetters()).isEmpty();
     ServerAdmin server = admin().server(ref.tuid()).orElseThrow();
     assertThat(server.timers()).isEmpty();
     assertThat(server.lock()).isEmpty();
     byte[] mark = backend.run(tx -> tx.get(Account.mark(tenant, refused)));
     assertThat(mark).isNull();
-    assertThat(accounts.sink.queueLength()).isZero();
+    assertThat(ServerControl.of(accounts.sink).queueLength()).isZero();
     assertThat(accounts.actions).doesNotContain(refused);
   }
 
@@ -204,7 +205,7 @@ class TerminalErrorTest extends RuntimeTestBase {
     publisher.castAll(
         List.of(new Deposit("d1", 10), new Withdraw("w1", 50, tx), new Deposit("d2", 5)));
     CompletableFuture<Long> refused = publisher.callAsync(new WithdrawCall("w2", 100, tx), WAIT);
-    await().atMost(WAIT).until(() -> publisher.queueLength() == 4);
+    await().atMost(WAIT).until(() -> ServerControl.of(publisher).queueLength() == 4);
     publisher.castAll(List.of(new Withdraw("w3", 12, tx), new Deposit("d3", 1)));
 
     ServerRef<Msg> consumer = account("a", b -> b.consumeK(8)); // one batch takes all six

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.dgen.TestServer.Ask;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Slow;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.Backend;
 import io.dgen.backend.BackendException;
 import io.dgen.backend.ForwardingBackend;
@@ -70,7 +71,7 @@ class TimeLimitTest extends RuntimeTestBase {
     ref.cast(new Slow(TimeUnit.MILLISECONDS.toNanos(4_900)));
     ref.cast(new TestServer.Add(1));
     awaitTotal(ref, 1);
-    assertThat(ref.deadLetters())
+    assertThat(ServerControl.of(ref).deadLetters())
         .singleElement()
         .satisfies(
             d -> {
@@ -78,7 +79,7 @@ class TimeLimitTest extends RuntimeTestBase {
               assertThat(d.attempts()).isEqualTo(2);
               assertThat(d.lastError()).contains("TransactionTooLongException");
             });
-    assertThat(ref.queueLength()).isZero();
+    assertThat(ServerControl.of(ref).queueLength()).isZero();
   }
 
   @Test
@@ -88,9 +89,9 @@ class TimeLimitTest extends RuntimeTestBase {
     // itself was fast
     ref.cast(new TestServer.ReadAfter("r", 1, TimeUnit.SECONDS.toNanos(6), true));
     awaitTotal(ref, 1);
-    assertThat(ref.deadLetters()).isEmpty();
+    assertThat(ServerControl.of(ref).deadLetters()).isEmpty();
     assertThat(hooks.attempts.get("r")).hasValue(2);
-    assertThat(ref.queueLength()).isZero();
+    assertThat(ServerControl.of(ref).queueLength()).isZero();
     // inline: retried, not reported as CallbackException
     long reply =
         ref.call(
@@ -107,8 +108,11 @@ class TimeLimitTest extends RuntimeTestBase {
     // run it slowly again, forever
     ServerRef<Msg> ref = start(b -> b.deadLetterThreshold(2));
     ref.cast(new TestServer.ReadAfter("slow", 5, TimeUnit.SECONDS.toNanos(6), false));
-    await().atMost(Duration.ofSeconds(30)).until(() -> ref.deadLetters().size() == 1);
-    assertThat(ref.deadLetters().get(0).lastError()).contains("TransactionTooLongException");
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> ServerControl.of(ref).deadLetters().size() == 1);
+    assertThat(ServerControl.of(ref).deadLetters().get(0).lastError())
+        .contains("TransactionTooLongException");
     assertThat(hooks.attempts.get("slow")).hasValue(2);
   }
 
@@ -129,8 +133,8 @@ class TimeLimitTest extends RuntimeTestBase {
     start(b -> b.deadLetterThreshold(1));
     awaitTotal(ref, 1);
     assertThat(slowReads.aged).as("the batch's queue read was slowed").isTrue();
-    assertThat(ref.deadLetters()).isEmpty();
-    assertThat(ref.queueLength()).isZero();
+    assertThat(ServerControl.of(ref).deadLetters()).isEmpty();
+    assertThat(ServerControl.of(ref).queueLength()).isZero();
   }
 
   @Test

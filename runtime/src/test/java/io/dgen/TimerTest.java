@@ -8,6 +8,7 @@ import com.apple.foundationdb.tuple.ByteArrayUtil;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.admin.DGenAdmin;
 import io.dgen.admin.ServerAdmin;
+import io.dgen.admin.ServerControl;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -274,7 +275,7 @@ class TimerTest extends RuntimeTestBase {
     }
     kept.castAfter(new Recorder.Due(1, "k"), Duration.ofMinutes(1));
     assertThat(pendingTimers()).isEqualTo(6);
-    doomed.kill("test");
+    ServerControl.of(doomed).kill("test");
     assertThat(pendingTimers()).isEqualTo(1);
     advance(Duration.ofHours(1));
     await().atMost(BULK_WAIT).until(() -> stateOf(kept).names().contains("k"));

@@ -128,11 +128,11 @@ class TracingTest extends RuntimeTestBase {
     }
   }
 
-  private ServerRef<Relay.Msg> start(String name, int consumeK) {
+  private ProcessRef<Relay.Msg> start(String name, int consumeK) {
     return start(name, b -> b.consumeK(consumeK));
   }
 
-  private ServerRef<Relay.Msg> start(
+  private ProcessRef<Relay.Msg> start(
       String name, java.util.function.Consumer<StartOptions.Builder> options) {
     StartOptions.Builder b = StartOptions.builder(tenant).name(name);
     options.accept(b);

@@ -7,6 +7,7 @@ import io.dgen.TestServer.Add;
 import io.dgen.TestServer.Ask;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Transient;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.BackendException;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -25,7 +26,7 @@ class TransientErrorTest extends RuntimeTestBase {
     ref.cast(new Transient("q", 3, BackendException.NOT_COMMITTED));
     ref.cast(new Add(1));
     awaitTotal(ref, 2);
-    assertThat(ref.deadLetters()).isEmpty();
+    assertThat(ServerControl.of(ref).deadLetters()).isEmpty();
     assertThat(hooks.attempts.get("q")).hasValue(4);
     assertThat(state(ref).seen()).containsExactly(1L, 1L);
   }
@@ -40,7 +41,8 @@ class TransientErrorTest extends RuntimeTestBase {
             Duration.ofSeconds(30));
     assertThat(reply).isEqualTo(1);
     assertThat(hooks.attempts.get("i")).hasValue(3);
-    assertThat(ref.queueLength()).isZero(); // not queued for a retry: it succeeded inline
+    assertThat(ServerControl.of(ref).queueLength())
+        .isZero(); // not queued for a retry: it succeeded inline
   }
 
   @Test

@@ -3,6 +3,7 @@ package io.dgen;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.KeyValue;
 import io.dgen.internal.Buckets;
 import io.dgen.internal.ServerKeys;
@@ -70,7 +71,7 @@ class TypeTableTest extends RuntimeTestBase {
 
   @Test
   void theTypeTable_keepsItsIndexes_andGrowsAtTheEnd() {
-    ServerRef<Object> first =
+    ProcessRef<Object> first =
         dgen.start(
             new SerializationTest.LooseServer(),
             null,
@@ -78,7 +79,7 @@ class TypeTableTest extends RuntimeTestBase {
     Map<Integer, String> before = table(first);
     assertThat(before).isNotEmpty();
     first.stop();
-    ServerRef<Object> second =
+    ProcessRef<Object> second =
         dgen.start(
             new SerializationTest.LooseServer(),
             null,
@@ -97,7 +98,7 @@ class TypeTableTest extends RuntimeTestBase {
 
   @Test
   void anItemNamingATableEntryThisServerDoesNotAllow_isDeadLettered_andNeverLoaded() {
-    ServerRef<TestServer.Msg> publisher = start(b -> b.consume(false));
+    ProcessRef<TestServer.Msg> publisher = start(b -> b.consume(false));
     ServerKeys keys = keys(publisher);
     int index = 1_000;
     byte[] item = Envelope.encode(serde, Envelope.CAST, index, 0, null, null, Map.of());
@@ -115,8 +116,11 @@ class TypeTableTest extends RuntimeTestBase {
     ServerRef<TestServer.Msg> consumer = start();
     awaitTotal(consumer, 5);
     assertThat(System.getProperty("dgen.test.typetable.forbidden.loaded")).isNull();
-    await().atMost(Duration.ofSeconds(10)).until(() -> consumer.deadLetters().size() == 1);
-    assertThat(consumer.deadLetters().get(0).lastError()).contains(Forbidden.class.getName());
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> ServerControl.of(consumer).deadLetters().size() == 1);
+    assertThat(ServerControl.of(consumer).deadLetters().get(0).lastError())
+        .contains(Forbidden.class.getName());
     assertThat(table(consumer)).containsEntry(index, Forbidden.class.getName());
   }
 }

@@ -3,6 +3,7 @@ package io.dgen;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.dgen.admin.ServerControl;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
@@ -147,7 +148,7 @@ class TypedCallTest extends RuntimeTestBase {
           .hasMessageContaining(Withdraw.class.getName())
           .hasMessageContaining("is a Call");
     }
-    assertThat(account.queueLength()).isZero();
+    assertThat(ServerControl.of(account).queueLength()).isZero();
     assertThat(account.call(new Statement())).as("nothing was applied").isEmpty();
     assertThat(account.call(new Withdraw(0), Duration.ofSeconds(30)))
         .isEqualTo(new Withdrawn(0, 0));
@@ -173,7 +174,7 @@ class TypedCallTest extends RuntimeTestBase {
             e -> assertThat(e).isInstanceOfAny(CallbackException.class, DeadLetterException.class));
     org.awaitility.Awaitility.await()
         .atMost(30, TimeUnit.SECONDS)
-        .until(() -> account.queueLength() == 0);
+        .until(() -> ServerControl.of(account).queueLength() == 0);
     assertThat(account.call(new Statement()))
         .as("the state change of the callbacks that misreplied was never committed")
         .isEmpty();

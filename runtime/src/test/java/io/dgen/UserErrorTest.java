@@ -10,6 +10,7 @@ import io.dgen.TestServer.Ask;
 import io.dgen.TestServer.LockedThrow;
 import io.dgen.TestServer.Msg;
 import io.dgen.TestServer.Throw;
+import io.dgen.admin.ServerControl;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -35,11 +36,13 @@ class UserErrorTest extends RuntimeTestBase {
     ServerRef<Msg> publisher = start(b -> b.consume(false));
     publisher.castAll(List.of(new Add(1), new Throw("e", kind, ALWAYS), new Add(2)));
 
-    ServerRef<Msg> consumer = start(b -> b.consumeK(8).deadLetterThreshold(3));
+    ProcessRef<Msg> consumer = start(b -> b.consumeK(8).deadLetterThreshold(3));
     awaitTotal(consumer, 3);
-    await().atMost(Duration.ofSeconds(30)).until(() -> consumer.deadLetters().size() == 1);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> ServerControl.of(consumer).deadLetters().size() == 1);
     assertThat(hooks.attempts.get("e")).hasValue(3);
-    assertThat(consumer.deadLetters().get(0).lastError())
+    assertThat(ServerControl.of(consumer).deadLetters().get(0).lastError())
         .startsWith(TestServer.throwable(kind, "").getClass().getName());
     await().atMost(Duration.ofSeconds(10)).until(() -> hooks.deadLetters.size() == 1);
     assertThat(hooks.deadLetters).containsExactly(new Throw("e", kind, ALWAYS) + "x3");
@@ -50,7 +53,7 @@ class UserErrorTest extends RuntimeTestBase {
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"assertion", "stackoverflow"})
   void anErrorFromHandleLocked_releasesTheLock_andTheMessageIsRetried(String kind) {
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     ref.cast(new LockedThrow("l", kind, 2));
     ref.cast(new Add(1));
 
@@ -63,7 +66,7 @@ class UserErrorTest extends RuntimeTestBase {
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"assertion", "stackoverflow"})
   void anErrorFromAnAction_skipsTheRemainingActions_andTheLoopGoesOn(String kind) {
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     ref.cast(new Act(List.of("rec:before", "throw:" + kind, "rec:after")));
     ref.cast(new Add(5));
 
@@ -79,12 +82,12 @@ class UserErrorTest extends RuntimeTestBase {
   @ValueSource(strings = {"assertion", "stackoverflow"})
   void anErrorFromHandleDeadLetter_isLogged_andTheLoopGoesOn(String kind) {
     hooks.deadLetterThrows = kind;
-    ServerRef<Msg> ref = start(b -> b.deadLetterThreshold(1));
+    ProcessRef<Msg> ref = start(b -> b.deadLetterThreshold(1));
     ref.cast(new Throw("d", "runtime", ALWAYS));
     ref.cast(new Add(1));
 
     awaitTotal(ref, 1);
-    assertThat(ref.deadLetters()).hasSize(1);
+    assertThat(ServerControl.of(ref).deadLetters()).hasSize(1);
     ref.cast(new Throw("d2", "runtime", ALWAYS));
     ref.cast(new Add(2));
     awaitTotal(ref, 3);
@@ -94,7 +97,7 @@ class UserErrorTest extends RuntimeTestBase {
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"oom", "internal"})
   void aVirtualMachineErrorFromACallback_stopsTheProcess_whoseTerminationFailsWithIt(String kind) {
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     ref.cast(new Throw("f", kind, 1));
     assertTerminatedBy(ref, kind);
   }
@@ -103,14 +106,14 @@ class UserErrorTest extends RuntimeTestBase {
   @ValueSource(strings = {"oom", "internal"})
   void aVirtualMachineErrorFromHandleLocked_stopsTheProcess_whoseTerminationFailsWithIt(
       String kind) {
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     ref.cast(new LockedThrow("g", kind, 1));
     assertTerminatedBy(ref, kind);
   }
 
   @Test
   void aVirtualMachineErrorFromAnAction_stopsTheProcess_whoseTerminationFailsWithIt() {
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     ref.cast(new Act(List.of("throw:oom")));
     assertTerminatedBy(ref, "oom");
   }
@@ -118,7 +121,7 @@ class UserErrorTest extends RuntimeTestBase {
   @Test
   void aVirtualMachineErrorFromHandleDeadLetter_stopsTheProcess_whoseTerminationFailsWithIt() {
     hooks.deadLetterThrows = "oom";
-    ServerRef<Msg> ref = start(b -> b.deadLetterThreshold(1));
+    ProcessRef<Msg> ref = start(b -> b.deadLetterThreshold(1));
     ref.cast(new Throw("h", "runtime", ALWAYS));
     assertTerminatedBy(ref, "oom");
   }
@@ -126,7 +129,7 @@ class UserErrorTest extends RuntimeTestBase {
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"assertion", "stackoverflow"})
   void anErrorFromAnInlineOrPriorityCallback_isTheCallersCallbackException(String kind) {
-    ServerRef<Msg> ref = start(); // consumeK 1: calls run inline when the queue is empty
+    ProcessRef<Msg> ref = start(); // consumeK 1: calls run inline when the queue is empty
     Class<? extends Throwable> type = TestServer.throwable(kind, "").getClass();
 
     assertThatThrownBy(() -> ref.call(new Throw("i", kind, 1), Long.class, Duration.ofSeconds(10)))
@@ -141,7 +144,7 @@ class UserErrorTest extends RuntimeTestBase {
     assertThat(ref.isAlive()).isTrue();
   }
 
-  private static void assertTerminatedBy(ServerRef<Msg> ref, String kind) {
+  private static void assertTerminatedBy(ProcessRef<Msg> ref, String kind) {
     Class<? extends Throwable> type = TestServer.throwable(kind, "").getClass();
     assertThat(ref.termination())
         .failsWithin(Duration.ofSeconds(30))

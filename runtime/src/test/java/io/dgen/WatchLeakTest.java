@@ -9,6 +9,7 @@ import io.dgen.TestServer.AddAndGet;
 import io.dgen.TestServer.Get;
 import io.dgen.TestServer.Init;
 import io.dgen.TestServer.Msg;
+import io.dgen.admin.ServerControl;
 import io.dgen.internal.Buckets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,7 +37,7 @@ class WatchLeakTest extends RuntimeTestBase {
   @Test
   void manyWakeUpsAndTimedOutCalls_leaveNoSpareWatches() {
     // consumeK 2: every call is queued, so each one wakes the parked consumer and parks it again
-    ServerRef<Msg> ref = start(b -> b.consumeK(2));
+    ProcessRef<Msg> ref = start(b -> b.consumeK(2));
     ServerRef<Msg> deaf =
         dgen.start(
             new TestServer(hooks),
@@ -69,7 +70,7 @@ class WatchLeakTest extends RuntimeTestBase {
 
   @Test
   void aClosedRuntime_holdsNoWatches() {
-    ServerRef<Msg> ref = start();
+    ProcessRef<Msg> ref = start();
     ref.castAfter(new Add(1), Duration.ofMillis(1));
     awaitTotal(ref, 1);
     await().atMost(Duration.ofSeconds(30)).until(() -> pendingWatches() == idleWatches(ref));
@@ -86,17 +87,18 @@ class WatchLeakTest extends RuntimeTestBase {
    */
   @Test
   void aTenantsWatches_areReleasedWithItsLastProcess_andComeBackWithTheNextStart() {
-    List<ServerRef<Msg>> refs = new ArrayList<>();
+    List<ProcessRef<Msg>> refs = new ArrayList<>();
     for (int i = 0; i < 10; i++) {
       Tenant t = otherTenant();
-      ServerRef<Msg> ref = dgen.start(new TestServer(hooks), null, StartOptions.builder(t).build());
+      ProcessRef<Msg> ref =
+          dgen.start(new TestServer(hooks), null, StartOptions.builder(t).build());
       ref.castAfter(new Add(1), Duration.ofMillis(1)); // the bucket's timers fire too
       awaitTotal(ref, 1);
       refs.add(ref);
     }
     await().atMost(Duration.ofSeconds(30)).until(() -> pendingWatches() == refs.size());
 
-    refs.forEach(ServerRef::stop);
+    refs.forEach(ProcessRef::stop);
     await().atMost(Duration.ofSeconds(30)).until(() -> pendingWatches() == 0);
 
     ServerRef<Msg> again =
@@ -109,13 +111,13 @@ class WatchLeakTest extends RuntimeTestBase {
   /** A call that waits keeps its bucket's doorbell although its process stopped meanwhile. */
   @Test
   void aCallThatOutlivesItsProcess_keepsItsTenantsDoorbell_untilItsReplyComes() throws Exception {
-    ServerRef<Msg> caller = start(b -> b.consume(false));
+    ProcessRef<Msg> caller = start(b -> b.consume(false));
     CompletableFuture<Long> call = caller.callAsync(new AddAndGet(5), Duration.ofSeconds(30));
-    await().atMost(Duration.ofSeconds(10)).until(() -> caller.queueLength() == 1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> ServerControl.of(caller).queueLength() == 1);
     caller.stop(); // the tenant's last process here; the call still waits
 
     try (DGen other = DGen.builder(backend).build()) {
-      ServerRef<Msg> consumer =
+      ProcessRef<Msg> consumer =
           other.start(
               new TestServer(hooks),
               null,
@@ -146,7 +148,7 @@ class WatchLeakTest extends RuntimeTestBase {
             pool.submit(
                 () -> {
                   for (int i = 0; i < 15; i++) {
-                    ServerRef<Msg> ref =
+                    ProcessRef<Msg> ref =
                         dgen.start(
                             new TestServer(hooks),
                             new Init(0, Tuple.from("racer", id, i), null),

@@ -1,6 +1,7 @@
 package io.dgen.examples;
 
 import io.dgen.DGen;
+import io.dgen.ProcessRef;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
@@ -30,7 +31,7 @@ public final class CounterExample {
       Tenant tenant = dgen.tenant("examples", "counter");
       StartOptions options = StartOptions.builder(tenant).name("counter").build();
 
-      ServerRef<Counter.Msg> counter = dgen.start(new Counter(), null, options);
+      ProcessRef<Counter.Msg> counter = dgen.start(new Counter(), null, options);
       long found = counter.call(new Counter.Get());
       System.out.println("found on start:                   " + found);
       counter.cast(new Counter.Increment(1));

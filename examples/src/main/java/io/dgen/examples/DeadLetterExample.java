@@ -10,6 +10,7 @@ import io.dgen.Result;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.Backend;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -123,7 +124,7 @@ public final class DeadLetterExample {
               importer,
               null,
               StartOptions.builder(tenant).reset(true).deadLetterThreshold(3).build());
-      ref.purgeDeadLetters();
+      ServerControl.of(ref).purgeDeadLetters();
 
       List<Importer.Import> lines =
           List.of(
@@ -140,7 +141,7 @@ public final class DeadLetterExample {
               + ref.call(new Importer.Imported())
               + "   (the queue went on past the poison message)");
 
-      List<DeadLetter<Importer.Msg>> dead = ref.deadLetters();
+      List<DeadLetter<Importer.Msg>> dead = ServerControl.of(ref).deadLetters();
       System.out.println("dead letters: " + dead.size());
       for (DeadLetter<Importer.Msg> d : dead) {
         System.out.println("  id         " + d.id());
@@ -150,13 +151,13 @@ public final class DeadLetterExample {
       }
 
       importer.fix();
-      boolean requeued = ref.requeueDeadLetter(dead.get(0).id(), true);
+      boolean requeued = ServerControl.of(ref).requeueDeadLetter(dead.get(0).id(), true);
       System.out.println("fixed the parser; requeued at the head: " + requeued);
       System.out.println(
           "imported: "
               + ref.call(new Importer.Imported())
               + "   dead letters: "
-              + ref.deadLetters().size());
+              + ServerControl.of(ref).deadLetters().size());
     }
   }
 }

@@ -8,6 +8,7 @@ import io.dgen.InitResult;
 import io.dgen.Result;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.Backend;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -151,7 +152,8 @@ public final class IdempotentOrderExample {
     StartOptions options =
         StartOptions.builder(dgen.tenant("examples", "idempotent-orders")).build();
     if (fresh) {
-      dgen.start(new Orders(), null, options).kill("a fresh demo"); // forget earlier runs
+      ServerControl.of(dgen.start(new Orders(), null, options))
+          .kill("a fresh demo"); // forget earlier runs
     }
     return dgen.start(new Orders(), null, options);
   }

@@ -13,6 +13,7 @@ import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.TxContext;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.Backend;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -166,7 +167,9 @@ public final class LongJobExample {
       System.out.println("start call sent: the job holds the lock, works outside transactions");
       line("status while locked (priority call):", ref.priorityCall(new Job.Status()));
       ref.cast(new Job.Note("asked for the numbers while the report ran"));
-      line("note cast while locked; queue length:", ref.queueLength() + " (waits for the lock)");
+      line(
+          "note cast while locked; queue length:",
+          ServerControl.of(ref).queueLength() + " (waits for the lock)");
 
       String summary = reply.get(10, TimeUnit.SECONDS);
       long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);

@@ -195,7 +195,7 @@ public final class MicrometerMetrics implements Metrics {
       long total = 0;
       for (ServerRef<?> ref : queues) {
         try {
-          total += ref.queueLength();
+          total += io.dgen.admin.ServerControl.of(ref).queueLength();
         } catch (RuntimeException e) {
           // stopped meanwhile, or the database is unreachable: that process adds nothing
         }

@@ -9,9 +9,11 @@ import io.dgen.DeadLetter;
 import io.dgen.From;
 import io.dgen.InitResult;
 import io.dgen.Outbox;
+import io.dgen.ProcessRef;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.Futures;
 import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.ReplyTypes;
@@ -50,7 +52,7 @@ import tools.jackson.databind.JavaType;
  * @param <S> the state type
  * @param <M> the message type
  */
-public final class ServerProcess<S, M> implements ServerRef<M> {
+public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M> {
 
   private static final Logger log = LoggerFactory.getLogger(ServerProcess.class);
 

@@ -13,6 +13,7 @@ import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.admin.DGenAdmin;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.memory.MemoryBackend;
 import java.lang.reflect.Field;
 import java.time.Duration;
@@ -128,7 +129,7 @@ class HostingRescanTest {
     }
 
     for (ServerRef<Long> r : refs) {
-      await().atMost(Duration.ofSeconds(30)).until(() -> r.queueLength() == 0);
+      await().atMost(Duration.ofSeconds(30)).until(() -> ServerControl.of(r).queueLength() == 0);
       assertThat(r.call(0L, Long.class, Duration.ofSeconds(30))).isEqualTo(1L);
     }
   }

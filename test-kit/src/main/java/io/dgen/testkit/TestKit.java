@@ -6,9 +6,11 @@ import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.DeadLetter;
 import io.dgen.Kind;
+import io.dgen.ProcessRef;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.memory.MemoryBackend;
 import io.dgen.internal.ServerProcess;
 import java.time.Duration;
@@ -106,7 +108,7 @@ public final class TestKit implements AutoCloseable {
    *
    * @return its reference
    */
-  public <S, M> ServerRef<M> start(DGenServer<S, M> server, @Nullable Object arg) {
+  public <S, M> ProcessRef<M> start(DGenServer<S, M> server, @Nullable Object arg) {
     return dgen.start(server, arg, StartOptions.builder(tenant).build());
   }
 
@@ -204,7 +206,7 @@ public final class TestKit implements AutoCloseable {
    * @throws AssertionError if it holds another number
    */
   public void assertQueueLength(ServerRef<?> ref, long expected) {
-    long actual = ref.queueLength();
+    long actual = ServerControl.of(ref).queueLength();
     if (actual != expected) {
       throw new AssertionError(
           "queue length of " + ref + ": expected " + expected + " but was " + actual);
@@ -218,7 +220,7 @@ public final class TestKit implements AutoCloseable {
    * @throws AssertionError if it has another number
    */
   public <M> List<DeadLetter<M>> assertDeadLetters(ServerRef<M> ref, int expected) {
-    List<DeadLetter<M>> dead = ref.deadLetters();
+    List<DeadLetter<M>> dead = ServerControl.of(ref).deadLetters();
     if (dead.size() != expected) {
       throw new AssertionError(
           "dead letters of " + ref + ": expected " + expected + " but were " + dead);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.dgen.DGen;
+import io.dgen.ProcessRef;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import java.time.Duration;
@@ -167,7 +168,7 @@ class TestKitTest {
 
   @Test
   void closingTheKitStopsItsProcesses() {
-    ServerRef<Account.Msg> account;
+    ProcessRef<Account.Msg> account;
     try (TestKit kit = TestKit.create()) {
       account = kit.start(new Account(), null);
       assertThat(account.isAlive()).isTrue();

@@ -10,6 +10,7 @@ import io.dgen.Outbox;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.Backend;
 import io.dgen.backend.memory.MemoryBackend;
 import io.dgen.examples.snippets.guide.Orders.Charge;
@@ -127,7 +128,7 @@ class GettingStartedSnippetsTest {
         .isEqualTo(40);
     await().untilAsserted(() -> assertThat(orders.mailer.sent).hasSize(1));
     assertThat(orders.mailer.sent).containsExactly("buyer: charged 40"); // the call ran once
-    await().until(() -> ref.queueLength() == 0);
+    await().until(() -> ServerControl.of(ref).queueLength() == 0);
     assertThat(ref.call(new Report(month))).isEqualTo("2030-11: 1 orders, 40");
   }
 
