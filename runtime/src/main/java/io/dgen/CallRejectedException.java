@@ -8,7 +8,7 @@ import org.jspecify.annotations.Nullable;
  * TerminalException}. Nothing the handler did was committed and the call left the queue; it is not
  * retried. {@link #reason()} is the handler's message, which this exception's message contains too.
  *
- * <p>A keyed call ({@link ServerRef#call(Object, String, java.time.Duration)}) or a submitted one
+ * <p>A keyed call ({@link ServerRef#call(Call, String, java.time.Duration)}) or a submitted one
  * keeps this outcome for its retention window: calling again with the same key, or {@link
  * ServerRef#awaitReply} with the same call id, throws it again without running the handler.
  */

@@ -10,7 +10,7 @@ import org.jspecify.annotations.Nullable;
  * <p><b>The outcome is unknown.</b> A push under way when the timeout passed may still commit: a
  * {@code cast} that failed this way may have been queued, and a {@code kill} may have happened. The
  * runtime starts no further attempt of it, but one already sent to the cluster may apply. Retry
- * with an idempotency key ({@link ServerRef#cast(Object, String)}, {@link ServerRef#call(Object,
+ * with an idempotency key ({@link ServerRef#cast(Object, String)}, {@link ServerRef#call(Call,
  * String, java.time.Duration)}) where a duplicate would hurt; {@code kill} and the admin's reads
  * may simply be retried.
  */

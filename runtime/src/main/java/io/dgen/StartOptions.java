@@ -105,7 +105,7 @@ public final class StartOptions {
     return Optional.ofNullable(name);
   }
 
-  /** The default timeout of {@link ServerRef#call(Object)} (default 5 s). */
+  /** The default timeout of {@link ServerRef#call(Call)} (default 5 s). */
   public Duration callTimeout() {
     return callTimeout;
   }
@@ -270,7 +270,7 @@ public final class StartOptions {
     }
 
     /**
-     * The default timeout of {@link ServerRef#call(Object)}. Default 5 s, at most one hour (reply
+     * The default timeout of {@link ServerRef#call(Call)}. Default 5 s, at most one hour (reply
      * slots older than that are swept as abandoned).
      *
      * @param callTimeout positive, at most one hour
@@ -307,7 +307,7 @@ public final class StartOptions {
 
     /**
      * How long idempotency keys ({@link ServerRef#cast(Object, String)}, {@link ServerRef#call(
-     * Object, String, Duration)}) and kept replies ({@link ServerRef#submit}) of this server are
+     * Call, String, Duration)}) and kept replies ({@link ServerRef#submit}) of this server are
      * remembered, by the runtime's clock. Default 24 hours.
      *
      * @param retention positive, at most 3,650 days
