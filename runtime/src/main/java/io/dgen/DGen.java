@@ -36,23 +36,30 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 
 /**
- * The entry point: a runtime of durable servers over one {@link Backend}.
+ * The entry point: a runtime of durable servers over one {@link Backend}. Every instance of a
+ * service hosts the kinds of server it may run ({@link #host(Kind, Supplier, StartOptions)}); code
+ * anywhere reaches a server by its kind and id ({@link #ref(Tenant, Kind, String)}), and the
+ * server's first message creates it.
  *
  * <pre>{@code
  * try (DGen dgen = DGen.builder(MemoryBackend.create()).build()) {
- *   Tenant tenant = dgen.tenant("demo", "counter");
- *   ServerRef<Counter.Msg> ref =
- *       dgen.start(new Counter(), null, StartOptions.builder(tenant).name("counter").build());
- *   ref.cast(new Counter.Increment(1));
- *   long value = ref.call(new Counter.Get()); // the counter replies with its long value
+ *   Tenant tenant = dgen.tenant("demo");
+ *   dgen.host(Counter.KIND, Counter::new, StartOptions.builder(tenant).build()); // every replica
+ *   ServerRef<Counter.Msg> hits = dgen.ref(tenant, Counter.KIND, "home"); // anywhere, by id
+ *   hits.cast(new Counter.Increment(1));
+ *   long value = hits.call(new Counter.Get()); // Get is a Call<Long>
  * }
  * }</pre>
  *
+ * <p>{@link #start} is the other form: a server process you run yourself, in this runtime.
+ *
  * <p>A {@code DGen} owns a small worker pool (sized by cores, not by servers) and the registry of
  * its processes' names. Its work never holds a thread while it waits for the database: consumer
- * batches are bounded by {@link Builder#maxBatchesInFlight}, not by threads, and an idle server
- * holds neither a thread nor a watch (one watch per tenant wakes them all). Closing it stops its
- * processes; their durable state stays. It does not close the backend. Thread-safe.
+ * batches are bounded by {@link Builder#maxBatchesInFlight}, not by threads; a hosted server
+ * without work is not even loaded, and a loaded or started one that waits holds neither a thread
+ * nor a watch (one watch per bucket of a tenant in use wakes them all). Closing it stops its
+ * processes and releases its buckets to the other hosting runtimes; the durable state stays. It
+ * does not close the backend. Thread-safe.
  */
 public final class DGen implements AutoCloseable {
 
@@ -304,7 +311,7 @@ public final class DGen implements AutoCloseable {
    *
    * <pre>{@code
    * ServerRef<Account.Msg> account = dgen.ref(bank, ACCOUNT, "alice");
-   * long balance = account.call(new Account.Balance(), Long.class, Duration.ofSeconds(2));
+   * long balance = account.call(new Account.Balance()); // Balance is a Call<Long>
    * }</pre>
    *
    * <p>In a runtime that does not host the kind, messages are tagged with their class (the holder
@@ -427,10 +434,11 @@ public final class DGen implements AutoCloseable {
 
   /**
    * Tells this runtime that its {@link Builder#clock clock} jumped ahead, as a manual clock in a
-   * test does: the timers due by the clock's new time, in the tenants where this runtime started
-   * servers, are moved into their servers' queues before this returns (in the caller's thread),
-   * instead of after the real time that the runtime computed from the clock's earlier reading. Not
-   * needed with a real clock.
+   * test does: the timers due by the clock's new time, in the buckets where this runtime fires
+   * timers (those it holds a lease in for a hosted kind, and those its started processes live in),
+   * are moved into their servers' queues before this returns (in the caller's thread), instead of
+   * after the real time that the runtime computed from the clock's earlier reading. Not needed with
+   * a real clock.
    */
   public void clockAdvanced() {
     core.clockAdvanced();

@@ -103,7 +103,8 @@ public interface ServerRef<M> {
   /**
    * Durably schedules a cast of {@code message} once {@code delay} has passed on the runtime's
    * clock; returns once the timer is stored. When due, the timer is moved into the server's queue
-   * exactly once (by any runtime watching the tenant) and then processed like any cast. Timers
+   * exactly once (by a runtime that fires its bucket's timers: the holder of a hosted server's
+   * bucket, or a runtime with a started process in it) and then processed like any cast. Timers
    * survive restarts; late ones fire at once, in due order. See {@code docs/timers.md}.
    *
    * @param message the message, not null
@@ -181,7 +182,8 @@ public interface ServerRef<M> {
    * <p>With {@code consumeK == 1}, a call that finds the queue empty and the server unlocked runs
    * inline, in the caller's own transaction. Otherwise it is queued: a reply slot is written, a
    * consumer runs {@code handleCall} and writes the reply into the slot, and the caller, listening
-   * on its tenant's doorbell (no watch of its own), gets the reply.
+   * on the doorbell of the server's bucket (no watch of its own), gets the reply. A hosted server's
+   * call runs inline only in the runtime that holds it.
    *
    * @param request the request, not null; of this server's message type
    * @param <R> the reply type

@@ -1,17 +1,20 @@
 package io.dgen.examples;
 
-import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.Call;
+import io.dgen.CallRejectedException;
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.From;
 import io.dgen.InitResult;
+import io.dgen.Kind;
 import io.dgen.Outbox;
 import io.dgen.Result;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
+import io.dgen.TerminalException;
 import io.dgen.TxContext;
+import io.dgen.admin.ServerControl;
 import io.dgen.backend.Backend;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,21 +31,23 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Bank accounts as durable servers, one per account. A transfer is a call on the source account: in
+ * Bank accounts as durable servers of one kind, {@code account}, addressed by id: every runtime
+ * that may run them hosts the kind ({@link DGen#host}), and a request reaches an account from
+ * anywhere through a ref ({@link DGen#ref}). A transfer is a typed call on the source account: in
  * one transaction it debits the source and, through the target's {@link Outbox}, queues the credit
  * on the target. Either both happen or neither, so money is never created or lost, however many
- * transfers run at once. A post-commit action prints the receipt; an overdraft is refused with a
- * reply.
+ * transfers run at once. An overdraft is refused: the handler throws {@link TerminalException} and
+ * the caller gets {@link CallRejectedException}. A post-commit action prints the receipt.
  */
 public final class BankExample {
 
   private BankExample() {}
 
-  /** One bank account. Every account is its own server, identified by {@code ("account", id)}. */
+  /** One bank account: the server {@code ("account", id)}, created by its first message. */
   public static final class Account implements DGenServer<Account.State, Account.Msg> {
 
-    /** The argument of {@code init}: which account, and its opening balance. */
-    public record Opening(String id, long balance) {}
+    /** The kind: its name, and the type of its messages. */
+    public static final Kind<Msg> KIND = Kind.of("account", Msg.class);
 
     /** An account's state. */
     public record State(String id, long balance) {}
@@ -52,7 +57,7 @@ public final class BankExample {
 
     /** Moves {@code amount} from this account to account {@code to} (a call). */
     public record Transfer(String transferId, String to, long amount)
-        implements Msg, Call<Outcome> {}
+        implements Msg, Call<Transferred> {}
 
     /** Adds money sent by another account (a cast, queued by that account's transfer). */
     public record Credit(String transferId, String from, long amount) implements Msg {}
@@ -60,28 +65,34 @@ public final class BankExample {
     /** Reads the balance (a call). */
     public record Balance() implements Msg, Call<Long> {}
 
-    /** The reply to a {@link Transfer}. */
-    public record Outcome(boolean done, long balance, String detail) {}
+    /** The reply to a {@link Transfer}: the source's balance after it. */
+    public record Transferred(long balance) {}
 
-    private final Map<String, Outbox<Msg>> outboxes;
+    private final DGen dgen;
+    private final Map<String, Long> openingBalances;
     private final Receipts receipts;
 
     /**
-     * Creates the behaviour.
+     * Creates the behaviour; the runtime makes one per account it runs.
      *
-     * @param outboxes every account's outbox, by account id
+     * @param dgen the runtime, for the refs a transfer credits through
+     * @param openingBalances the bank's accounts and what each starts with
      * @param receipts where the post-commit actions print receipts
      */
-    public Account(Map<String, Outbox<Msg>> outboxes, Receipts receipts) {
-      this.outboxes = outboxes;
+    public Account(DGen dgen, Map<String, Long> openingBalances, Receipts receipts) {
+      this.dgen = dgen;
+      this.openingBalances = openingBalances;
       this.receipts = receipts;
     }
 
+    /** Runs on an account's first message, with the id its ref named; refuses unknown ids. */
     @Override
-    public InitResult<State> init(Object arg) {
-      Opening opening = (Opening) arg;
-      return InitResult.ok(
-          Tuple.from("account", opening.id()), new State(opening.id(), opening.balance()));
+    public InitResult<State> init(Object id) {
+      Long opening = openingBalances.get((String) id);
+      if (opening == null) {
+        throw new TerminalException("no such account: " + id); // nothing is stored
+      }
+      return InitResult.ok(new State((String) id, opening));
     }
 
     @Override
@@ -90,23 +101,21 @@ public final class BankExample {
         return Result.reply(balance, state.balance(), state);
       }
       if (request instanceof Transfer t) {
-        Outbox<Msg> target = outboxes.get(t.to());
-        if (target == null) {
-          return Result.reply(t, new Outcome(false, state.balance(), "no such account"), state);
+        if (!openingBalances.containsKey(t.to())) {
+          throw new TerminalException("no such account: " + t.to());
         }
         if (t.amount() <= 0 || t.amount() > state.balance()) {
-          return Result.reply(
-              t,
-              new Outcome(false, state.balance(), "insufficient funds: balance " + state.balance()),
-              state);
+          throw new TerminalException("insufficient funds: balance " + state.balance());
         }
         State next = new State(state.id(), state.balance() - t.amount());
         // The credit is queued in this very transaction: it exists if and only if the debit
         // commits.
-        target.cast(tx.transaction(), new Credit(t.transferId(), state.id(), t.amount()));
+        dgen.ref(tx.tenant(), KIND, t.to())
+            .outbox()
+            .cast(tx.transaction(), new Credit(t.transferId(), state.id(), t.amount()));
         return Result.reply(
             t,
-            new Outcome(true, next.balance(), "done"),
+            new Transferred(next.balance()),
             next,
             List.of(
                 committed ->
@@ -121,11 +130,8 @@ public final class BankExample {
 
     @Override
     public Result<State> handleCast(Msg message, State state) {
-      if (message instanceof Credit) {
-        Credit c = (Credit) message;
-        return Result.noReply(new State(state.id(), state.balance() + c.amount()));
-      }
-      throw new IllegalArgumentException("unexpected cast: " + message);
+      Credit c = (Credit) message; // the only cast an account takes
+      return Result.noReply(new State(state.id(), state.balance() + c.amount()));
     }
   }
 
@@ -154,8 +160,9 @@ public final class BankExample {
   /**
    * Runs the example on the memory backend (it prints the backend it runs on), on FoundationDB when
    * a cluster file is given ({@code --cluster-file PATH} or {@code FDB_CLUSTER_FILE}), or on the
-   * embedded RocksDB backend in {@code --data-dir DIR}. It resets its servers in tenant {@code
-   * examples/bank}: on a cluster file or a data directory it runs only with {@code --yes}.
+   * embedded RocksDB backend in {@code --data-dir DIR}. It kills its accounts in tenant {@code
+   * examples/bank} to start afresh: on a cluster file or a data directory it runs only with {@code
+   * --yes}.
    *
    * @param args optional {@code --cluster-file PATH} or {@code --data-dir DIR}, with {@code --yes};
    *     or {@code --memory}
@@ -165,21 +172,22 @@ public final class BankExample {
     try (Backend backend = Backends.openOverwriting(args, "examples/bank");
         DGen dgen = DGen.builder(backend).build()) {
       Tenant tenant = dgen.tenant("examples", "bank");
-      Map<String, Outbox<Account.Msg>> outboxes = new ConcurrentHashMap<>();
+      Map<String, Long> openingBalances = new LinkedHashMap<>();
+      openingBalances.put("alice", 100L);
+      openingBalances.put("bob", 50L);
+      openingBalances.put("carol", 0L);
       Receipts receipts = new Receipts();
+      // Every runtime that may run accounts hosts the kind: here, this one.
+      dgen.host(
+          Account.KIND,
+          () -> new Account(dgen, openingBalances, receipts),
+          StartOptions.builder(tenant).build());
       Map<String, ServerRef<Account.Msg>> accounts = new LinkedHashMap<>();
-      for (Account.Opening opening :
-          List.of(
-              new Account.Opening("alice", 100),
-              new Account.Opening("bob", 50),
-              new Account.Opening("carol", 0))) {
-        ServerRef<Account.Msg> ref =
-            dgen.start(
-                new Account(outboxes, receipts),
-                opening,
-                StartOptions.builder(tenant).reset(true).build());
-        accounts.put(opening.id(), ref);
-        outboxes.put(opening.id(), ref.outbox());
+      for (String id : openingBalances.keySet()) {
+        ServerRef<Account.Msg> ref = dgen.ref(tenant, Account.KIND, id);
+        ServerControl.of(ref)
+            .kill("a fresh demo"); // forget earlier runs: the next message creates it anew
+        accounts.put(id, ref);
       }
       System.out.println("opened:   " + balances(accounts));
 
@@ -187,6 +195,11 @@ public final class BankExample {
       transfer(accounts, receipts, "t2", "bob", "carol", 60, "   (bob has 50 + t1's 30)");
       transfer(accounts, receipts, "t3", "carol", "alice", 500, "");
       System.out.println("balances: " + balances(accounts));
+      try {
+        dgen.ref(tenant, Account.KIND, "dave").call(new Account.Balance());
+      } catch (CallRejectedException e) {
+        System.out.println("dave's balance: refused, " + e.reason() + " (init declined)");
+      }
 
       int threads = 4;
       int perThread = 25;
@@ -205,16 +218,16 @@ public final class BankExample {
                   for (int i = 0; i < perThread; i++) {
                     int from = random.nextInt(ids.size());
                     int to = (from + 1 + random.nextInt(ids.size() - 1)) % ids.size();
-                    Account.Outcome outcome =
-                        accounts
-                            .get(ids.get(from))
-                            .call(
-                                new Account.Transfer(
-                                    prefix + i, ids.get(to), 1 + random.nextInt(30)),
-                                Duration.ofSeconds(10));
-                    if (outcome.done()) {
+                    try {
+                      accounts
+                          .get(ids.get(from))
+                          .call(
+                              new Account.Transfer(prefix + i, ids.get(to), 1 + random.nextInt(30)),
+                              Duration.ofSeconds(10));
                       ok++;
                       receipts.awaitPrinted(prefix + i);
+                    } catch (CallRejectedException refused) {
+                      // an overdraft: nothing was committed, no receipt
                     }
                   }
                   return ok;
@@ -243,15 +256,13 @@ public final class BankExample {
       String note)
       throws Exception {
     System.out.printf("%s %-5s -> %-5s %4d%s%n", id, from, to, amount, note);
-    Account.Outcome outcome = accounts.get(from).call(new Account.Transfer(id, to, amount));
-    if (outcome.done()) {
+    try {
+      Account.Transferred done = accounts.get(from).call(new Account.Transfer(id, to, amount));
       receipts.awaitPrinted(id);
+      System.out.println("   reply:   done, balance " + done.balance());
+    } catch (CallRejectedException refused) { // the handler threw TerminalException
+      System.out.println("   reply:   refused, " + refused.reason());
     }
-    System.out.println(
-        "   reply:   "
-            + (outcome.done()
-                ? "done, balance " + outcome.balance()
-                : "refused, " + outcome.detail()));
   }
 
   /** Reads every balance with a call: queued behind pending credits, so it sees them applied. */

@@ -4,10 +4,14 @@ import io.dgen.Call;
 import io.dgen.DGenServer;
 import io.dgen.From;
 import io.dgen.InitResult;
+import io.dgen.Kind;
 import io.dgen.Result;
 
-/** A durable counter: the smallest useful server. */
+/** A durable counter: the smallest useful server. Its servers are addressed by a string id. */
 public final class Counter implements DGenServer<Counter.State, Counter.Msg> {
+
+  /** The kind of server: its name, and the type of its messages. */
+  public static final Kind<Msg> KIND = Kind.of("counter", Msg.class);
 
   /** The counter's state. */
   public record State(long value) {}
@@ -22,7 +26,7 @@ public final class Counter implements DGenServer<Counter.State, Counter.Msg> {
   public record Get() implements Msg, Call<Long> {}
 
   @Override
-  public InitResult<State> init(Object arg) {
+  public InitResult<State> init(Object id) { // the id a ref named: "clicks"
     return InitResult.ok(new State(0));
   }
 

@@ -1,7 +1,6 @@
 package io.dgen.examples;
 
 import io.dgen.DGen;
-import io.dgen.ProcessRef;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
@@ -9,10 +8,11 @@ import io.dgen.backend.Backend;
 import java.util.List;
 
 /**
- * The README's first command: start a durable counter, print the value it found, increment it, stop
- * its process, start it again, and print the value that survived. By default its data lives in the
+ * The README's first command: host the counter kind, reach the counter {@code "clicks"} through a
+ * ref, print the value it found, increment it, close the runtime, then in a new runtime over the
+ * same store increment it again and print the value that survived. By default its data lives in the
  * embedded RocksDB backend under {@code examples/target/counter-data}, so running the command again
- * continues the count.
+ * continues the count: the same id names the same server.
  */
 public final class CounterExample {
 
@@ -26,28 +26,32 @@ public final class CounterExample {
    * @param args optional {@code --data-dir DIR}, {@code --memory} or {@code --cluster-file PATH}
    */
   public static void main(String[] args) {
-    try (Backend backend = Backends.open(args, "counter-data");
-        DGen dgen = DGen.builder(backend).build()) {
-      Tenant tenant = dgen.tenant("examples", "counter");
-      StartOptions options = StartOptions.builder(tenant).name("counter").build();
+    try (Backend backend = Backends.open(args, "counter-data")) {
+      try (DGen dgen = DGen.builder(backend).build()) {
+        Tenant tenant = dgen.tenant("examples", "counter");
+        // Every replica of a service hosts the kind; any of them may then run its servers.
+        dgen.host(Counter.KIND, Counter::new, StartOptions.builder(tenant).build());
+        // A ref names a server by kind and id, from any runtime; its first message creates it.
+        ServerRef<Counter.Msg> clicks = dgen.ref(tenant, Counter.KIND, "clicks");
 
-      ProcessRef<Counter.Msg> counter = dgen.start(new Counter(), null, options);
-      long found = counter.call(new Counter.Get());
-      System.out.println("found on start:                   " + found);
-      counter.cast(new Counter.Increment(1));
-      counter.castAll(List.of(new Counter.Increment(2), new Counter.Increment(3)));
-      long before = counter.call(new Counter.Get());
-      System.out.println("counter after 1 + 2 + 3:          " + before);
+        long found = clicks.call(new Counter.Get());
+        System.out.println("found on start:                   " + found);
+        clicks.cast(new Counter.Increment(1));
+        clicks.castAll(List.of(new Counter.Increment(2), new Counter.Increment(3)));
+        long before = clicks.call(new Counter.Get());
+        System.out.println("counter after 1 + 2 + 3:          " + before);
+      }
+      System.out.println("runtime closed; the counter's state stays in the store");
 
-      counter.stop();
-      System.out.println("process stopped; alive=" + counter.isAlive());
-
-      // A new process of the same server: the state comes from the store, not from init().
-      ServerRef<Counter.Msg> again =
-          dgen.start(new Counter(), null, StartOptions.builder(tenant).build());
-      again.cast(new Counter.Increment(10));
-      long after = again.call(new Counter.Get());
-      System.out.println("restarted; persisted value + 10:  " + after);
+      // A new runtime: the same id names the same server, whose state comes from the store.
+      try (DGen dgen = DGen.builder(backend).build()) {
+        Tenant tenant = dgen.tenant("examples", "counter");
+        dgen.host(Counter.KIND, Counter::new, StartOptions.builder(tenant).build());
+        ServerRef<Counter.Msg> clicks = dgen.ref(tenant, Counter.KIND, "clicks");
+        clicks.cast(new Counter.Increment(10));
+        long after = clicks.call(new Counter.Get());
+        System.out.println("restarted; persisted value + 10:  " + after);
+      }
     }
   }
 }

@@ -1,11 +1,11 @@
 package io.dgen.examples;
 
-import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.Call;
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.From;
 import io.dgen.InitResult;
+import io.dgen.Kind;
 import io.dgen.Result;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
@@ -44,6 +44,9 @@ public final class ShardedAccountsExample {
   /** One account; its server's tuid is {@code ("account", id)}. */
   public static final class Account implements DGenServer<Account.State, Account.Msg> {
 
+    /** The kind: its name, and the type of its messages. */
+    public static final Kind<Msg> KIND = Kind.of("account", Msg.class);
+
     /** An account's state. */
     public record State(long balance) {}
 
@@ -77,7 +80,7 @@ public final class ShardedAccountsExample {
     }
 
     @Override
-    public InitResult<State> init(Object id) {
+    public InitResult<State> init(Object id) { // id: the Long the ref named
       return InitResult.ok(new State(0)); // the first message creates the account, empty
     }
 
@@ -94,7 +97,7 @@ public final class ShardedAccountsExample {
           return Result.reply(t, false, state);
         }
         // The debit and the credit's push commit together: money is never made or lost.
-        ServerRef<Msg> target = dgen.ref(tenant, "account", Tuple.from(t.to()));
+        ServerRef<Msg> target = dgen.ref(tenant, KIND, t.to());
         target.outbox().cast(tx.transaction(), new Credit(t.amount()));
         return Result.reply(t, true, new State(state.balance() - t.amount()));
       }
@@ -107,12 +110,12 @@ public final class ShardedAccountsExample {
 
   /** A request handler, as it would sit behind an HTTP endpoint on any instance of the service. */
   static boolean transfer(DGen via, Tenant tenant, long from, long to, long amount) {
-    ServerRef<Account.Msg> account = via.ref(tenant, "account", Tuple.from(from));
+    ServerRef<Account.Msg> account = via.ref(tenant, Account.KIND, from);
     return account.call(new Account.Transfer(to, amount), Duration.ofSeconds(30));
   }
 
   static long balance(DGen via, Tenant tenant, long id) {
-    ServerRef<Account.Msg> account = via.ref(tenant, "account", Tuple.from(id));
+    ServerRef<Account.Msg> account = via.ref(tenant, Account.KIND, id);
     return account.call(new Account.Balance(), Duration.ofSeconds(30));
   }
 
@@ -132,7 +135,7 @@ public final class ShardedAccountsExample {
         DGen dgen = DGen.builder(backend).buckets(256).build();
         Tenant tenant = dgen.tenant("examples", "sharded-accounts", run);
         dgen.host(
-            "account",
+            Account.KIND,
             () -> new Account(dgen, tenant),
             StartOptions.builder(tenant).consumeK(16).build());
         runtimes.add(dgen);
@@ -146,8 +149,7 @@ public final class ShardedAccountsExample {
 
       for (long id = 0; id < accounts; id++) { // each account is created by its first message
         DGen via = runtimes.get((int) (id % 3));
-        via.ref(tenants.get((int) (id % 3)), "account", Tuple.from(id))
-            .cast(new Account.Deposit(100));
+        via.ref(tenants.get((int) (id % 3)), Account.KIND, id).cast(new Account.Deposit(100));
       }
       System.out.printf(
           "opened %d accounts with 100 each through refs in all three runtimes%n", accounts);

@@ -127,7 +127,8 @@ class ExampleTest {
             "   reply:   done, balance 20",
             "t3 carol -> alice  500",
             "   reply:   refused, insufficient funds: balance 60",
-            "balances: alice  70   bob  20   carol  60   total 150")
+            "balances: alice  70   bob  20   carol  60   total 150",
+            "dave's balance: refused, no such account: dave (init declined)")
         .containsPattern(
             "100 concurrent transfers from 4 threads: (\\d+) done, \\d+ refused, \\1 receipts")
         .containsPattern("balances: .* total 150 \\(conserved\\)");

@@ -21,8 +21,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The queued call, caller's side: pushing a call together with its reply slot (exactly once), and
  * waiting for the reply without a thread and without a watch of its own — the call listens on the
- * tenant's doorbell for its slot's wake id, which the consumer rings when it writes the reply, and
- * its deadline races that ring: whichever comes first takes the slot.
+ * doorbell of the server's bucket for its slot's wake id, which the consumer rings when it writes
+ * the reply, and its deadline races that ring: whichever comes first takes the slot.
  *
  * <p>The call's own timeout bounds the whole wait, whatever the cluster does: its push (or inline
  * transaction) is abandoned at the deadline if the operation timeout does not end it first, and the

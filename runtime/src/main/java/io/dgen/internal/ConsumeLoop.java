@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * The consume loop of one process: running batches back to back (one at a time per process, each
  * holding one of the runtime's {@linkplain BatchPermits permits to be in flight}, none holding a
  * thread while it waits for the database), parking when the queue is drained or locked (no thread,
- * no watch: the tenant's doorbell rings it), backing off after failures and repeated cache misses,
+ * no watch: its bucket's doorbell rings it), backing off after failures and repeated cache misses,
  * retrying a failed batch up to its failing item, and handing a taken lock to {@code
  * handleLocked}'s threads.
  *

@@ -36,7 +36,7 @@ import org.jspecify.annotations.Nullable;
  * the encoding of replies, successful or failed.
  *
  * <p>Never pushes messages and never waits: a reply written rings the slot's wake id on the
- * tenant's doorbell, and the call protocol, which waits, listens for it.
+ * doorbell of the server's bucket, and the call protocol, which waits, listens for it.
  */
 final class ReplySlots {
 

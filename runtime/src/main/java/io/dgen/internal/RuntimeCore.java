@@ -38,11 +38,13 @@ import tools.jackson.databind.JavaType;
 /**
  * What the processes of one {@code DGen} share: the backend, the mapper, the executor that runs
  * callbacks and the steps of asynchronous work, the bound on batches in flight, a scheduler for
- * backoff and timeouts, a pool for rare blocking work, the clocks, one doorbell watcher per tenant,
- * the type registries, and the registry of live processes and names.
+ * backoff and timeouts, a pool for rare blocking work, the clocks, per tenant a doorbell watcher
+ * (one watch per bucket in use) and the placement of the kinds hosted there, the type registries,
+ * and the registry of live processes and names.
  *
  * <p>Idle processes hold neither a thread nor a watch: the executor is sized by cores, the batches
- * in flight by a configured bound, and the watches by tenants.
+ * in flight by a configured bound, and the watches by the buckets in use (held leases, started
+ * processes, waiting calls), not by servers.
  *
  * <p>Threading: thread-safe; the registries are concurrent maps (starting or stopping a process is
  * O(1)).

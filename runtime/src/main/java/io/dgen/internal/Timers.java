@@ -20,15 +20,16 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One server's durable timers: scheduling (from a {@code ServerRef}, an outbox or a callback),
- * cancelling, and deleting them all when the server is killed. Firing is the tenant's {@link
- * TimerScheduler}'s.
+ * cancelling, and deleting them all when the server is killed. Firing is the {@link
+ * TimerScheduler}'s of the server's bucket, in every runtime that holds a lease in the bucket or
+ * runs a started process in it.
  *
- * <p>A timer is two keys written together: the tenant's due-ordered index entry {@code FF (3,
+ * <p>A timer is two keys written together: its bucket's due-ordered index entry {@code FF (7, b,
  * dueMicros, uuid) -> (tuid, envelope)}, read by the schedulers, and the server's own {@code
  * (tuid.., "m", uuid) -> dueMicros}, through which a cancel finds the index entry and a kill finds
- * every timer of the server. Scheduling also {@code ADD}s 1 to the tenant's alarm, whose watch
- * re-arms every runtime's scheduler. The timer id a user sees is the uuid in base64url: opaque, and
- * valid in every runtime.
+ * every timer of the server. Scheduling also rings the bucket's doorbell under the bucket's timer
+ * wake id, which wakes the schedulers of the bucket (no watch of their own). The timer id a user
+ * sees is the uuid in base64url: opaque, and valid in every runtime.
  *
  * <p>The message is encoded once, when scheduled (type checked against the server's allow-list,
  * type index from its type table), and pushed as-is when the timer fires.

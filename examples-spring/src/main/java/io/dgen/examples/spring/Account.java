@@ -1,11 +1,11 @@
 package io.dgen.examples.spring;
 
-import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.Call;
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.From;
 import io.dgen.InitResult;
+import io.dgen.Kind;
 import io.dgen.Result;
 import io.dgen.TxContext;
 import io.dgen.spring.DGenHosted;
@@ -23,6 +23,12 @@ import org.springframework.stereotype.Component;
 @Component
 @DGenHosted(kind = "account", tenant = "bank", idleTimeout = "5m", deadLetterThreshold = 5)
 public class Account implements DGenServer<Account.State, Account.Msg> {
+
+  /**
+   * The kind, with its message type: the starter hosts it by this constant, so an account's id
+   * arrives as a {@code Long}, and every ref of it checks its messages.
+   */
+  public static final Kind<Msg> KIND = Kind.of("account", Msg.class);
 
   /**
    * An account's state.
@@ -151,12 +157,12 @@ public class Account implements DGenServer<Account.State, Account.Msg> {
   }
 
   private void credit(TxContext tx, long to, Credit credit) {
-    dgen.<Msg>ref(tx.tenant(), "account", Tuple.from(to)).outbox().cast(tx.transaction(), credit);
+    dgen.ref(tx.tenant(), KIND, to).outbox().cast(tx.transaction(), credit);
   }
 
-  /** This account's id: its tuid is {@code ("account", id)}. */
+  /** This account's id, as its ref named it: its tuid is {@code ("account", id)}. */
   private static long id(TxContext tx) {
-    return tx.tuid().getLong(1);
+    return (Long) tx.id();
   }
 
   /** Answers {@code request} with {@code outcome} and the balance of {@code s}, its new state. */

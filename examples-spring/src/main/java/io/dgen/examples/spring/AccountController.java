@@ -1,6 +1,5 @@
 package io.dgen.examples.spring;
 
-import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.CallTimeoutException;
 import io.dgen.DGen;
 import io.dgen.OperationTimeoutException;
@@ -101,7 +100,7 @@ public class AccountController {
    * operation, and a retry of "deposit 100" cannot be answered with the reply of a transfer.
    */
   private Reply call(long id, Request request, String operation, @Nullable String key) {
-    ServerRef<Msg> account = dgen.ref(bank, "account", Tuple.from(id));
+    ServerRef<Msg> account = dgen.ref(bank, Account.KIND, id);
     return key == null
         ? account.call(request, TIMEOUT)
         : account.call(request, operation + ":" + key, TIMEOUT);

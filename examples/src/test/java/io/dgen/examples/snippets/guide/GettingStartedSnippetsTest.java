@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.CallRejectedException;
 import io.dgen.DGen;
 import io.dgen.Outbox;
 import io.dgen.ServerRef;
@@ -67,6 +68,42 @@ class GettingStartedSnippetsTest {
       assertThat(byName).containsSame(ref); // hidden from the docs
     }
     // end snippet
+  }
+
+  @Test
+  void anAccountService() {
+    // snippet: gs-account-service
+    try (Backend backend = MemoryBackend.create(); // or RocksDbBackend.open(dir), FdbBackend.open()
+        DGen dgen = DGen.builder(backend).build()) {
+      Tenant bank = dgen.tenant("demo", "bank");
+      dgen.host(Account.KIND, Account::new, StartOptions.builder(bank).build()); // every replica
+
+      ServerRef<Account.Msg> alice = dgen.ref(bank, Account.KIND, "alice"); // anywhere, no I/O
+      alice.cast(new Account.Deposit(1_000)); // durably queued; the first message creates alice
+      Account.Withdrawn w = alice.call(new Account.Withdraw(300)); // waits for the typed reply
+      assertThat(w).isEqualTo(new Account.Withdrawn(300, 700)); // hidden from the docs
+      assertThat(alice.call(new Account.Balance())).isEqualTo(700); // hidden from the docs
+    }
+    // end snippet
+  }
+
+  @Test
+  void aRefusedWithdrawal_reachesTheCallerAsCallRejectedException() {
+    dgen.host(Account.KIND, Account::new, StartOptions.builder(dgen.tenant("demo")).build());
+    ServerRef<Account.Msg> alice = dgen.ref(dgen.tenant("demo"), Account.KIND, "alice");
+    alice.cast(new Account.Deposit(700));
+    boolean refused = false;
+    // snippet: gs-account-refusal
+    try {
+      alice.call(new Account.Withdraw(5_000));
+    } catch (CallRejectedException e) {
+      String why = e.reason(); // "insufficient funds: balance 700"; nothing was committed
+      assertThat(why).isEqualTo("insufficient funds: balance 700"); // hidden from the docs
+      refused = true; // hidden from the docs
+    }
+    // end snippet
+    assertThat(refused).isTrue();
+    assertThat(alice.call(new Account.Balance())).isEqualTo(700);
   }
 
   private byte[] audit(ServerRef<Msg> ref, String orderId) {
@@ -134,17 +171,15 @@ class GettingStartedSnippetsTest {
 
   @Test
   void timers() {
-    try (Backend backend = MemoryBackend.create();
-        DGen dgen = DGen.builder(backend).build()) {
-      ServerRef<Counter.Msg> ref =
-          dgen.start(new Counter(), null, StartOptions.builder(dgen.tenant("demo")).build());
-      // snippet: gs-timers
-      String id = ref.castAfter(new Counter.Increment(1), Duration.ofMinutes(30));
-      ref.castAt(new Counter.Increment(2), Instant.parse("2030-12-24T17:00:00Z"));
-      boolean cancelled = ref.cancelTimer(id); // true: it was pending and will never fire
-      // end snippet
-      assertThat(cancelled).isTrue();
-      assertThat(ref.cancelTimer(id)).isFalse();
-    }
+    dgen.host(Account.KIND, Account::new, StartOptions.builder(dgen.tenant("demo")).build());
+    ServerRef<Account.Msg> alice = dgen.ref(dgen.tenant("demo"), Account.KIND, "alice");
+    // snippet: gs-timers
+    String id = alice.castAfter(new Account.Deposit(100), Duration.ofDays(30)); // in 30 days
+    alice.castAt(new Account.Deposit(50), Instant.parse("2030-12-24T17:00:00Z")); // at an instant
+    boolean cancelled = alice.cancelTimer(id); // true: it was pending and will never fire
+    // end snippet
+    assertThat(cancelled).isTrue();
+    assertThat(alice.cancelTimer(id)).isFalse();
+    assertThat(alice.call(new Account.Balance())).isZero();
   }
 }

@@ -16,13 +16,13 @@ class ReadmeSnippetsTest {
   @Test
   void theServerInThirtyLines_countsWhatWasCast() {
     // snippet: readme-start
-    try (Backend backend = MemoryBackend.create();
+    try (Backend backend = MemoryBackend.create(); // or RocksDbBackend.open(dir), FdbBackend.open()
         DGen dgen = DGen.builder(backend).build()) {
-      Tenant tenant = dgen.tenant("demo", "counter");
-      ServerRef<Counter.Msg> counter =
-          dgen.start(new Counter(), null, StartOptions.builder(tenant).build());
-      counter.cast(new Counter.Increment(5)); // durably queued, applied by a consumer
-      long value = counter.call(new Counter.Get()); // 5
+      Tenant tenant = dgen.tenant("demo");
+      dgen.host(Counter.KIND, Counter::new, StartOptions.builder(tenant).build()); // every replica
+      ServerRef<Counter.Msg> hits = dgen.ref(tenant, Counter.KIND, "home"); // anywhere, by id
+      hits.cast(new Counter.Increment(5)); // durably queued; the first message creates "home"
+      long value = hits.call(new Counter.Get()); // 5: a Get is answered with a Long
       assertThat(value).isEqualTo(5); // hidden from the docs
     }
     // end snippet
