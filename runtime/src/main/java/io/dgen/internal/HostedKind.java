@@ -349,7 +349,9 @@ final class HostedKind<S, M> {
     loaded.compute(
         tuid,
         (t, l) -> {
-          if (l != null && l.process.isAlive()) {
+          // A process that stopped itself stays until its termination was looked at (just
+          // after its stop hooks ran): a load in between would run a state that failed again.
+          if (l != null && (l.process.isAlive() || !l.unloaded)) {
             if (l.evicting) {
               l.activatedWhileEvicting = true;
             }
@@ -382,12 +384,23 @@ final class HostedKind<S, M> {
     Loaded<S, M> l = made[0];
     if (l != null) {
       ServerProcess<S, M> p = l.process;
-      p.onStop(() -> loaded.remove(tuid, l));
+      p.onStop(
+          () -> {
+            if (l.unloaded) {
+              loaded.remove(tuid, l);
+            }
+          });
       p.termination()
           .whenComplete(
               (done, why) -> {
-                if (!l.unloaded) {
-                  deactivated(tuid, p, why == null ? null : Futures.unwrap(why));
+                Throwable cause = why == null ? null : Futures.unwrap(why);
+                boolean deactivated = !l.unloaded;
+                if (deactivated && cause != null && looksAt(tuid, cause)) {
+                  stuck.putIfAbsent(tuid, 0); // before a load may replace it: see deactivated
+                }
+                loaded.remove(tuid, l);
+                if (deactivated) {
+                  deactivated(tuid, p, cause);
                 }
               });
       p.startConsuming();
@@ -436,9 +449,7 @@ final class HostedKind<S, M> {
    *     Placement.Deposed} fence is no deactivation (the bucket's new holder runs the server)
    */
   private void deactivated(Tuple tuid, ServerProcess<S, M> stopped, @Nullable Throwable why) {
-    if (why instanceof Placement.Deposed
-        || !holds(hosting.buckets().of(tuid))
-        || !core.hooks().backgroundConsumers()) {
+    if (!looksAt(tuid, why)) {
       return; // a holder that takes the bucket rescans its ready index
     }
     if (why != null) {
@@ -468,6 +479,13 @@ final class HostedKind<S, M> {
                 markStuck(stopped, why).whenComplete((done, e) -> reloadStuck(tuid));
               }
             });
+  }
+
+  /** Whether a server that stopped for {@code why} is looked at here ({@link #deactivated}). */
+  private boolean looksAt(Tuple tuid, @Nullable Throwable why) {
+    return !(why instanceof Placement.Deposed)
+        && holds(hosting.buckets().of(tuid))
+        && core.hooks().backgroundConsumers();
   }
 
   /**
