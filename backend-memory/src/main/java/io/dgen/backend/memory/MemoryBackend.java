@@ -404,6 +404,18 @@ public final class MemoryBackend implements Backend {
     return store.outstandingWatches();
   }
 
+  /**
+   * The number of keys whose versions the engine holds in memory. Without a storage, or with one
+   * that is not a {@link PagedStorage}, that is every key (and recently deleted ones); with a paged
+   * storage, only the keys written in the last few seconds or still needed by a reader's version.
+   * Counts them one by one: for tests and diagnostics, not for a hot path.
+   *
+   * @return the number of keys held in memory
+   */
+  public int keysInMemory() {
+    return store.data.size();
+  }
+
   /** The store, for this package's tests. */
   MemoryStore store() {
     return store;

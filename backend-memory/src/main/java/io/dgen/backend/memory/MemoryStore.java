@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableMap;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -107,13 +108,34 @@ final class MemoryStore {
   static final class ReadEpoch {
     final long version;
     final long nanos;
+    // With a paged storage: the storage's view of exactly this version. The epoch holds one
+    // reference, dropped (under the commit lock) when it is retired; each reader holds its own.
+    final PagedStorage.@Nullable View view;
+    private boolean viewDropped;
     private final AtomicInteger refs = new AtomicInteger();
     // The epoch installed after this one; set once by its installer, read by the collector.
     private volatile @Nullable ReadEpoch next;
 
-    ReadEpoch(long version, long nanos) {
+    ReadEpoch(long version, long nanos, PagedStorage.@Nullable View view) {
       this.version = version;
       this.nanos = nanos;
+      this.view = view;
+    }
+
+    /** Ends a reader's hold: its reference on the epoch and on the view. */
+    void releaseReader() {
+      refs.decrementAndGet();
+      if (view != null) {
+        view.release();
+      }
+    }
+
+    /** Drops the epoch's own reference on its view once it is retired; under the commit lock. */
+    void dropView() {
+      if (view != null && !viewDropped) {
+        viewDropped = true;
+        view.release();
+      }
     }
 
     boolean retain() {
@@ -126,10 +148,6 @@ final class MemoryStore {
           return true;
         }
       }
-    }
-
-    void release() {
-      refs.decrementAndGet();
     }
   }
 
@@ -149,6 +167,10 @@ final class MemoryStore {
   private volatile long visibleVersion;
   private volatile boolean closed;
   private final @Nullable Storage storage;
+  // The storage when it serves reads: the map then holds only recently written keys.
+  private final @Nullable PagedStorage paged;
+  // With a paged storage: the view of visibleVersion, with one reference held here.
+  private volatile PagedStorage.@Nullable View publishedView;
   private volatile @Nullable RuntimeException storageFailure;
   private volatile @Nullable RuntimeException unreadable;
 
@@ -156,6 +178,8 @@ final class MemoryStore {
   private long lastCommitted;
   private final ArrayList<byte[]> batchKeys = new ArrayList<>();
   private final ArrayList<byte @Nullable []> batchValues = new ArrayList<>();
+  private final ArrayList<byte[]> batchClearBegins = new ArrayList<>();
+  private final ArrayList<byte[]> batchClearEnds = new ArrayList<>();
   private final Object publishLock = new Object();
 
   // Guarded by lock.
@@ -179,18 +203,28 @@ final class MemoryStore {
       int maxWatches,
       @Nullable Storage storage) {
     this.storage = storage;
+    this.paged = storage instanceof PagedStorage p ? p : null;
     if (storage != null) {
       long recovered = storage.recover((k, v) -> data.put(k, new Chain(new Node(0, v, null))));
       // Recovered keys carry version 0, which every reader's version is at or above.
       this.lastCommitted = recovered;
       this.visibleVersion = recovered;
+      if (paged != null) {
+        PagedStorage.View view = paged.view();
+        if (view.version() != recovered) {
+          view.release();
+          throw new IllegalStateException(
+              "the storage's view is at version " + view.version() + ", not " + recovered);
+        }
+        this.publishedView = view;
+      }
     }
     this.ticker = ticker;
     this.stats = stats;
     this.faults = faults;
     this.executor = executor;
     this.maxWatches = maxWatches;
-    ReadEpoch none = new ReadEpoch(-1, 0);
+    ReadEpoch none = new ReadEpoch(-1, 0, null);
     none.refs.set(RETIRED);
     this.currentEpoch = none;
     this.oldestEpoch = none;
@@ -208,16 +242,130 @@ final class MemoryStore {
 
   /** The value of {@code chain} (null: no such key) as of {@code version}. */
   static byte @Nullable [] valueAt(@Nullable Chain chain, long version) {
+    Node n = nodeAt(chain, version);
+    return n == null ? null : n.value;
+  }
+
+  /**
+   * The newest node of {@code chain} at or below {@code version}, or null if it has none (the key
+   * had no version in memory then: absent, or only in the paged storage's view).
+   */
+  static @Nullable Node nodeAt(@Nullable Chain chain, long version) {
     for (Node n = chain == null ? null : chain.head; n != null; n = n.older) {
       if (n == TRUNCATED) {
         throw new BackendException(
             BackendException.TRANSACTION_TOO_OLD, "version " + version + " was collected");
       }
       if (n.version <= version) {
-        return n.value;
+        return n;
       }
     }
     return null;
+  }
+
+  /**
+   * The value of {@code key} as of the reader's epoch {@code e}: from the key's chain if it has a
+   * version at or below the epoch's, otherwise from the epoch's view of the paged storage.
+   */
+  byte @Nullable [] get(byte[] key, ReadEpoch e) {
+    Chain chain = data.get(key);
+    if (chain != null) {
+      Node n = nodeAt(chain, e.version);
+      if (n != null) {
+        return n.value;
+      }
+    }
+    PagedStorage.View view = e.view;
+    return view == null ? null : view.get(key);
+  }
+
+  /** One key and its value in a range read. */
+  record Entry(byte[] key, byte[] value) {}
+
+  /**
+   * The keys of {@code [begin, end)} that have a value as of the reader's epoch {@code e}, in
+   * order: the chains in memory merged with the epoch's view of the paged storage (a key's chain
+   * wins when it has a version at or below the epoch's). Close it after use.
+   */
+  RangeCursor range(byte[] begin, byte[] end, boolean reverse, ReadEpoch e) {
+    NavigableMap<byte[], Chain> chains = data.subMap(begin, true, end, false);
+    if (reverse) {
+      chains = chains.descendingMap();
+    }
+    PagedStorage.View view = e.view;
+    return new RangeCursor(
+        chains.entrySet().iterator(),
+        view == null ? null : view.range(begin, end, reverse),
+        e.version,
+        reverse);
+  }
+
+  /** The merge of a range of chains with a range of a view. Not thread-safe. */
+  static final class RangeCursor implements AutoCloseable {
+    private final Iterator<Map.Entry<byte[], Chain>> chains;
+    private final PagedStorage.@Nullable Cursor stored;
+    private final long version;
+    private final boolean reverse;
+    private Map.@Nullable Entry<byte[], Chain> chain;
+    private boolean storedValid;
+
+    RangeCursor(
+        Iterator<Map.Entry<byte[], Chain>> chains,
+        PagedStorage.@Nullable Cursor stored,
+        long version,
+        boolean reverse) {
+      this.chains = chains;
+      this.stored = stored;
+      this.version = version;
+      this.reverse = reverse;
+      this.chain = chains.hasNext() ? chains.next() : null;
+      this.storedValid = stored != null && stored.next();
+    }
+
+    /** The next key with a value, or null when the range is exhausted. */
+    @Nullable Entry next() {
+      for (; ; ) {
+        if (chain == null && !storedValid) {
+          return null;
+        }
+        int c;
+        if (chain == null) {
+          c = 1;
+        } else if (!storedValid) {
+          c = -1;
+        } else {
+          c = ByteKeys.compare(chain.getKey(), stored.key());
+          if (reverse) {
+            c = -c;
+          }
+        }
+        if (c > 0) {
+          Entry out = new Entry(stored.key(), stored.value());
+          storedValid = stored.next();
+          return out;
+        }
+        Map.Entry<byte[], Chain> mine = chain;
+        chain = chains.hasNext() ? chains.next() : null;
+        Node n = nodeAt(mine.getValue(), version);
+        if (c == 0) {
+          byte[] storedValue = stored.value();
+          storedValid = stored.next();
+          if (n == null) {
+            return new Entry(mine.getKey(), storedValue);
+          }
+        }
+        if (n != null && n.value != null) {
+          return new Entry(mine.getKey(), n.value);
+        }
+      }
+    }
+
+    @Override
+    public void close() {
+      if (stored != null) {
+        stored.close();
+      }
+    }
   }
 
   /**
@@ -230,18 +378,55 @@ final class MemoryStore {
    */
   ReadEpoch acquireEpoch(long now) {
     checkReadable();
+    if (paged != null) {
+      return acquirePagedEpoch(now);
+    }
     for (; ; ) {
       ReadEpoch e = currentEpoch;
       long v = visibleVersion;
       if (e.version == v && now - e.nanos < EPOCH_REUSE_NANOS && e.retain()) {
         return e;
       }
-      ReadEpoch n = new ReadEpoch(v, now);
+      ReadEpoch n = new ReadEpoch(v, now, null);
       n.refs.set(1);
       if (CURRENT_EPOCH.compareAndSet(this, e, n)) {
         e.next = n;
         return n;
       }
+    }
+  }
+
+  /**
+   * {@link #acquireEpoch} with a paged storage: the epoch carries the published view of its
+   * version, with a reference for the epoch and one for the reader. A view found freed (its epoch
+   * was retired meanwhile, or a newer view replaced it) sends the reader round again.
+   */
+  private ReadEpoch acquirePagedEpoch(long now) {
+    for (; ; ) {
+      ReadEpoch e = currentEpoch;
+      PagedStorage.View pv = publishedView;
+      long v = pv.version();
+      if (e.version == v && now - e.nanos < EPOCH_REUSE_NANOS && e.retain()) {
+        if (e.view != null && e.view.retain()) {
+          return e;
+        }
+        e.refs.decrementAndGet();
+      }
+      if (!pv.retain()) {
+        continue;
+      }
+      if (!pv.retain()) {
+        pv.release();
+        continue;
+      }
+      ReadEpoch n = new ReadEpoch(v, now, pv);
+      n.refs.set(1);
+      if (CURRENT_EPOCH.compareAndSet(this, e, n)) {
+        e.next = n;
+        return n;
+      }
+      pv.release();
+      pv.release();
     }
   }
 
@@ -266,11 +451,12 @@ final class MemoryStore {
         oldestEpoch = h;
         return h.version;
       }
+      h.dropView();
       ReadEpoch n = h.next;
       if (n == null) {
         long v = visibleVersion;
         if (h.version < v) {
-          ReadEpoch placeholder = new ReadEpoch(v, now);
+          ReadEpoch placeholder = new ReadEpoch(v, now, null);
           placeholder.refs.set(RETIRED);
           if (CURRENT_EPOCH.compareAndSet(this, h, placeholder)) {
             h.next = placeholder;
@@ -424,9 +610,14 @@ final class MemoryStore {
       unknownAfterApply = unknown == MemoryBackend.Faults.UNKNOWN_APPLIED;
       version = lastCommitted + 1;
       long m = minRetained(now);
-      int written = apply(tx, version, m, writeRanges, fired);
+      byte[] stamp = Stamps.transactionStamp(version, 0);
+      int written = apply(tx, version, m, stamp, writeRanges);
       if (storage != null) {
         appendToStorage(version);
+      }
+      // After the append: a paged storage gives the value of a key the map does not hold.
+      if (armedWatches > 0) {
+        checkWatches(tx, stamp, fired);
       }
       lastCommitted = version;
       recentWrites.add(version, writeRanges.build());
@@ -445,13 +636,19 @@ final class MemoryStore {
   /** Hands the applying commit's writes to the storage; a failure stops every later commit. */
   private void appendToStorage(long version) {
     try {
-      storage.append(version, batchKeys, batchValues);
+      if (paged != null) {
+        paged.append(version, batchClearBegins, batchClearEnds, batchKeys, batchValues);
+      } else {
+        storage.append(version, batchKeys, batchValues);
+      }
     } catch (RuntimeException e) {
       storageFailure = e;
       throw e;
     } finally {
       batchKeys.clear();
       batchValues.clear();
+      batchClearBegins.clear();
+      batchClearEnds.clear();
     }
   }
 
@@ -482,9 +679,26 @@ final class MemoryStore {
     }
   }
 
-  /** Makes every commit up to {@code version} visible to new readers. */
+  /**
+   * Makes every commit up to {@code version} visible to new readers; with a paged storage, every
+   * commit up to its newest durable view's version, which is at least {@code version}.
+   */
   private void publish(long version) {
     synchronized (publishLock) {
+      if (paged != null) {
+        PagedStorage.View view = paged.view();
+        PagedStorage.View old = publishedView;
+        if (view.version() > visibleVersion) {
+          publishedView = view;
+          visibleVersion = view.version();
+          if (old != null) {
+            old.release();
+          }
+        } else {
+          view.release();
+        }
+        return;
+      }
       if (version > visibleVersion) {
         visibleVersion = version;
       }
@@ -507,22 +721,24 @@ final class MemoryStore {
    * Returns the number of keys written.
    */
   private int apply(
-      MemoryTransaction tx,
-      long version,
-      long m,
-      KeyRanges.Builder writeRanges,
-      ArrayList<Watch> fired) {
+      MemoryTransaction tx, long version, long m, byte[] stamp, KeyRanges.Builder writeRanges) {
     int written = 0;
     long bytes = 0;
-    byte[] stamp = null;
     TreeMap<byte[], byte[]> clears = tx.clears;
     if (clears != null) {
       for (Map.Entry<byte[], byte[]> c : clears.entrySet()) {
         bytes += ByteKeys.clearedBytes(c.getKey(), c.getValue());
+        if (paged != null) {
+          // The storage clears the keys the map does not hold; the chains in it end here.
+          batchClearBegins.add(c.getKey());
+          batchClearEnds.add(c.getValue());
+        }
         for (Map.Entry<byte[], Chain> e :
             data.subMap(c.getKey(), true, c.getValue(), false).entrySet()) {
           if (e.getValue().head.value != null) {
-            toStorage(e.getKey(), null);
+            if (paged == null) {
+              toStorage(e.getKey(), null);
+            }
             replaceHead(e.getKey(), e.getValue(), null, version, m);
             written++;
           }
@@ -539,13 +755,10 @@ final class MemoryStore {
         if (op.base == MemoryTransaction.Op.VALUE) {
           value = op.value;
         } else if (op.base == MemoryTransaction.Op.STAMPED) {
-          if (stamp == null) {
-            stamp = Stamps.transactionStamp(version, 0);
-          }
           value = ByteKeys.concat(op.value, stamp);
         } else {
           stored = data.get(key);
-          value = stored == null ? null : stored.head.value;
+          value = stored == null ? storedLatest(key) : stored.head.value;
         }
         if (op.hasDelta) {
           value = MemoryTransaction.addLittleEndian(value, op.delta);
@@ -562,9 +775,6 @@ final class MemoryStore {
     }
     ArrayList<MemoryTransaction.StampedKey> stamped = tx.stampedKeys;
     if (stamped != null) {
-      if (stamp == null) {
-        stamp = Stamps.transactionStamp(version, 0);
-      }
       for (MemoryTransaction.StampedKey s : stamped) {
         byte[] key = s.finalKey(stamp);
         writeRanges.addKey(key);
@@ -577,9 +787,6 @@ final class MemoryStore {
       }
     }
     stats.bytesWritten.add(bytes);
-    if (armedWatches > 0) {
-      checkWatches(tx, stamp, fired);
-    }
     return written;
   }
 
@@ -589,8 +796,12 @@ final class MemoryStore {
     if (value != null) {
       // New keys (queue items, fresh stamps) are common: one traversal inserts them, and one finds
       // the chain of a key that exists.
-      chain = data.putIfAbsent(key, new Chain(new Node(version, value, null)));
+      Chain fresh = new Chain(new Node(version, value, null));
+      chain = data.putIfAbsent(key, fresh);
       if (chain == null) {
+        if (paged != null) {
+          gcQueue.addLast(new GcEntry(key, fresh, version));
+        }
         return;
       }
     } else {
@@ -624,7 +835,7 @@ final class MemoryStore {
       older.older = TRUNCATED;
     }
     chain.head = new Node(version, value, older);
-    if (value == null || (older != null && older != TRUNCATED)) {
+    if (value == null || paged != null || (older != null && older != TRUNCATED)) {
       gcQueue.addLast(new GcEntry(key, chain, version));
     }
   }
@@ -646,7 +857,8 @@ final class MemoryStore {
       if (keep == null || keep == TRUNCATED) {
         continue;
       }
-      if (keep == head && head.value == null) {
+      if (keep == head && (head.value == null || paged != null)) {
+        // No reader is below the head; with a paged storage, each reader's view holds it.
         data.remove(g.key(), chain);
       } else if (keep.older != null) {
         keep.older = TRUNCATED;
@@ -657,7 +869,12 @@ final class MemoryStore {
   /** The newest committed value of {@code key}; called under the commit lock. */
   private byte @Nullable [] latest(byte[] key) {
     Chain chain = data.get(key);
-    return chain == null ? null : chain.head.value;
+    return chain == null ? storedLatest(key) : chain.head.value;
+  }
+
+  /** The newest value of a key the map does not hold; called under the commit lock. */
+  private byte @Nullable [] storedLatest(byte[] key) {
+    return paged == null ? null : paged.latest(key);
   }
 
   // ---------------------------------------------------------------- watches

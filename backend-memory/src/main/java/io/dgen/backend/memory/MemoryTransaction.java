@@ -123,7 +123,7 @@ final class MemoryTransaction implements Transaction {
   private volatile byte @Nullable [] unreadableRead;
 
   // Guarded by this (reads may run on several threads).
-  private MemoryStore.@Nullable ReadEpoch epoch;
+  private volatile MemoryStore.@Nullable ReadEpoch epoch;
   volatile long readVersion = -1;
   volatile long readNanos;
   private @Nullable ArrayList<byte[]> readConflicts;
@@ -224,17 +224,20 @@ final class MemoryTransaction implements Transaction {
     readVersion = e.version;
   }
 
-  /** The read version for a read that reaches storage, acquired if this is the first read. */
-  private long storageReadVersion() {
-    long rv = readVersion;
-    if (rv >= 0) {
-      return rv;
+  /** The epoch of a read that reaches storage, acquired if this is the first read. */
+  private MemoryStore.ReadEpoch readEpoch() {
+    MemoryStore.ReadEpoch e = epoch;
+    if (e != null) {
+      return e;
     }
     synchronized (this) {
-      if (readVersion < 0) {
+      if (epoch == null) {
+        if (readVersion >= 0) {
+          throw error(BackendException.TRANSACTION_CANCELLED, "attempt ended");
+        }
         acquireReadVersion(store.nanoTime());
       }
-      return readVersion;
+      return epoch;
     }
   }
 
@@ -254,7 +257,7 @@ final class MemoryTransaction implements Transaction {
 
   private synchronized void releaseEpoch() {
     if (epoch != null) {
-      epoch.release();
+      epoch.releaseReader();
       epoch = null;
     }
   }
@@ -373,8 +376,7 @@ final class MemoryTransaction implements Transaction {
   }
 
   private byte @Nullable [] storageGet(byte[] key) {
-    long rv = storageReadVersion();
-    byte[] v = MemoryStore.valueAt(store.data.get(key), rv);
+    byte[] v = store.get(key, readEpoch());
     checkAge();
     stats.keysRead.increment();
     stats.bytesRead.add(v == null ? key.length : key.length + v.length);
@@ -397,14 +399,9 @@ final class MemoryTransaction implements Transaction {
     if (ByteKeys.compare(begin, end) >= 0) {
       return new ArrayList<>(0);
     }
-    long rv = storageReadVersion();
+    MemoryStore.ReadEpoch readAt = readEpoch();
     stats.rangesRead.increment();
 
-    NavigableMap<byte[], MemoryStore.Chain> stored = store.data.subMap(begin, true, end, false);
-    if (reverse) {
-      stored = stored.descendingMap();
-    }
-    Iterator<Map.Entry<byte[], MemoryStore.Chain>> si = stored.entrySet().iterator();
     NavigableMap<byte[], Op> own = null;
     if (writes != null) {
       own = writes.subMap(begin, true, end, false);
@@ -425,18 +422,17 @@ final class MemoryTransaction implements Transaction {
     byte[] sv = null;
     boolean advanceStored = true;
     Map.Entry<byte[], Op> we = wi.hasNext() ? wi.next() : null;
-    while (limit == UNLIMITED || out.size() < limit) {
-      if (advanceStored) {
-        advanceStored = false;
-        sk = null;
-        while (si.hasNext()) {
-          Map.Entry<byte[], MemoryStore.Chain> e = si.next();
-          byte[] k = e.getKey();
-          if ((own != null && own.containsKey(k)) || (cleared != null && covers(cleared, k))) {
-            continue;
-          }
-          byte[] v = MemoryStore.valueAt(e.getValue(), rv);
-          if (v != null) {
+    try (MemoryStore.RangeCursor si = store.range(begin, end, reverse, readAt)) {
+      while (limit == UNLIMITED || out.size() < limit) {
+        if (advanceStored) {
+          advanceStored = false;
+          sk = null;
+          for (MemoryStore.Entry e = si.next(); e != null; e = si.next()) {
+            byte[] k = e.key();
+            if ((own != null && own.containsKey(k)) || (cleared != null && covers(cleared, k))) {
+              continue;
+            }
+            byte[] v = e.value();
             sk = k;
             sv = v;
             rows++;
@@ -444,41 +440,41 @@ final class MemoryTransaction implements Transaction {
             break;
           }
         }
-      }
-      if (sk == null && we == null) {
-        break;
-      }
-      boolean takeStored;
-      if (we == null) {
-        takeStored = true;
-      } else if (sk == null) {
-        takeStored = false;
-      } else {
-        int c = ByteKeys.compare(sk, we.getKey());
-        takeStored = reverse ? c > 0 : c < 0;
-      }
-      if (takeStored) {
-        out.add(new KeyValue(sk.clone(), sv.clone()));
-        advanceStored = true;
-      } else {
-        byte[] k = we.getKey();
-        Op op = we.getValue();
-        if (op.unreadable || op.base == Op.STAMPED) {
-          throw unreadable(k);
+        if (sk == null && we == null) {
+          break;
         }
-        if (op.base == Op.VALUE) {
-          if (op.value != null) {
-            out.add(new KeyValue(k.clone(), op.value.clone()));
-          }
+        boolean takeStored;
+        if (we == null) {
+          takeStored = true;
+        } else if (sk == null) {
+          takeStored = false;
         } else {
-          byte[] v = MemoryStore.valueAt(store.data.get(k), rv);
-          if (v != null) {
-            rows++;
-            bytes += k.length + v.length;
-          }
-          out.add(new KeyValue(k.clone(), addLittleEndian(v, op.delta)));
+          int c = ByteKeys.compare(sk, we.getKey());
+          takeStored = reverse ? c > 0 : c < 0;
         }
-        we = wi.hasNext() ? wi.next() : null;
+        if (takeStored) {
+          out.add(new KeyValue(sk.clone(), sv.clone()));
+          advanceStored = true;
+        } else {
+          byte[] k = we.getKey();
+          Op op = we.getValue();
+          if (op.unreadable || op.base == Op.STAMPED) {
+            throw unreadable(k);
+          }
+          if (op.base == Op.VALUE) {
+            if (op.value != null) {
+              out.add(new KeyValue(k.clone(), op.value.clone()));
+            }
+          } else {
+            byte[] v = store.get(k, readAt);
+            if (v != null) {
+              rows++;
+              bytes += k.length + v.length;
+            }
+            out.add(new KeyValue(k.clone(), addLittleEndian(v, op.delta)));
+          }
+          we = wi.hasNext() ? wi.next() : null;
+        }
       }
     }
     checkAge();

@@ -13,12 +13,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.stream.Stream;
+import org.rocksdb.BlockBasedTableConfig;
+import org.rocksdb.BloomFilter;
 import org.rocksdb.CompressionType;
+import org.rocksdb.LRUCache;
 import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
@@ -68,6 +72,30 @@ public final class RocksDbBackend extends ForwardingBackend {
   static final String FORMAT = "dgen-rocksdb 1\n";
 
   private static final String DB_DIR = "db";
+
+  /** Default size of the block cache: 64 MiB. */
+  public static final long DEFAULT_CACHE_SIZE = 64L << 20;
+
+  /** Default size of a data block: 16 KiB. */
+  public static final int DEFAULT_BLOCK_SIZE = 16 << 10;
+
+  /** How RocksDB compresses the blocks it writes to disk. */
+  public enum Compression {
+    /** No compression. */
+    NONE(CompressionType.NO_COMPRESSION),
+    /** LZ4: fast, moderate ratio (the default). */
+    LZ4(CompressionType.LZ4_COMPRESSION),
+    /** Zstandard: better ratio, more CPU per block written and read. */
+    ZSTD(CompressionType.ZSTD_COMPRESSION),
+    /** Snappy. */
+    SNAPPY(CompressionType.SNAPPY_COMPRESSION);
+
+    private final CompressionType type;
+
+    Compression(CompressionType type) {
+      this.type = type;
+    }
+  }
 
   static {
     RocksDB.loadLibrary();
@@ -145,6 +173,17 @@ public final class RocksDbBackend extends ForwardingBackend {
   }
 
   /**
+   * The number of keys whose versions the engine holds in the heap: those written in the last few
+   * seconds, or still needed by a running transaction's read version (see {@link
+   * MemoryBackend#keysInMemory()}). Every other key is read from RocksDB.
+   *
+   * @return the number of keys held in memory
+   */
+  public int keysInMemory() {
+    return engine.keysInMemory();
+  }
+
+  /**
    * The data directory.
    *
    * @return the directory this backend opened
@@ -186,6 +225,9 @@ public final class RocksDbBackend extends ForwardingBackend {
   public static final class Builder {
     private final Path dir;
     private boolean sync = true;
+    private long cacheSize = DEFAULT_CACHE_SIZE;
+    private int blockSize = DEFAULT_BLOCK_SIZE;
+    private Compression compression = Compression.LZ4;
     private final MemoryBackend.Builder engine = MemoryBackend.builder();
 
     private Builder(Path dir) {
@@ -202,6 +244,53 @@ public final class RocksDbBackend extends ForwardingBackend {
      */
     public Builder sync(boolean sync) {
       this.sync = sync;
+      return this;
+    }
+
+    /**
+     * The size of RocksDB's block cache, in bytes (default {@value #DEFAULT_CACHE_SIZE}, 64 MiB):
+     * the uncompressed data, index and filter blocks read from disk stay in it, least recently used
+     * out first. The cache is native memory, not Java heap. Reads that miss it go to the OS page
+     * cache or the disk.
+     *
+     * @param bytes the cache's capacity, at least 1 MiB
+     * @return this builder
+     * @throws IllegalArgumentException if {@code bytes} is below 1 MiB
+     */
+    public Builder cacheSize(long bytes) {
+      if (bytes < (1L << 20)) {
+        throw new IllegalArgumentException("cacheSize must be at least 1 MiB: " + bytes);
+      }
+      this.cacheSize = bytes;
+      return this;
+    }
+
+    /**
+     * The size of a data block of RocksDB's tables, in bytes (default {@value #DEFAULT_BLOCK_SIZE},
+     * 16 KiB): the unit read from disk and cached. Smaller blocks make point reads of cold keys
+     * cheaper; larger ones compress better and make range reads cheaper.
+     *
+     * @param bytes between 1 KiB and 1 MiB
+     * @return this builder
+     * @throws IllegalArgumentException if {@code bytes} is out of range
+     */
+    public Builder blockSize(int bytes) {
+      if (bytes < 1024 || bytes > (1 << 20)) {
+        throw new IllegalArgumentException("blockSize must be between 1 KiB and 1 MiB: " + bytes);
+      }
+      this.blockSize = bytes;
+      return this;
+    }
+
+    /**
+     * How RocksDB compresses the tables it writes (default {@link Compression#LZ4}). Changing it on
+     * an existing directory applies to newly written tables; older ones stay readable.
+     *
+     * @param compression the compression
+     * @return this builder
+     */
+    public Builder compression(Compression compression) {
+      this.compression = Objects.requireNonNull(compression, "compression");
       return this;
     }
 
@@ -320,16 +409,30 @@ public final class RocksDbBackend extends ForwardingBackend {
             "the RocksDB database in " + DB_DIR + "/ is missing or corrupted. Nothing was changed",
             null);
       }
+      LRUCache cache = new LRUCache(cacheSize);
+      BloomFilter filter = new BloomFilter(10);
       Options options =
           new Options()
               .setCreateIfMissing(fresh)
               .setErrorIfExists(fresh)
               .setParanoidChecks(true)
-              .setCompressionType(CompressionType.LZ4_COMPRESSION);
+              .setCompressionType(compression.type)
+              .setTableFormatConfig(
+                  new BlockBasedTableConfig()
+                      .setBlockCache(cache)
+                      .setBlockSize(blockSize)
+                      // A cold key costs one data block read: filters and indexes are cached
+                      // (and counted in the cache's size), the filter skips tables without it.
+                      .setFilterPolicy(filter)
+                      .setCacheIndexAndFilterBlocks(true)
+                      .setPinL0FilterAndIndexBlocksInCache(true));
       try {
-        return new RocksStorage(dir, RocksDB.open(options, db.toString()), options, sync);
+        return new RocksStorage(
+            dir, RocksDB.open(options, db.toString()), options, sync, List.of(filter, cache));
       } catch (RocksDBException e) {
         options.close();
+        filter.close();
+        cache.close();
         throw new DataDirectoryException(
             dir,
             "the RocksDB database in "

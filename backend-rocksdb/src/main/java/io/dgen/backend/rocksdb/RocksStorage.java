@@ -1,24 +1,30 @@
 package io.dgen.backend.rocksdb;
 
 import io.dgen.backend.BackendException;
-import io.dgen.backend.memory.Storage;
+import io.dgen.backend.memory.PagedStorage;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import org.jspecify.annotations.Nullable;
 import org.rocksdb.FlushOptions;
 import org.rocksdb.Options;
+import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
+import org.rocksdb.Slice;
+import org.rocksdb.Snapshot;
 import org.rocksdb.WriteBatch;
 import org.rocksdb.WriteOptions;
 
@@ -26,6 +32,17 @@ import org.rocksdb.WriteOptions;
  * The RocksDB side of a {@link RocksDbBackend}: the newest value of every key, plus the newest
  * commit version under {@link #VERSION_KEY} (above every user key, which the engine keeps below
  * {@code \xff}), written in the same atomic batch as the commit's writes.
+ *
+ * <h2>Reads</h2>
+ *
+ * The engine keeps only recently written keys in memory and reads the rest here ({@link
+ * PagedStorage}), through a {@link View}: a RocksDB {@link Snapshot} that shows exactly the commits
+ * up to one version. Batches are written to RocksDB, and {@link #appended} set, under {@link
+ * #syncLock}; so a snapshot taken under it holds exactly the commits up to {@link #appended}. A
+ * sync's leader takes one when it starts and publishes it as the {@link #view} of its target once
+ * the sync succeeds (without syncs, {@link #view} takes one per new version on demand). Native
+ * calls are bracketed by {@link #enter}/{@link #exit}, so that {@link #close} waits for the reads
+ * in flight before it frees snapshots and the database.
  *
  * <h2>Group commit</h2>
  *
@@ -36,7 +53,7 @@ import org.rocksdb.WriteOptions;
  * sync thread leads or joins those syncs for all such commits at once. A failed write or sync is
  * sticky: this storage fails every later call.
  */
-final class RocksStorage implements Storage {
+final class RocksStorage implements PagedStorage {
 
   /** The key of the newest commit version (8-byte big-endian). */
   static final byte[] VERSION_KEY = {(byte) 0xff, (byte) 0xff, 'v', 'e', 'r', 's', 'i', 'o', 'n'};
@@ -45,7 +62,17 @@ final class RocksStorage implements Storage {
   private final RocksDB db;
   private final Options options;
   private final WriteOptions writeOptions = new WriteOptions();
+  private final ReadOptions latestOptions = new ReadOptions();
   private final boolean sync;
+  private final List<AutoCloseable> resources;
+
+  // Reads in native code right now; close waits for them (see enter/exit).
+  private final AtomicInteger active = new AtomicInteger();
+  private volatile boolean closing;
+  // Guarded by syncLock: the snapshots not yet released, freed by close if their views are not.
+  private final Set<RocksView> liveViews = new HashSet<>();
+  // Guarded by syncLock: the view of `durable`, with one reference held here.
+  private @Nullable RocksView durableView;
 
   private final Object syncLock = new Object();
   private volatile long appended;
@@ -86,41 +113,228 @@ final class RocksStorage implements Storage {
   /** Set by tests: every sync waits for this latch first, as a slow disk makes it wait. */
   volatile @Nullable CountDownLatch syncGate;
 
-  RocksStorage(Path dir, RocksDB db, Options options, boolean sync) {
+  RocksStorage(Path dir, RocksDB db, Options options, boolean sync, List<AutoCloseable> resources) {
     this.dir = dir;
     this.db = db;
     this.options = options;
     this.sync = sync;
+    this.resources = resources;
   }
 
+  /**
+   * Reads only the newest commit version: the engine reads keys through {@link #view} as it needs
+   * them, so opening costs the same whatever the size of the data.
+   */
   @Override
   public long recover(BiConsumer<byte[], byte[]> each) {
-    long version = 0;
-    try (RocksIterator it = db.newIterator()) {
-      for (it.seekToFirst(); it.isValid(); it.next()) {
-        byte[] key = it.key();
-        if ((key[0] & 0xff) == 0xff) {
-          if (java.util.Arrays.equals(key, VERSION_KEY)) {
-            version = ByteBuffer.wrap(it.value()).getLong();
-          }
-          continue;
-        }
-        each.accept(key, it.value());
-      }
-      it.status();
+    long version;
+    try {
+      byte[] stored = db.get(VERSION_KEY);
+      version = stored == null ? 0 : ByteBuffer.wrap(stored).getLong();
     } catch (RocksDBException e) {
       throw RocksDbBackend.ioError(dir, "reading the data at open", e);
     }
     synchronized (syncLock) {
       appended = version;
       durable = version;
+      durableView = new RocksView(version, db.getSnapshot());
+      liveViews.add(durableView);
     }
     return version;
   }
 
   @Override
-  public void append(long version, List<byte[]> keys, List<byte @Nullable []> values) {
+  public byte @Nullable [] latest(byte[] key) {
+    enter();
+    try {
+      return db.get(latestOptions, key);
+    } catch (RocksDBException e) {
+      throw ioError("reading a key", e);
+    } finally {
+      exit();
+    }
+  }
+
+  @Override
+  public PagedStorage.View view() {
+    synchronized (syncLock) {
+      checkOpen();
+      if (!sync && durableView.version() < appended) {
+        // Without syncs every appended batch is durable as soon as written.
+        durable = appended;
+        replaceDurableView(new RocksView(appended, db.getSnapshot()));
+      }
+      RocksView v = durableView;
+      if (!v.retain()) {
+        throw new IllegalStateException("the newest view is freed: " + v.version());
+      }
+      return v;
+    }
+  }
+
+  /** Under syncLock: makes {@code v} (one reference held here) the view of the durable version. */
+  private void replaceDurableView(RocksView v) {
+    liveViews.add(v);
+    RocksView old = durableView;
+    durableView = v;
+    if (old != null) {
+      old.release();
+    }
+  }
+
+  /** Counts a native call in flight; fails if the storage is closing. */
+  private void enter() {
+    active.incrementAndGet();
+    if (closing) {
+      active.decrementAndGet();
+      throw new IllegalStateException("backend is closed");
+    }
+  }
+
+  private void exit() {
+    active.decrementAndGet();
+  }
+
+  private void checkOpen() {
+    if (closing) {
+      throw new IllegalStateException("backend is closed");
+    }
+  }
+
+  /** A RocksDB snapshot: the data exactly as of one commit version. */
+  private final class RocksView extends PagedStorage.View {
+    private final Snapshot snapshot;
+    private final ReadOptions readOptions;
+
+    RocksView(long version, Snapshot snapshot) {
+      super(version);
+      this.snapshot = snapshot;
+      this.readOptions = new ReadOptions().setSnapshot(snapshot);
+    }
+
+    @Override
+    public byte @Nullable [] get(byte[] key) {
+      enter();
+      try {
+        return db.get(readOptions, key);
+      } catch (RocksDBException e) {
+        throw ioError("reading a key", e);
+      } finally {
+        exit();
+      }
+    }
+
+    @Override
+    public Cursor range(byte[] begin, byte[] end, boolean reverse) {
+      enter();
+      try {
+        return new RocksCursor(snapshot, begin, end, reverse);
+      } catch (RuntimeException | Error e) {
+        exit();
+        throw e;
+      }
+    }
+
+    @Override
+    protected void free() {
+      synchronized (syncLock) {
+        if (!liveViews.remove(this)) {
+          return; // freed by close
+        }
+        db.releaseSnapshot(snapshot);
+        readOptions.close();
+      }
+    }
+
+    /** Frees the snapshot at close, whoever still holds the view; under syncLock. */
+    void freeAtClose() {
+      db.releaseSnapshot(snapshot);
+      readOptions.close();
+    }
+  }
+
+  /** A range read of a snapshot; holds an {@link #enter} until closed. */
+  private final class RocksCursor implements Cursor {
+    private final Slice lower;
+    private final Slice upper;
+    private final ReadOptions readOptions;
+    private final RocksIterator it;
+    private final boolean reverse;
+    private boolean started;
+    private boolean closed;
+
+    RocksCursor(Snapshot snapshot, byte[] begin, byte[] end, boolean reverse) {
+      this.reverse = reverse;
+      this.lower = new Slice(begin);
+      this.upper = new Slice(end);
+      this.readOptions =
+          new ReadOptions()
+              .setSnapshot(snapshot)
+              .setIterateLowerBound(lower)
+              .setIterateUpperBound(upper);
+      this.it = db.newIterator(readOptions);
+    }
+
+    @Override
+    public boolean next() {
+      if (!started) {
+        started = true;
+        if (reverse) {
+          it.seekToLast();
+        } else {
+          it.seekToFirst();
+        }
+      } else if (reverse) {
+        it.prev();
+      } else {
+        it.next();
+      }
+      if (it.isValid()) {
+        return true;
+      }
+      try {
+        it.status();
+      } catch (RocksDBException e) {
+        throw ioError("reading a range", e);
+      }
+      return false;
+    }
+
+    @Override
+    public byte[] key() {
+      return it.key();
+    }
+
+    @Override
+    public byte[] value() {
+      return it.value();
+    }
+
+    @Override
+    public void close() {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      it.close();
+      readOptions.close();
+      lower.close();
+      upper.close();
+      exit();
+    }
+  }
+
+  @Override
+  public void append(
+      long version,
+      List<byte[]> clearBegins,
+      List<byte[]> clearEnds,
+      List<byte[]> keys,
+      List<byte @Nullable []> values) {
     try (WriteBatch batch = new WriteBatch()) {
+      for (int i = 0; i < clearBegins.size(); i++) {
+        batch.deleteRange(clearBegins.get(i), clearEnds.get(i));
+      }
       for (int i = 0; i < keys.size(); i++) {
         byte[] v = values.get(i);
         if (v == null) {
@@ -133,8 +347,9 @@ final class RocksStorage implements Storage {
       synchronized (syncLock) {
         checkUsable();
         db.write(writeOptions, batch);
+        // Under the lock with the write: a snapshot taken under it is exactly at `appended`.
+        appended = version;
       }
-      appended = version;
     } catch (RocksDBException e) {
       throw fail(ioError("writing commit version " + version, e));
     }
@@ -149,6 +364,7 @@ final class RocksStorage implements Storage {
     try {
       for (; ; ) {
         long target;
+        Snapshot snapshot;
         synchronized (syncLock) {
           while (durable < version && syncing && failure == null) {
             try {
@@ -164,6 +380,7 @@ final class RocksStorage implements Storage {
           syncing = true;
           syncs++;
           target = appended;
+          snapshot = db.getSnapshot();
         }
         RuntimeException error = null;
         try {
@@ -185,9 +402,13 @@ final class RocksStorage implements Storage {
         }
         synchronized (syncLock) {
           syncing = false;
-          if (error == null) {
-            durable = Math.max(durable, target);
-          } else if (failure == null) {
+          if (error == null && target > durable) {
+            durable = target;
+            replaceDurableView(new RocksView(target, snapshot));
+          } else {
+            db.releaseSnapshot(snapshot);
+          }
+          if (error != null && failure == null) {
             failure = error;
           }
           syncLock.notifyAll();
@@ -310,6 +531,11 @@ final class RocksStorage implements Storage {
 
   @Override
   public void close() {
+    closing = true;
+    while (active.get() > 0) {
+      // Reads in flight are single native calls (or a range being read): they end soon.
+      Thread.onSpinWait();
+    }
     synchronized (syncLock) {
       while (syncing) {
         try {
@@ -335,9 +561,24 @@ final class RocksStorage implements Storage {
     } finally {
       syncer.shutdown();
       drained(new IllegalStateException("backend is closed"));
+      synchronized (syncLock) {
+        for (RocksView v : liveViews) {
+          v.freeAtClose();
+        }
+        liveViews.clear();
+        durableView = null;
+      }
       db.close();
       writeOptions.close();
+      latestOptions.close();
       options.close();
+      for (AutoCloseable r : resources) {
+        try {
+          r.close();
+        } catch (Exception e) {
+          // Native memory only; the database is closed.
+        }
+      }
     }
   }
 }
