@@ -264,6 +264,9 @@ public final class Benchmarks {
     rows.add(new Planned("cast-started", s::castStarted));
     rows.add(new Planned("cast-ref", s::castRef));
     rows.add(new Planned("idle-hosted", s::idleHosted));
+    if (target.rocksdbSync() != null) {
+      rows.add(new Planned("cold-servers", s::coldServers));
+    }
     if (target.clusterFile() != null) {
       JvmScenarios jvms = new JvmScenarios(target);
       for (String id : List.of("jvms-aborts", "jvms-join", "jvms-failover")) {

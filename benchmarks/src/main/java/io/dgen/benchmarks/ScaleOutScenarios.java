@@ -9,12 +9,15 @@ import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.backend.Backend;
 import io.dgen.backend.KeyHeatBackend;
+import io.dgen.backend.rocksdb.RocksDbBackend;
 import io.dgen.benchmarks.Target.Bench;
 import io.dgen.internal.Buckets;
 import io.dgen.internal.TenantKeys;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -305,54 +308,9 @@ final class ScaleOutScenarios {
       String tenantName = "idle-hosted";
       long makeCpu0 = Scenarios.processCpuNanos();
       long t0 = System.nanoTime();
-      TenantKeys keys;
-      Subspace tenantSpace;
-      long hostNanos;
-      long castNanos;
-      long appliedNanos;
-      try (DGen maker = DGen.builder(backend).build()) {
-        Tenant tenant = maker.tenant(bench.root(), tenantName);
-        tenantSpace = tenant.subspace();
-        keys = new TenantKeys(tenantSpace, Buckets.of(tenant.bucketCount()));
-        Progress applied = new Progress();
-        maker.host(
-            KIND,
-            () -> new CounterServer(null, applied),
-            StartOptions.builder(tenant).idleTimeout(Duration.ofSeconds(1)).build());
-        // casts while the runtime still takes its 1,024 buckets ran at half the rate
-        awaitAllBuckets(maker, backend, tenant);
-        long c0 = System.nanoTime();
-        hostNanos = c0 - t0;
-        parallel(8, made, i -> maker.ref(tenant, KIND, Tuple.from(i)).cast(ONE));
-        castNanos = System.nanoTime() - c0;
-        appliedNanos = applied.awaitAtLeast(made, APPLIED_TIMEOUT) - c0;
-        awaitNoneReady(backend, tenant);
-      }
-      long viaRuntimeNanos = System.nanoTime() - t0;
-      String copiesNote;
-      long copy0 = System.nanoTime();
-      {
-        List<Tuple> templates = new ArrayList<>(made);
-        for (int i = 0; i < made; i++) {
-          templates.add(idleTuid(i));
-        }
-        IdleCopies copies = IdleCopies.read(backend, tenantSpace, keys, templates);
-        copies.write(backend, made, n, 8, ScaleOutScenarios::idleTuid);
-        copiesNote =
-            String.format(
-                "made %d through the runtime in %.1f s (all buckets held after %.1f s, then cast"
-                    + " in %.1f s, applied in %.1f s, then evicted), copied %,d in %.1f s (%d"
-                    + " bytes each; %s)",
-                made,
-                viaRuntimeNanos / 1e9,
-                hostNanos / 1e9,
-                castNanos / 1e9,
-                appliedNanos / 1e9,
-                n - made,
-                (System.nanoTime() - copy0) / 1e9,
-                copies.bytesPerServer(),
-                copies.description());
-      }
+      Made m = makeIdle(backend, bench.root(), tenantName, made, n, 8);
+      TenantKeys keys = m.keys();
+      String copiesNote = m.note();
       long madeNanos = System.nanoTime() - t0;
       long makeCpu = Scenarios.processCpuNanos() - makeCpu0;
       Cost before = bench.cost();
@@ -472,6 +430,198 @@ final class ScaleOutScenarios {
                 copiesNote,
                 checked.size()));
       }
+    }
+  }
+
+  /** What {@link #makeIdle} made: the tenant's keys, and a note on how. */
+  private record Made(TenantKeys keys, String note) {}
+
+  /**
+   * Makes {@code n} idle hosted servers of the tenant {@code tenantName}: {@code made} through a
+   * runtime (one cast each, then evicted after a one-second idle time), the rest copies of their
+   * keys ({@link IdleCopies}) written on {@code threads} threads.
+   */
+  private Made makeIdle(
+      Backend backend, String root, String tenantName, int made, long n, int threads) {
+    long t0 = System.nanoTime();
+    TenantKeys keys;
+    Subspace tenantSpace;
+    long hostNanos;
+    long castNanos;
+    long appliedNanos;
+    try (DGen maker = DGen.builder(backend).build()) {
+      Tenant tenant = maker.tenant(root, tenantName);
+      tenantSpace = tenant.subspace();
+      keys = new TenantKeys(tenantSpace, Buckets.of(tenant.bucketCount()));
+      Progress applied = new Progress();
+      maker.host(
+          KIND,
+          () -> new CounterServer(null, applied),
+          StartOptions.builder(tenant).idleTimeout(Duration.ofSeconds(1)).build());
+      // casts while the runtime still takes its 1,024 buckets ran at half the rate
+      awaitAllBuckets(maker, backend, tenant);
+      long c0 = System.nanoTime();
+      hostNanos = c0 - t0;
+      parallel(8, made, i -> maker.ref(tenant, KIND, Tuple.from(i)).cast(ONE));
+      castNanos = System.nanoTime() - c0;
+      appliedNanos = applied.awaitAtLeast(made, APPLIED_TIMEOUT) - c0;
+      awaitNoneReady(backend, tenant);
+    }
+    long viaRuntimeNanos = System.nanoTime() - t0;
+    long copy0 = System.nanoTime();
+    List<Tuple> templates = new ArrayList<>(made);
+    for (int i = 0; i < made; i++) {
+      templates.add(idleTuid(i));
+    }
+    IdleCopies copies = IdleCopies.read(backend, tenantSpace, keys, templates);
+    copies.write(backend, made, n, threads, ScaleOutScenarios::idleTuid);
+    String note =
+        String.format(
+            "made %d through the runtime in %.1f s (all buckets held after %.1f s, then cast"
+                + " in %.1f s, applied in %.1f s, then evicted), copied %,d in %.1f s (%d"
+                + " bytes each; %s)",
+            made,
+            viaRuntimeNanos / 1e9,
+            hostNanos / 1e9,
+            castNanos / 1e9,
+            appliedNanos / 1e9,
+            n - made,
+            (System.nanoTime() - copy0) / 1e9,
+            copies.bytesPerServer(),
+            copies.description());
+    return new Made(keys, note);
+  }
+
+  /** Overrides the number of servers of the {@code cold-servers} row. */
+  static final String COLD_SERVERS_PROPERTY = "dgen.bench.coldServers";
+
+  /**
+   * Keeps the {@code cold-servers} row's data directory here, and reuses it when it already holds
+   * that many servers (building ten million takes a while).
+   */
+  static final String COLD_DIR_PROPERTY = "dgen.bench.coldDir";
+
+  /** Overrides the number of cold servers the {@code cold-servers} row sends a message to. */
+  static final String COLD_SAMPLES_PROPERTY = "dgen.bench.coldSamples";
+
+  /**
+   * RocksDB only: {@code n} servers with stored state in one data directory, most of them more than
+   * the heap holds. Builds them as {@link #idleHosted} does ({@link #makeIdle}), closes the
+   * backend, then measures: the time to open the directory again, the heap after GC once a runtime
+   * hosts the kind and is idle, and a cast to a random cold server (not loaded since the open, its
+   * keys read from disk or the OS's page cache) until it is applied.
+   */
+  Row coldServers() {
+    Boolean sync = target.rocksdbSync();
+    if (sync == null) {
+      throw new IllegalStateException("cold-servers runs on --backend rocksdb only");
+    }
+    int n = Integer.getInteger(COLD_SERVERS_PROPERTY, settings.idleServers());
+    int made = Math.min(n, Integer.getInteger(IDLE_MADE_PROPERTY, IDLE_TEMPLATES));
+    int samples = Integer.getInteger(COLD_SAMPLES_PROPERTY, Math.min(1_000, n / 4));
+    String keep = System.getProperty(COLD_DIR_PROPERTY);
+    String root = "bench";
+    String tenantName = "cold";
+    try {
+      Path temp = keep == null ? Files.createTempDirectory("dgen-bench-cold") : null;
+      Path dir = temp == null ? Path.of(keep) : temp.resolve("data");
+      Path marker = dir.resolveSibling(dir.getFileName() + ".servers");
+      try {
+        String buildNote;
+        long buildNanos = 0;
+        long buildCpu = 0;
+        if (Files.isRegularFile(marker)
+            && Files.readString(marker).strip().equals(Integer.toString(n))) {
+          buildNote = "reused the " + n + " servers in " + dir;
+        } else {
+          Target.deleteTree(dir);
+          Files.deleteIfExists(marker);
+          long cpu0 = Scenarios.processCpuNanos();
+          long b0 = System.nanoTime();
+          try (RocksDbBackend rocks = RocksDbBackend.builder(dir).sync(sync).open()) {
+            buildNote = makeIdle(rocks, root, tenantName, made, n, 2).note();
+          }
+          buildNanos = System.nanoTime() - b0;
+          buildCpu = Scenarios.processCpuNanos() - cpu0;
+          Files.writeString(marker, n + "\n");
+        }
+        long o0 = System.nanoTime();
+        RocksDbBackend backend =
+            RocksDbBackend.builder(dir)
+                .sync(sync)
+                .engine(b -> b.maxWatches(DEFAULT_MAX_WATCHES))
+                .open();
+        long openNanos = System.nanoTime() - o0;
+        Bench bench = new Bench(backend, root, () -> Cost.of(backend.counters()), () -> {});
+        try (backend;
+            DGen dgen = DGen.builder(backend).build()) {
+          Tenant tenant = dgen.tenant(root, tenantName);
+          Progress progress = new Progress();
+          Cost before = bench.cost();
+          dgen.host(
+              KIND, () -> new CounterServer(null, progress), StartOptions.builder(tenant).build());
+          awaitSettled(dgen, bench, tenant, before);
+          double heap = Scenarios.heapMbAfterGc();
+          int inMemory = backend.keysInMemory();
+          SplittableRandom random = new SplittableRandom(11);
+          java.util.Set<Integer> picked = new java.util.HashSet<>();
+          Latencies cold = new Latencies();
+          int warm = Math.max(1, samples / 10);
+          long c0 = System.nanoTime();
+          for (int i = 0; i < warm + samples; i++) {
+            ServerRef<CounterServer.Msg> ref =
+                dgen.ref(tenant, KIND, Tuple.from(pick(random, picked, 0, n)));
+            long target = progress.applied() + 1;
+            long sent = System.nanoTime();
+            ref.cast(ONE);
+            long applied = progress.awaitAtLeast(target, APPLIED_TIMEOUT) - sent;
+            if (i >= warm) { // the first ones warm the paths up
+              cold.add(applied);
+            }
+          }
+          long castNanos = System.nanoTime() - c0;
+          Latencies.Summary c = cold.summarize();
+          Map<String, Double> metrics = new LinkedHashMap<>();
+          metrics.put("servers", (double) n);
+          metrics.put("heapMb", heap);
+          metrics.put("openMillis", openNanos / 1e6);
+          metrics.put("keysInMemory", (double) inMemory);
+          metrics.put("coldP50Micros", c.p50Micros());
+          metrics.put("coldP99Micros", c.p99Micros());
+          metrics.put("buildSeconds", buildNanos / 1e9);
+          return Scenarios.row(
+              "cold-servers",
+              String.format(
+                  "%,d servers on disk, one runtime: open, idle heap, a cast to a cold one", n),
+              warm + samples,
+              castNanos,
+              (warm + samples) * 1e9 / castNanos,
+              c,
+              null,
+              -1,
+              buildCpu,
+              metrics,
+              String.format(
+                  "open %.0f ms; heap after GC while idle %.0f MB (max %d MB), %,d keys in the"
+                      + " engine's heap; cold cast→applied p50 %.2f ms p99 %.2f ms over %d"
+                      + " servers; built in %.0f s: %s",
+                  openNanos / 1e6,
+                  heap,
+                  Runtime.getRuntime().maxMemory() >> 20,
+                  inMemory,
+                  c.p50Micros() / 1e3,
+                  c.p99Micros() / 1e3,
+                  samples,
+                  buildNanos / 1e9,
+                  buildNote));
+        }
+      } finally {
+        if (temp != null) {
+          Target.deleteTree(temp);
+        }
+      }
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
     }
   }
 

@@ -104,6 +104,11 @@ abstract class Target implements AutoCloseable {
       }
 
       @Override
+      Boolean rocksdbSync() {
+        return sync;
+      }
+
+      @Override
       String description() {
         return "embedded RocksDB (RocksDbBackend), "
             + (sync
@@ -113,7 +118,11 @@ abstract class Target implements AutoCloseable {
     };
   }
 
-  private static void deleteTree(Path dir) {
+  /** Deletes {@code dir} and everything under it; nothing if it does not exist. */
+  static void deleteTree(Path dir) {
+    if (!Files.exists(dir)) {
+      return;
+    }
     try (Stream<Path> files = Files.walk(dir)) {
       files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
     } catch (IOException e) {
@@ -172,6 +181,11 @@ abstract class Target implements AutoCloseable {
 
   /** Opens the backend of one scenario; {@code maxWatches} leaves room for its idle servers. */
   abstract Bench open(int maxWatches);
+
+  /** For the RocksDB target: whether commits are synced; null for the other targets. */
+  @Nullable Boolean rocksdbSync() {
+    return null;
+  }
 
   /** A short name for labels: "memory", "FoundationDB" or "RocksDB". */
   abstract String name();
