@@ -171,6 +171,17 @@ final class MemoryStore {
   private final @Nullable PagedStorage paged;
   // With a paged storage: the view of visibleVersion, with one reference held here.
   private volatile PagedStorage.@Nullable View publishedView;
+  // With a paged storage: where the heap holds every key that has a value.
+  private final @Nullable CompleteRanges complete;
+  // Guarded by lock, with a paged storage: chains at or below m that have a value, oldest write
+  // first, kept as a cache and evicted once the heap's chains exceed cacheBudget bytes.
+  private final ArrayDeque<GcEntry> evictQueue = new ArrayDeque<>();
+  private long cachedBytes;
+  private long chainCount;
+  private final long cacheBudget;
+  // Guarded by lock: the newest m used, and the version of the newest range delete.
+  private long lastM;
+  private long rangeDeleteVersion;
   private volatile @Nullable RuntimeException storageFailure;
   private volatile @Nullable RuntimeException unreadable;
 
@@ -204,6 +215,8 @@ final class MemoryStore {
       @Nullable Storage storage) {
     this.storage = storage;
     this.paged = storage instanceof PagedStorage p ? p : null;
+    this.complete = paged == null ? null : new CompleteRanges();
+    this.cacheBudget = paged == null ? Long.MAX_VALUE : paged.heapCacheBytes();
     if (storage != null) {
       long recovered = storage.recover((k, v) -> data.put(k, new Chain(new Node(0, v, null))));
       // Recovered keys carry version 0, which every reader's version is at or above.
@@ -268,14 +281,17 @@ final class MemoryStore {
    * version at or below the epoch's, otherwise from the epoch's view of the paged storage.
    */
   byte @Nullable [] get(byte[] key, ReadEpoch e) {
+    PagedStorage.View view = e.view;
+    long generation = view == null ? 0 : complete.generation();
     Chain chain = data.get(key);
     if (chain != null) {
       Node n = nodeAt(chain, e.version);
       if (n != null) {
         return n.value;
       }
+    } else if (view != null && complete.covers(key) && complete.generation() == generation) {
+      return null; // the heap holds every key of the range that has a value
     }
-    PagedStorage.View view = e.view;
     return view == null ? null : view.get(key);
   }
 
@@ -287,37 +303,105 @@ final class MemoryStore {
    * order: the chains in memory merged with the epoch's view of the paged storage (a key's chain
    * wins when it has a version at or below the epoch's). Close it after use.
    */
-  RangeCursor range(byte[] begin, byte[] end, boolean reverse, ReadEpoch e) {
+  RangeCursor range(byte[] begin, byte[] end, boolean reverse, ReadEpoch e, boolean withStorage) {
     NavigableMap<byte[], Chain> chains = data.subMap(begin, true, end, false);
     if (reverse) {
       chains = chains.descendingMap();
     }
     PagedStorage.View view = e.view;
+    if (view == null) {
+      return new RangeCursor(this, chains.entrySet().iterator(), null, e, reverse, begin, end, -1);
+    }
+    long generation = complete.generation();
+    if (!withStorage && complete.covers(begin, end)) {
+      // Valid if no chain with a value left the heap while it is read (RangeCursor.valid).
+      return new RangeCursor(
+          this, chains.entrySet().iterator(), null, e, reverse, begin, end, generation);
+    }
     return new RangeCursor(
+        this,
         chains.entrySet().iterator(),
-        view == null ? null : view.range(begin, end, reverse),
-        e.version,
-        reverse);
+        view.range(begin, end, reverse),
+        e,
+        reverse,
+        begin,
+        end,
+        generation);
   }
 
-  /** The merge of a range of chains with a range of a view. Not thread-safe. */
+  /**
+   * Puts the keys a range read found only in the storage's view of {@code version} into the heap,
+   * as chains of one version, and marks {@code [from, to)} complete if no chain with a value left
+   * the heap since the read began ({@code generation}). Skipped when the heap may have dropped a
+   * version above {@code version} (a retired reader older than it) or a range delete since could
+   * have removed such a key without a chain.
+   */
+  private void load(
+      List<byte[]> keys,
+      List<byte[]> values,
+      byte[] from,
+      byte[] to,
+      long version,
+      long generation) {
+    synchronized (lock) {
+      if (closed || lastM > version || rangeDeleteVersion > version) {
+        return;
+      }
+      for (int i = 0; i < keys.size(); i++) {
+        byte[] key = keys.get(i);
+        Chain chain = new Chain(new Node(version, values.get(i), null));
+        if (data.putIfAbsent(key, chain) == null) {
+          added(key, values.get(i));
+          gcQueue.addLast(new GcEntry(key, chain, version));
+        }
+      }
+      if (complete.generation() == generation) {
+        complete.add(from, to);
+      }
+      evictOverBudget(lastM);
+    }
+  }
+
+  /** The most stored keys a range read puts into the heap; a larger read leaves them on disk. */
+  private static final int MAX_LOADED = 256;
+
+  /**
+   * The merge of a range of chains with a range of a view. Not thread-safe. Closing it puts the
+   * keys it found only in the view into the heap, and marks what it read complete ({@link #load}).
+   */
   static final class RangeCursor implements AutoCloseable {
+    private final MemoryStore store;
     private final Iterator<Map.Entry<byte[], Chain>> chains;
     private final PagedStorage.@Nullable Cursor stored;
+    private final ReadEpoch epoch;
     private final long version;
     private final boolean reverse;
+    private final byte[] begin;
+    private final byte[] end;
+    private final long generation;
     private Map.@Nullable Entry<byte[], Chain> chain;
     private boolean storedValid;
+    private @Nullable ArrayList<byte[]> loadKeys = new ArrayList<>();
+    private @Nullable ArrayList<byte[]> loadValues = new ArrayList<>();
 
     RangeCursor(
+        MemoryStore store,
         Iterator<Map.Entry<byte[], Chain>> chains,
         PagedStorage.@Nullable Cursor stored,
-        long version,
-        boolean reverse) {
+        ReadEpoch epoch,
+        boolean reverse,
+        byte[] begin,
+        byte[] end,
+        long generation) {
+      this.store = store;
       this.chains = chains;
       this.stored = stored;
-      this.version = version;
+      this.epoch = epoch;
+      this.version = epoch.version;
       this.reverse = reverse;
+      this.begin = begin;
+      this.end = end;
+      this.generation = generation;
       this.chain = chains.hasNext() ? chains.next() : null;
       this.storedValid = stored != null && stored.next();
     }
@@ -342,6 +426,7 @@ final class MemoryStore {
         if (c > 0) {
           Entry out = new Entry(stored.key(), stored.value());
           storedValid = stored.next();
+          remember(out);
           return out;
         }
         Map.Entry<byte[], Chain> mine = chain;
@@ -360,9 +445,47 @@ final class MemoryStore {
       }
     }
 
+    private void remember(Entry e) {
+      if (loadKeys == null) {
+        return;
+      }
+      if (loadKeys.size() == MAX_LOADED) {
+        loadKeys = null;
+        loadValues = null;
+        return;
+      }
+      loadKeys.add(e.key());
+      loadValues.add(e.value());
+    }
+
+    /**
+     * False if the read relied on the heap covering its range and a chain with a value left the
+     * heap meanwhile: its answer may miss that key.
+     */
+    boolean valid() {
+      return stored != null || generation < 0 || store.complete.generation() == generation;
+    }
+
     @Override
     public void close() {
-      if (stored != null) {
+      if (stored == null) {
+        return;
+      }
+      try {
+        if (loadKeys != null) {
+          // What was read of the view: up to the entry the cursor stopped at, or all of it.
+          byte[] from = begin;
+          byte[] to = end;
+          if (storedValid) {
+            if (reverse) {
+              from = ByteKeys.keyAfter(stored.key());
+            } else {
+              to = stored.key();
+            }
+          }
+          store.load(loadKeys, loadValues, from, to, epoch.version, generation);
+        }
+      } finally {
         stored.close();
       }
     }
@@ -623,6 +746,10 @@ final class MemoryStore {
       recentWrites.add(version, writeRanges.build());
       recentWrites.trim(m);
       collect(m, Math.max(64, 2 * written));
+      if (paged != null) {
+        lastM = Math.max(lastM, m);
+        evictOverBudget(m);
+      }
       if (storage == null) {
         visibleVersion = version;
       }
@@ -729,16 +856,12 @@ final class MemoryStore {
       for (Map.Entry<byte[], byte[]> c : clears.entrySet()) {
         bytes += ByteKeys.clearedBytes(c.getKey(), c.getValue());
         if (paged != null) {
-          // The storage clears the keys the map does not hold; the chains in it end here.
-          batchClearBegins.add(c.getKey());
-          batchClearEnds.add(c.getValue());
+          written += clearStored(c.getKey(), c.getValue(), version, m);
         }
         for (Map.Entry<byte[], Chain> e :
             data.subMap(c.getKey(), true, c.getValue(), false).entrySet()) {
           if (e.getValue().head.value != null) {
-            if (paged == null) {
-              toStorage(e.getKey(), null);
-            }
+            toStorage(e.getKey(), null);
             replaceHead(e.getKey(), e.getValue(), null, version, m);
             written++;
           }
@@ -790,6 +913,38 @@ final class MemoryStore {
     return written;
   }
 
+  /**
+   * Clears, in the paged storage, the keys of {@code [begin, end)} the map does not hold (the
+   * caller ends the chains of those it does): one point delete each, or the range when it holds
+   * more than {@link #POINT_CLEARS} keys.
+   */
+  private int clearStored(byte[] begin, byte[] end, long version, long m) {
+    if (complete.covers(begin, end)) {
+      return 0; // the chains of the range are every key it has
+    }
+    List<byte[]> stored = paged.latestKeys(begin, end, POINT_CLEARS + 1);
+    if (stored.size() > POINT_CLEARS) {
+      batchClearBegins.add(begin);
+      batchClearEnds.add(end);
+      rangeDeleteVersion = version;
+      return 0;
+    }
+    int written = 0;
+    for (byte[] key : stored) {
+      if (!data.containsKey(key)) {
+        write(key, null, version, m);
+        written++;
+      }
+    }
+    return written;
+  }
+
+  /**
+   * Range clears of at most this many stored keys reach a paged storage as point deletes: a range
+   * delete costs every later read of the memtable that holds it.
+   */
+  private static final int POINT_CLEARS = 1_000;
+
   private void write(byte[] key, byte @Nullable [] value, long version, long m) {
     toStorage(key, value);
     Chain chain;
@@ -800,12 +955,22 @@ final class MemoryStore {
       chain = data.putIfAbsent(key, fresh);
       if (chain == null) {
         if (paged != null) {
+          added(key, value);
           gcQueue.addLast(new GcEntry(key, fresh, version));
         }
         return;
       }
     } else {
       chain = data.get(key);
+      if (chain == null && paged != null) {
+        // A delete leaves a chain too: a range read that put the key's stored value into the heap
+        // (load) must find it, and a complete range stays complete.
+        Chain fresh = new Chain(new Node(version, null, null));
+        data.put(key, fresh);
+        added(key, null);
+        gcQueue.addLast(new GcEntry(key, fresh, version));
+        return;
+      }
       if (chain == null || chain.head.value == null) {
         return;
       }
@@ -834,6 +999,10 @@ final class MemoryStore {
         && older.older != TRUNCATED) {
       older.older = TRUNCATED;
     }
+    if (paged != null) {
+      cachedBytes +=
+          (value == null ? 0 : value.length) - (head.value == null ? 0 : head.value.length);
+    }
     chain.head = new Node(version, value, older);
     if (value == null || paged != null || (older != null && older != TRUNCATED)) {
       gcQueue.addLast(new GcEntry(key, chain, version));
@@ -857,12 +1026,66 @@ final class MemoryStore {
       if (keep == null || keep == TRUNCATED) {
         continue;
       }
-      if (keep == head && (head.value == null || paged != null)) {
-        // No reader is below the head; with a paged storage, each reader's view holds it.
+      if (keep == head && paged != null) {
+        // No reader is below the head, and each reader's view holds it: a delete leaves the heap
+        // now, a value stays as a cache until the heap's chains exceed their budget.
+        if (head.value == null) {
+          removeChain(g.key(), chain);
+          continue;
+        }
+        if (head.older != null) {
+          head.older = TRUNCATED;
+        }
+        if (head.version == g.version()) {
+          evictQueue.addLast(g);
+        }
+      } else if (keep == head && head.value == null) {
         data.remove(g.key(), chain);
       } else if (keep.older != null) {
         keep.older = TRUNCATED;
       }
+    }
+  }
+
+  /**
+   * Evicts the oldest-written chains that have a value, at or below {@code m}, until the heap's
+   * chains fit their budget; drops queue entries whose chain was written again since.
+   */
+  private void evictOverBudget(long m) {
+    while (cachedBytes > cacheBudget) {
+      GcEntry g = evictQueue.pollFirst();
+      if (g == null) {
+        return;
+      }
+      Chain chain = g.chain();
+      Node head = chain.head;
+      if (head.version != g.version() || head.version > m || head.value == null) {
+        continue;
+      }
+      complete.evicting(g.key());
+      removeChain(g.key(), chain);
+    }
+    if (evictQueue.size() > 2 * chainCount + 1024) {
+      evictQueue.removeIf(
+          g -> g.chain().head.version != g.version() || data.get(g.key()) != g.chain());
+    }
+  }
+
+  /** Approximate heap bytes of a chain's head, for the cache's budget. */
+  private static long chainBytes(byte[] key, byte @Nullable [] value) {
+    return 112L + key.length + (value == null ? 0 : value.length);
+  }
+
+  /** Counts a chain put into the map (paged storage only). */
+  private void added(byte[] key, byte @Nullable [] value) {
+    cachedBytes += chainBytes(key, value);
+    chainCount++;
+  }
+
+  private void removeChain(byte[] key, Chain chain) {
+    if (data.remove(key, chain)) {
+      cachedBytes -= chainBytes(key, chain.head.value);
+      chainCount--;
     }
   }
 
@@ -874,7 +1097,7 @@ final class MemoryStore {
 
   /** The newest value of a key the map does not hold; called under the commit lock. */
   private byte @Nullable [] storedLatest(byte[] key) {
-    return paged == null ? null : paged.latest(key);
+    return paged == null || complete.covers(key) ? null : paged.latest(key);
   }
 
   // ---------------------------------------------------------------- watches

@@ -402,6 +402,58 @@ final class MemoryTransaction implements Transaction {
     MemoryStore.ReadEpoch readAt = readEpoch();
     stats.rangesRead.increment();
 
+    long[] counts = new long[2];
+    ArrayList<KeyValue> out = merge(begin, end, limit, reverse, readAt, false, counts);
+    if (out == null) {
+      // The heap's chains stopped covering the range while it was read: read it again with the
+      // storage's view.
+      counts[0] = 0;
+      counts[1] = 0;
+      out = merge(begin, end, limit, reverse, readAt, true, counts);
+    }
+    long rows = counts[0];
+    long bytes = counts[1];
+    checkAge();
+    stats.rowsRead.add(rows);
+    stats.bytesRead.add(bytes);
+
+    byte[] readBegin = begin;
+    byte[] readEnd = end;
+    if (limit != UNLIMITED && out.size() == limit) {
+      // FoundationDB reports "more" whenever the limit is reached: only the part read conflicts.
+      byte[] last = out.get(out.size() - 1).key();
+      if (reverse) {
+        readBegin = last;
+      } else {
+        readEnd = ByteKeys.keyAfter(last);
+      }
+    }
+    if (stampedKeys != null) {
+      for (StampedKey s : stampedKeys) {
+        if (ByteKeys.compare(s.lo, readEnd) < 0 && ByteKeys.compare(readBegin, s.hi) < 0) {
+          throw unreadable(s.lo);
+        }
+      }
+    }
+    if (!snapshot) {
+      addReadConflictExcludingWrites(readBegin, readEnd);
+    }
+    return out;
+  }
+
+  /**
+   * Merges the stored keys of {@code [begin, end)} at the read epoch with this attempt's writes;
+   * null if the read relied on the heap covering the range and that stopped being so meanwhile.
+   * Adds rows and bytes read from the store to {@code counts}.
+   */
+  private @Nullable ArrayList<KeyValue> merge(
+      byte[] begin,
+      byte[] end,
+      int limit,
+      boolean reverse,
+      MemoryStore.ReadEpoch readAt,
+      boolean withStorage,
+      long[] counts) {
     NavigableMap<byte[], Op> own = null;
     if (writes != null) {
       own = writes.subMap(begin, true, end, false);
@@ -422,7 +474,7 @@ final class MemoryTransaction implements Transaction {
     byte[] sv = null;
     boolean advanceStored = true;
     Map.Entry<byte[], Op> we = wi.hasNext() ? wi.next() : null;
-    try (MemoryStore.RangeCursor si = store.range(begin, end, reverse, readAt)) {
+    try (MemoryStore.RangeCursor si = store.range(begin, end, reverse, readAt, withStorage)) {
       while (limit == UNLIMITED || out.size() < limit) {
         if (advanceStored) {
           advanceStored = false;
@@ -476,32 +528,12 @@ final class MemoryTransaction implements Transaction {
           we = wi.hasNext() ? wi.next() : null;
         }
       }
-    }
-    checkAge();
-    stats.rowsRead.add(rows);
-    stats.bytesRead.add(bytes);
-
-    byte[] readBegin = begin;
-    byte[] readEnd = end;
-    if (limit != UNLIMITED && out.size() == limit) {
-      // FoundationDB reports "more" whenever the limit is reached: only the part read conflicts.
-      byte[] last = out.get(out.size() - 1).key();
-      if (reverse) {
-        readBegin = last;
-      } else {
-        readEnd = ByteKeys.keyAfter(last);
+      if (!si.valid()) {
+        return null;
       }
     }
-    if (stampedKeys != null) {
-      for (StampedKey s : stampedKeys) {
-        if (ByteKeys.compare(s.lo, readEnd) < 0 && ByteKeys.compare(readBegin, s.hi) < 0) {
-          throw unreadable(s.lo);
-        }
-      }
-    }
-    if (!snapshot) {
-      addReadConflictExcludingWrites(readBegin, readEnd);
-    }
+    counts[0] += rows;
+    counts[1] += bytes;
     return out;
   }
 

@@ -16,8 +16,9 @@ import org.jspecify.annotations.Nullable;
  * {@code rv} takes the newest version {@code <= rv} of the key's chain if the chain has one, and
  * otherwise asks the reader's {@link View}, which shows exactly the commits up to {@code rv}.
  *
- * <p>Range clears reach the storage as ranges ({@link #append(long, List, List, List, List)}), not
- * as one delete per key: the engine does not know every key of the range.
+ * <p>The engine does not know every key of a cleared range: it asks the storage for them ({@link
+ * #latestKeys}) and appends a point delete each, or, for a range of many keys, the range itself
+ * ({@link #append(long, List, List, List, List)}).
  */
 public interface PagedStorage extends Storage {
 
@@ -29,6 +30,27 @@ public interface PagedStorage extends Storage {
    * @return its value, or null if absent
    */
   byte @Nullable [] latest(byte[] key);
+
+  /**
+   * How many bytes of chains the engine keeps in the heap as a cache of the storage (the newest
+   * values of keys written or read recently), beyond the versions its readers need. Called once.
+   *
+   * @return the budget in bytes
+   */
+  long heapCacheBytes();
+
+  /**
+   * The keys of {@code [begin, end)} in the newest appended state, durable or not, ascending, at
+   * most {@code limit} of them. Called under the engine's commit lock, for a range clear: the
+   * engine writes a point delete for each key when there are few (range deletes make every later
+   * read of RocksDB's memtable slower), and a range clear otherwise.
+   *
+   * @param begin the first key
+   * @param end the end key (exclusive)
+   * @param limit the most keys to return
+   * @return the keys, at most {@code limit}
+   */
+  List<byte[]> latestKeys(byte[] begin, byte[] end, int limit);
 
   /**
    * Appends one committed batch: first the range clears ({@code [clearBegins[i], clearEnds[i])}),

@@ -76,6 +76,9 @@ public final class RocksDbBackend extends ForwardingBackend {
   /** Default size of the block cache: 64 MiB. */
   public static final long DEFAULT_CACHE_SIZE = 64L << 20;
 
+  /** Default budget of the engine's heap cache of recently written or read keys: 32 MiB. */
+  public static final long DEFAULT_HEAP_CACHE_SIZE = 32L << 20;
+
   /** Default size of a data block: 16 KiB. */
   public static final int DEFAULT_BLOCK_SIZE = 16 << 10;
 
@@ -106,19 +109,28 @@ public final class RocksDbBackend extends ForwardingBackend {
   private final Path dir;
   private final FileChannel lockChannel;
   private final FileLock lock;
+  private final long cacheSize;
+  private final long heapCacheSize;
+  private final int blockSize;
+  private final Compression compression;
 
   private RocksDbBackend(
       MemoryBackend engine,
       RocksStorage storage,
       Path dir,
       FileChannel lockChannel,
-      FileLock lock) {
+      FileLock lock,
+      Builder settings) {
     super(engine);
     this.engine = engine;
     this.storage = storage;
     this.dir = dir;
     this.lockChannel = lockChannel;
     this.lock = lock;
+    this.cacheSize = settings.cacheSize;
+    this.heapCacheSize = settings.heapCacheSize;
+    this.blockSize = settings.blockSize;
+    this.compression = settings.compression;
   }
 
   /**
@@ -184,6 +196,42 @@ public final class RocksDbBackend extends ForwardingBackend {
   }
 
   /**
+   * The capacity of RocksDB's block cache ({@link Builder#cacheSize}).
+   *
+   * @return the cache size in bytes
+   */
+  public long cacheSize() {
+    return cacheSize;
+  }
+
+  /**
+   * The budget of the engine's heap cache ({@link Builder#heapCacheSize}).
+   *
+   * @return the budget in bytes
+   */
+  public long heapCacheSize() {
+    return heapCacheSize;
+  }
+
+  /**
+   * The data block size of the tables RocksDB writes ({@link Builder#blockSize}).
+   *
+   * @return the block size in bytes
+   */
+  public int blockSize() {
+    return blockSize;
+  }
+
+  /**
+   * The compression of the tables RocksDB writes ({@link Builder#compression}).
+   *
+   * @return the compression
+   */
+  public Compression compression() {
+    return compression;
+  }
+
+  /**
    * The data directory.
    *
    * @return the directory this backend opened
@@ -226,6 +274,7 @@ public final class RocksDbBackend extends ForwardingBackend {
     private final Path dir;
     private boolean sync = true;
     private long cacheSize = DEFAULT_CACHE_SIZE;
+    private long heapCacheSize = DEFAULT_HEAP_CACHE_SIZE;
     private int blockSize = DEFAULT_BLOCK_SIZE;
     private Compression compression = Compression.LZ4;
     private final MemoryBackend.Builder engine = MemoryBackend.builder();
@@ -262,6 +311,25 @@ public final class RocksDbBackend extends ForwardingBackend {
         throw new IllegalArgumentException("cacheSize must be at least 1 MiB: " + bytes);
       }
       this.cacheSize = bytes;
+      return this;
+    }
+
+    /**
+     * The budget, in bytes of Java heap, of the engine's cache of keys written or read recently
+     * (default {@value #DEFAULT_HEAP_CACHE_SIZE}, 32 MiB): their newest values stay in the heap, so
+     * that reading them, and reading ranges that hold only such keys, does not reach RocksDB. The
+     * oldest written are evicted first once the budget is exceeded. Versions that running
+     * transactions still need are kept whatever the budget (for at most five seconds).
+     *
+     * @param bytes the budget, at least 0 (0: keep only what transactions need)
+     * @return this builder
+     * @throws IllegalArgumentException if {@code bytes} is negative
+     */
+    public Builder heapCacheSize(long bytes) {
+      if (bytes < 0) {
+        throw new IllegalArgumentException("heapCacheSize must not be negative: " + bytes);
+      }
+      this.heapCacheSize = bytes;
       return this;
     }
 
@@ -331,7 +399,8 @@ public final class RocksDbBackend extends ForwardingBackend {
           Files.writeString(dir.resolve(FORMAT_FILE), FORMAT, StandardCharsets.UTF_8);
         }
         RocksStorage storage = openDatabase(fresh);
-        return new RocksDbBackend(engine.storage(storage).build(), storage, dir, channel, lock);
+        return new RocksDbBackend(
+            engine.storage(storage).build(), storage, dir, channel, lock, this);
       } catch (IOException | RuntimeException e) {
         closeQuietly(channel);
         if (e instanceof RuntimeException re) {
@@ -428,7 +497,12 @@ public final class RocksDbBackend extends ForwardingBackend {
                       .setPinL0FilterAndIndexBlocksInCache(true));
       try {
         return new RocksStorage(
-            dir, RocksDB.open(options, db.toString()), options, sync, List.of(filter, cache));
+            dir,
+            RocksDB.open(options, db.toString()),
+            options,
+            sync,
+            heapCacheSize,
+            List.of(filter, cache));
       } catch (RocksDBException e) {
         options.close();
         filter.close();

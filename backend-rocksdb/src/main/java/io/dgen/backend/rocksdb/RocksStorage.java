@@ -65,6 +65,7 @@ final class RocksStorage implements PagedStorage {
   private final ReadOptions latestOptions = new ReadOptions();
   private final boolean sync;
   private final List<AutoCloseable> resources;
+  private final long heapCacheBytes;
 
   // Reads in native code right now; close waits for them (see enter/exit).
   private final AtomicInteger active = new AtomicInteger();
@@ -113,7 +114,14 @@ final class RocksStorage implements PagedStorage {
   /** Set by tests: every sync waits for this latch first, as a slow disk makes it wait. */
   volatile @Nullable CountDownLatch syncGate;
 
-  RocksStorage(Path dir, RocksDB db, Options options, boolean sync, List<AutoCloseable> resources) {
+  RocksStorage(
+      Path dir,
+      RocksDB db,
+      Options options,
+      boolean sync,
+      long heapCacheBytes,
+      List<AutoCloseable> resources) {
+    this.heapCacheBytes = heapCacheBytes;
     this.dir = dir;
     this.db = db;
     this.options = options;
@@ -150,6 +158,30 @@ final class RocksStorage implements PagedStorage {
       return db.get(latestOptions, key);
     } catch (RocksDBException e) {
       throw ioError("reading a key", e);
+    } finally {
+      exit();
+    }
+  }
+
+  @Override
+  public long heapCacheBytes() {
+    return heapCacheBytes;
+  }
+
+  @Override
+  public List<byte[]> latestKeys(byte[] begin, byte[] end, int limit) {
+    enter();
+    try (Slice upper = new Slice(end);
+        ReadOptions options = new ReadOptions().setIterateUpperBound(upper);
+        RocksIterator it = db.newIterator(options)) {
+      List<byte[]> keys = new ArrayList<>();
+      for (it.seek(begin); it.isValid() && keys.size() < limit; it.next()) {
+        keys.add(it.key());
+      }
+      it.status();
+      return keys;
+    } catch (RocksDBException e) {
+      throw ioError("reading a cleared range", e);
     } finally {
       exit();
     }
