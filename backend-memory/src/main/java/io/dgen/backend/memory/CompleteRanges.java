@@ -13,7 +13,7 @@ import java.util.concurrent.ConcurrentSkipListMap;
  *
  * <p>A range becomes complete when a read that covered it merged the storage's keys into the heap
  * ({@link MemoryStore}'s load); writes keep it complete (with a paged storage every write, a delete
- * included, leaves a chain). Evicting a chain that has a value splits the range around its key;
+ * included, leaves a chain). Evicting a chain that has a value drops the range that holds its key;
  * every such eviction, in a complete range or not, first increments {@link #generation}, so that a
  * reader who relied on a range, or a load that read the storage, can tell that the heap changed
  * under it and read again.
@@ -74,22 +74,15 @@ final class CompleteRanges {
   }
 
   /**
-   * Before a chain with a value leaves the heap: counts the eviction and takes {@code key} out of
-   * the complete range that holds it.
+   * Before a chain with a value leaves the heap: counts the eviction and drops the complete range
+   * that holds {@code key}. The whole range goes, not only the key: splitting around each evicted
+   * key would leave a range per key once many are written into a complete range and evicted.
    */
   void evicting(byte[] key) {
     generation++; // under the commit lock: a plain increment of the volatile is enough
     Map.Entry<byte[], byte[]> f = ranges.floorEntry(key);
-    if (f == null || ByteKeys.compare(key, f.getValue()) >= 0) {
-      return;
-    }
-    ranges.remove(f.getKey());
-    if (ByteKeys.compare(f.getKey(), key) < 0) {
-      ranges.put(f.getKey(), key);
-    }
-    byte[] after = ByteKeys.keyAfter(key);
-    if (ByteKeys.compare(after, f.getValue()) < 0) {
-      ranges.put(after, f.getValue());
+    if (f != null && ByteKeys.compare(key, f.getValue()) < 0) {
+      ranges.remove(f.getKey());
     }
   }
 
