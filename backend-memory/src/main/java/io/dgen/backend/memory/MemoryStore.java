@@ -190,6 +190,9 @@ final class MemoryStore {
   private final ArrayList<byte[]> batchKeys = new ArrayList<>();
   private final ArrayList<byte @Nullable []> batchValues = new ArrayList<>();
   private final ArrayList<byte[]> batchClearBegins = new ArrayList<>();
+  // With a paged storage: the chains the applying commit changed, to undo if its append fails.
+  private final ArrayList<byte[]> touchedKeys = new ArrayList<>();
+  private final ArrayList<Chain> touchedChains = new ArrayList<>();
   private final ArrayList<byte[]> batchClearEnds = new ArrayList<>();
   private final Object publishLock = new Object();
 
@@ -769,14 +772,55 @@ final class MemoryStore {
         storage.append(version, batchKeys, batchValues);
       }
     } catch (RuntimeException e) {
-      storageFailure = e;
+      if (paged != null) {
+        // Nothing of it reached the storage: undo it in the heap, and let the storage say whether
+        // it takes later commits (a full disk may have room again).
+        undo(version);
+        // The version is not used again: should the batch have reached the storage after all,
+        // no later commit shares its versionstamps.
+        lastCommitted = version;
+        publish(visibleVersion); // the storage may have a new view (it reopened its database)
+      } else {
+        storageFailure = e;
+      }
       throw e;
     } finally {
       batchKeys.clear();
       batchValues.clear();
       batchClearBegins.clear();
       batchClearEnds.clear();
+      touchedKeys.clear();
+      touchedChains.clear();
     }
+  }
+
+  /**
+   * Takes the versions {@code version} put into chains back out, newest change first. Readers never
+   * saw them: the version was not published.
+   */
+  private void undo(long version) {
+    for (int i = touchedChains.size() - 1; i >= 0; i--) {
+      Chain chain = touchedChains.get(i);
+      Node head = chain.head;
+      if (head.version != version) {
+        continue;
+      }
+      Node older = head.older;
+      if (older == null || older == TRUNCATED) {
+        removeChain(touchedKeys.get(i), chain);
+      } else {
+        cachedBytes +=
+            (older.value == null ? 0 : older.value.length)
+                - (head.value == null ? 0 : head.value.length);
+        chain.head = older;
+      }
+    }
+  }
+
+  /** Records a chain the applying commit changed (paged storage only). */
+  private void touched(byte[] key, Chain chain) {
+    touchedKeys.add(key);
+    touchedChains.add(chain);
   }
 
   private long awaitDurable(Storage s, long version) {
@@ -813,9 +857,17 @@ final class MemoryStore {
   private void publish(long version) {
     synchronized (publishLock) {
       if (paged != null) {
-        PagedStorage.View view = paged.view();
+        PagedStorage.View view;
+        try {
+          view = paged.view();
+        } catch (RuntimeException e) {
+          if (version <= visibleVersion) {
+            return; // only refreshing the view: readers keep the one they have
+          }
+          throw e;
+        }
         PagedStorage.View old = publishedView;
-        if (view.version() > visibleVersion) {
+        if (view != old && view.version() >= visibleVersion) {
           publishedView = view;
           visibleVersion = view.version();
           if (old != null) {
@@ -956,6 +1008,7 @@ final class MemoryStore {
       if (chain == null) {
         if (paged != null) {
           added(key, value);
+          touched(key, fresh);
           gcQueue.addLast(new GcEntry(key, fresh, version));
         }
         return;
@@ -968,6 +1021,7 @@ final class MemoryStore {
         Chain fresh = new Chain(new Node(version, null, null));
         data.put(key, fresh);
         added(key, null);
+        touched(key, fresh);
         gcQueue.addLast(new GcEntry(key, fresh, version));
         return;
       }
@@ -1002,6 +1056,7 @@ final class MemoryStore {
     if (paged != null) {
       cachedBytes +=
           (value == null ? 0 : value.length) - (head.value == null ? 0 : head.value.length);
+      touched(key, chain);
     }
     chain.head = new Node(version, value, older);
     if (value == null || paged != null || (older != null && older != TRUNCATED)) {

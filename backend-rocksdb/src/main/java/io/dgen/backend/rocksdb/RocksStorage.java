@@ -59,7 +59,9 @@ final class RocksStorage implements PagedStorage {
   static final byte[] VERSION_KEY = {(byte) 0xff, (byte) 0xff, 'v', 'e', 'r', 's', 'i', 'o', 'n'};
 
   private final Path dir;
-  private final RocksDB db;
+  private final Path dbPath;
+  // Replaced only by reopen(), under syncLock and with no native call in flight.
+  private volatile RocksDB db;
   private final Options options;
   private final WriteOptions writeOptions = new WriteOptions();
   private final ReadOptions latestOptions = new ReadOptions();
@@ -70,6 +72,10 @@ final class RocksStorage implements PagedStorage {
   // Reads in native code right now; close waits for them (see enter/exit).
   private final AtomicInteger active = new AtomicInteger();
   private volatile boolean closing;
+  // Set while reopen() swaps the database; enter() refuses meanwhile.
+  private volatile boolean reopening;
+  // Guarded by syncLock: a batch write failed; the next append reopens the database first.
+  private boolean writeFailed;
   // Guarded by syncLock: the snapshots not yet released, freed by close if their views are not.
   private final Set<RocksView> liveViews = new HashSet<>();
   // Guarded by syncLock: the view of `durable`, with one reference held here.
@@ -122,6 +128,7 @@ final class RocksStorage implements PagedStorage {
       long heapCacheBytes,
       List<AutoCloseable> resources) {
     this.heapCacheBytes = heapCacheBytes;
+    this.dbPath = Path.of(db.getName());
     this.dir = dir;
     this.db = db;
     this.options = options;
@@ -155,7 +162,7 @@ final class RocksStorage implements PagedStorage {
   public byte @Nullable [] latest(byte[] key) {
     enter();
     try {
-      return db.get(latestOptions, key);
+      return current().get(latestOptions, key);
     } catch (RocksDBException e) {
       throw ioError("reading a key", e);
     } finally {
@@ -173,7 +180,7 @@ final class RocksStorage implements PagedStorage {
     enter();
     try (Slice upper = new Slice(end);
         ReadOptions options = new ReadOptions().setIterateUpperBound(upper);
-        RocksIterator it = db.newIterator(options)) {
+        RocksIterator it = current().newIterator(options)) {
       List<byte[]> keys = new ArrayList<>();
       for (it.seek(begin); it.isValid() && keys.size() < limit; it.next()) {
         keys.add(it.key());
@@ -191,6 +198,14 @@ final class RocksStorage implements PagedStorage {
   public PagedStorage.View view() {
     synchronized (syncLock) {
       checkOpen();
+      if (durableView == null) {
+        throw new BackendException(
+            BackendException.IO_ERROR,
+            "the database in "
+                + dir
+                + " could not be reopened after a failed write; free some"
+                + " disk space: the next commit tries again");
+      }
       if (!sync && durableView.version() < appended) {
         // Without syncs every appended batch is durable as soon as written.
         durable = appended;
@@ -214,12 +229,85 @@ final class RocksStorage implements PagedStorage {
     }
   }
 
-  /** Counts a native call in flight; fails if the storage is closing. */
+  /** The database; io_error if it could not be reopened after a failed write. */
+  private RocksDB current() {
+    RocksDB d = db;
+    if (d == null) {
+      throw new BackendException(
+          BackendException.IO_ERROR,
+          "the database in "
+              + dir
+              + " could not be reopened after a failed write; free some disk"
+              + " space: the next commit tries again");
+    }
+    return d;
+  }
+
+  /** Counts a native call in flight; fails if the storage is closing or being reopened. */
   private void enter() {
     active.incrementAndGet();
-    if (closing) {
+    if (closing || reopening) {
       active.decrementAndGet();
-      throw new IllegalStateException("backend is closed");
+      if (closing) {
+        throw new IllegalStateException("backend is closed");
+      }
+      throw stale();
+    }
+  }
+
+  /**
+   * A read of a snapshot of the database before it was reopened: the transaction retries at a new
+   * read version, as one whose version was collected does.
+   */
+  private static BackendException stale() {
+    return new BackendException(
+        BackendException.TRANSACTION_TOO_OLD,
+        "the read version's snapshot went with a reopen of the database after a failed write");
+  }
+
+  /**
+   * Under syncLock, before writing after a failed write: RocksDB refuses every write after a failed
+   * log write until it is reopened (its Java API has no resume), so this closes and reopens it. The
+   * log replays what was written before the failure (every acknowledged commit, and those waiting
+   * for their sync, which it makes durable); a record the failure tore is dropped. Snapshots of the
+   * old database go with it: their readers fail with a retryable 1007. If the reopen fails (the
+   * disk is still full), the next append tries again.
+   */
+  private void reopen() {
+    while (syncing) {
+      try {
+        syncLock.wait();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while reopening the database", e);
+      }
+    }
+    reopening = true;
+    try {
+      while (active.get() > 0) {
+        Thread.onSpinWait(); // single native calls, or a range being read: they end soon
+      }
+      for (RocksView v : liveViews) {
+        v.freeAtClose();
+      }
+      liveViews.clear();
+      durableView = null;
+      if (db != null) {
+        db.close();
+        db = null;
+      }
+      options.setCreateIfMissing(false).setErrorIfExists(false);
+      try {
+        db = RocksDB.open(options, dbPath.toString());
+      } catch (RocksDBException e) {
+        throw ioError("reopening the database after a failed write (free some disk space)", e);
+      }
+      durable = appended;
+      replaceDurableView(new RocksView(appended, db.getSnapshot()));
+      writeFailed = false;
+      syncLock.notifyAll();
+    } finally {
+      reopening = false;
     }
   }
 
@@ -235,11 +323,13 @@ final class RocksStorage implements PagedStorage {
 
   /** A RocksDB snapshot: the data exactly as of one commit version. */
   private final class RocksView extends PagedStorage.View {
+    private final RocksDB owner;
     private final Snapshot snapshot;
     private final ReadOptions readOptions;
 
     RocksView(long version, Snapshot snapshot) {
       super(version);
+      this.owner = db;
       this.snapshot = snapshot;
       this.readOptions = new ReadOptions().setSnapshot(snapshot);
     }
@@ -248,7 +338,10 @@ final class RocksStorage implements PagedStorage {
     public byte @Nullable [] get(byte[] key) {
       enter();
       try {
-        return db.get(readOptions, key);
+        if (owner != db) {
+          throw stale();
+        }
+        return owner.get(readOptions, key);
       } catch (RocksDBException e) {
         throw ioError("reading a key", e);
       } finally {
@@ -260,6 +353,9 @@ final class RocksStorage implements PagedStorage {
     public Cursor range(byte[] begin, byte[] end, boolean reverse) {
       enter();
       try {
+        if (owner != db) {
+          throw stale();
+        }
         return new RocksCursor(snapshot, begin, end, reverse);
       } catch (RuntimeException | Error e) {
         exit();
@@ -271,16 +367,16 @@ final class RocksStorage implements PagedStorage {
     protected void free() {
       synchronized (syncLock) {
         if (!liveViews.remove(this)) {
-          return; // freed by close
+          return; // freed by close or reopen
         }
-        db.releaseSnapshot(snapshot);
+        owner.releaseSnapshot(snapshot);
         readOptions.close();
       }
     }
 
-    /** Frees the snapshot at close, whoever still holds the view; under syncLock. */
+    /** Frees the snapshot at close or reopen, whoever still holds the view; under syncLock. */
     void freeAtClose() {
-      db.releaseSnapshot(snapshot);
+      owner.releaseSnapshot(snapshot);
       readOptions.close();
     }
   }
@@ -378,12 +474,23 @@ final class RocksStorage implements PagedStorage {
       batch.put(VERSION_KEY, ByteBuffer.allocate(8).putLong(version).array());
       synchronized (syncLock) {
         checkUsable();
-        db.write(writeOptions, batch);
+        if (writeFailed) {
+          reopen();
+        }
+        try {
+          db.write(writeOptions, batch);
+        } catch (RocksDBException e) {
+          writeFailed = true;
+          throw e;
+        }
         // Under the lock with the write: a snapshot taken under it is exactly at `appended`.
         appended = version;
       }
     } catch (RocksDBException e) {
-      throw fail(ioError("writing commit version " + version, e));
+      // Nothing of the batch is acknowledged, and the engine takes it back out of its heap: a
+      // later commit may succeed (RocksDB resumes by itself after some errors, such as a full disk
+      // during a flush). A batch that reached the log only in part is dropped when it is replayed.
+      throw ioError("writing commit version " + version, e);
     }
   }
 
@@ -412,6 +519,11 @@ final class RocksStorage implements PagedStorage {
           syncing = true;
           syncs++;
           target = appended;
+          if (db == null) {
+            throw new BackendException(
+                BackendException.IO_ERROR,
+                "the database in " + dir + " could not be reopened after a failed write");
+          }
           snapshot = db.getSnapshot();
         }
         RuntimeException error = null;
@@ -584,7 +696,7 @@ final class RocksStorage implements PagedStorage {
       syncLock.notifyAll();
     }
     try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
-      if (failure == null) {
+      if (failure == null && db != null) {
         // Flushing the memtable spares the next open a replay of the whole log.
         db.flush(flush);
       }
@@ -600,7 +712,9 @@ final class RocksStorage implements PagedStorage {
         liveViews.clear();
         durableView = null;
       }
-      db.close();
+      if (db != null) {
+        db.close();
+      }
       writeOptions.close();
       latestOptions.close();
       options.close();
