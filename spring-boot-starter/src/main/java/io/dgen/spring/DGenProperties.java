@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
 
 /**
  * The {@code dgen.*} configuration properties: which backend the auto-configured {@link
@@ -268,8 +269,107 @@ public class DGenProperties {
     /** Whether each commit waits for its write-ahead log sync. Turn off for benchmarks only. */
     private boolean sync = true;
 
+    /** The budget of the engine's heap cache of keys written or read recently. */
+    private DataSize heapCacheSize = DataSize.ofMegabytes(32);
+
+    /** The size of RocksDB's block cache (native memory, not heap). */
+    private DataSize cacheSize = DataSize.ofMegabytes(64);
+
+    /** The size of a data block of RocksDB's tables. */
+    private DataSize blockSize = DataSize.ofKilobytes(16);
+
+    /** How RocksDB compresses the tables it writes. */
+    private Compression compression = Compression.LZ4;
+
+    /** How RocksDB compresses its tables ({@code RocksDbBackend.Compression}). */
+    public enum Compression {
+      /** No compression. */
+      NONE,
+      /** LZ4, the default. */
+      LZ4,
+      /** Zstandard. */
+      ZSTD,
+      /** Snappy. */
+      SNAPPY
+    }
+
     /** Creates the settings with their defaults. */
     public RocksDb() {}
+
+    /**
+     * {@code RocksDbBackend.Builder.heapCacheSize}: the Java heap the engine may keep the newest
+     * values of keys written or read recently in. Default 32MB.
+     *
+     * @return the heap cache's budget
+     */
+    public DataSize getHeapCacheSize() {
+      return heapCacheSize;
+    }
+
+    /**
+     * Sets {@link #getHeapCacheSize()}.
+     *
+     * @param heapCacheSize the budget, e.g. {@code 128MB}
+     */
+    public void setHeapCacheSize(DataSize heapCacheSize) {
+      this.heapCacheSize = heapCacheSize;
+    }
+
+    /**
+     * {@code RocksDbBackend.Builder.cacheSize}: RocksDB's block cache, native memory outside the
+     * heap. Default 64MB; at least 1MB.
+     *
+     * @return the cache size
+     */
+    public DataSize getCacheSize() {
+      return cacheSize;
+    }
+
+    /**
+     * Sets {@link #getCacheSize()}.
+     *
+     * @param cacheSize the cache size, e.g. {@code 256MB}
+     */
+    public void setCacheSize(DataSize cacheSize) {
+      this.cacheSize = cacheSize;
+    }
+
+    /**
+     * {@code RocksDbBackend.Builder.blockSize}: the unit RocksDB reads from disk and caches.
+     * Default 16KB; between 1KB and 1MB.
+     *
+     * @return the block size
+     */
+    public DataSize getBlockSize() {
+      return blockSize;
+    }
+
+    /**
+     * Sets {@link #getBlockSize()}.
+     *
+     * @param blockSize the block size, e.g. {@code 4KB}
+     */
+    public void setBlockSize(DataSize blockSize) {
+      this.blockSize = blockSize;
+    }
+
+    /**
+     * {@code RocksDbBackend.Builder.compression}. Default LZ4.
+     *
+     * @return the compression
+     */
+    public Compression getCompression() {
+      return compression;
+    }
+
+    /**
+     * Sets {@link #getCompression()}.
+     *
+     * @param compression the compression
+     */
+    public void setCompression(Compression compression) {
+      this.compression = compression;
+    }
 
     /**
      * The data directory ({@code RocksDbBackend.open(dir)}); one process per directory. No default:

@@ -12,6 +12,12 @@ final class RocksDbOpener {
 
   static Backend open(DGenProperties.RocksDb settings) {
     Path dir = Objects.requireNonNull(settings.getDataDir(), "dataDir");
-    return RocksDbBackend.builder(dir).sync(settings.isSync()).open();
+    return RocksDbBackend.builder(dir)
+        .sync(settings.isSync())
+        .heapCacheSize(settings.getHeapCacheSize().toBytes())
+        .cacheSize(settings.getCacheSize().toBytes())
+        .blockSize(Math.toIntExact(settings.getBlockSize().toBytes()))
+        .compression(RocksDbBackend.Compression.valueOf(settings.getCompression().name()))
+        .open();
   }
 }

@@ -77,6 +77,55 @@ class DGenAutoConfigurationTest {
   }
 
   @Test
+  void rocksdb_tuningProperties_reachTheBackend(@TempDir Path dir) {
+    RUNNER
+        .withPropertyValues(
+            "dgen.backend=rocksdb",
+            "dgen.rocksdb.data-dir=" + dir.resolve("data"),
+            "dgen.rocksdb.heap-cache-size=8MB",
+            "dgen.rocksdb.cache-size=256MB",
+            "dgen.rocksdb.block-size=4KB",
+            "dgen.rocksdb.compression=zstd")
+        .run(
+            ctx -> {
+              RocksDbBackend rocks = (RocksDbBackend) ctx.getBean(Backend.class);
+              assertThat(rocks.heapCacheSize()).isEqualTo(8L << 20);
+              assertThat(rocks.cacheSize()).isEqualTo(256L << 20);
+              assertThat(rocks.blockSize()).isEqualTo(4 << 10);
+              assertThat(rocks.compression()).isEqualTo(RocksDbBackend.Compression.ZSTD);
+            });
+  }
+
+  @Test
+  void rocksdb_defaults_areTheBackends(@TempDir Path dir) {
+    RUNNER
+        .withPropertyValues("dgen.backend=rocksdb", "dgen.rocksdb.data-dir=" + dir.resolve("data"))
+        .run(
+            ctx -> {
+              RocksDbBackend rocks = (RocksDbBackend) ctx.getBean(Backend.class);
+              assertThat(rocks.heapCacheSize()).isEqualTo(RocksDbBackend.DEFAULT_HEAP_CACHE_SIZE);
+              assertThat(rocks.cacheSize()).isEqualTo(RocksDbBackend.DEFAULT_CACHE_SIZE);
+              assertThat(rocks.blockSize()).isEqualTo(RocksDbBackend.DEFAULT_BLOCK_SIZE);
+              assertThat(rocks.compression()).isEqualTo(RocksDbBackend.Compression.LZ4);
+            });
+  }
+
+  @Test
+  void rocksdb_cacheSizeTooSmall_failsNamingTheLimit(@TempDir Path dir) {
+    RUNNER
+        .withPropertyValues(
+            "dgen.backend=rocksdb",
+            "dgen.rocksdb.data-dir=" + dir.resolve("data"),
+            "dgen.rocksdb.cache-size=10KB")
+        .run(
+            ctx ->
+                assertThat(ctx)
+                    .getFailure()
+                    .rootCause()
+                    .hasMessageContaining("cacheSize must be at least 1 MiB"));
+  }
+
+  @Test
   void rocksdb_withoutDataDir_failsNamingTheProperty() {
     RUNNER
         .withPropertyValues("dgen.backend=rocksdb")

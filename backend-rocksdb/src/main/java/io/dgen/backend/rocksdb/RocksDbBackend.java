@@ -31,7 +31,8 @@ import org.rocksdb.RocksDBException;
  * An embedded durable {@link Backend}: FoundationDB's transaction semantics (the memory backend's
  * engine: read-your-writes, serializable optimistic conflicts over a five-second window,
  * versionstamps, watches, limits, directories) with every acknowledged commit in a local RocksDB
- * whose write-ahead log is synced first. Concurrent commits share one sync (group commit).
+ * whose write-ahead log is synced first, and reads served from RocksDB snapshots. Concurrent
+ * commits share one sync (group commit).
  *
  * <pre>{@code
  * try (RocksDbBackend backend = RocksDbBackend.open(Path.of("data"))) {
@@ -54,9 +55,17 @@ import org.rocksdb.RocksDBException;
  * <h2>Errors</h2>
  *
  * A failed disk write or sync raises {@link BackendException} with code {@link
- * BackendException#IO_ERROR io_error (1510)}, which is not retried; the backend then refuses every
- * later commit (the commit's outcome is unknown until the directory is reopened). Everything else
- * is as documented for {@link MemoryBackend}; see {@code docs/embedded-backend.md}.
+ * BackendException#IO_ERROR io_error (1510)}, which is not retried. After a failed write (a full
+ * disk, say) the next commit reopens RocksDB and goes on once there is room; after a failed sync
+ * the backend refuses every later commit and read (the commit's outcome is unknown until the
+ * directory is reopened). Everything else is as documented for {@link MemoryBackend}; see {@code
+ * docs/embedded-backend.md}.
+ *
+ * <h2>Memory</h2>
+ *
+ * The data lives in RocksDB; the heap holds the versions running transactions need and a cache of
+ * keys written or read recently ({@link Builder#heapCacheSize}), RocksDB's block cache is native
+ * memory ({@link Builder#cacheSize}). Opening reads one key, whatever the size of the data.
  *
  * <p>Thread-safe.
  */
