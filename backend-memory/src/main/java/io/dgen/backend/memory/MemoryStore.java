@@ -474,22 +474,24 @@ final class MemoryStore {
       if (stored == null) {
         return;
       }
+      byte[] from = begin;
+      byte[] to = end;
       try {
-        if (loadKeys != null) {
+        if (loadKeys != null && storedValid) {
           // What was read of the view: up to the entry the cursor stopped at, or all of it.
-          byte[] from = begin;
-          byte[] to = end;
-          if (storedValid) {
-            if (reverse) {
-              from = ByteKeys.keyAfter(stored.key());
-            } else {
-              to = stored.key();
-            }
+          if (reverse) {
+            from = ByteKeys.keyAfter(stored.key());
+          } else {
+            to = stored.key();
           }
-          store.load(loadKeys, loadValues, from, to, epoch.version, generation);
         }
       } finally {
+        // Before load takes the commit lock: a reopen of the storage, under that lock, waits
+        // for open cursors.
         stored.close();
+      }
+      if (loadKeys != null) {
+        store.load(loadKeys, loadValues, from, to, epoch.version, generation);
       }
     }
   }
