@@ -22,6 +22,7 @@ import java.util.stream.Stream;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.CompressionType;
+import org.rocksdb.IndexType;
 import org.rocksdb.LRUCache;
 import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
@@ -501,9 +502,17 @@ public final class RocksDbBackend extends ForwardingBackend {
                       .setBlockSize(blockSize)
                       // A cold key costs one data block read: filters and indexes are cached
                       // (and counted in the cache's size), the filter skips tables without it.
+                      // Both are partitioned, so that a large table's are read a small block at
+                      // a time rather than whole (megabytes) after each eviction from the cache;
+                      // their top levels stay pinned.
                       .setFilterPolicy(filter)
                       .setCacheIndexAndFilterBlocks(true)
-                      .setPinL0FilterAndIndexBlocksInCache(true));
+                      .setCacheIndexAndFilterBlocksWithHighPriority(true)
+                      .setPinL0FilterAndIndexBlocksInCache(true)
+                      .setIndexType(IndexType.kTwoLevelIndexSearch)
+                      .setPartitionFilters(true)
+                      .setMetadataBlockSize(4096)
+                      .setPinTopLevelIndexAndFilter(true));
       try {
         return new RocksStorage(
             dir,
