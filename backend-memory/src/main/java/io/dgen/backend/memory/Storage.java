@@ -14,12 +14,12 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>With a plain storage, the engine keeps its multi-version index of every key in memory and
  * serves every read from it; the storage holds the newest committed value of every key and the
- * newest commit version, and gives them back once, when the engine is built. A {@link
- * PagedStorage} serves reads too, and the engine then keeps only recent versions and a bounded
- * cache in memory. The engine calls {@link #append} under its commit lock, in commit
- * order, and {@link #awaitDurable} (or {@link #durableAsync}) after releasing it, so that
- * concurrent commits share one sync (group commit); a commit is neither acknowledged nor visible to
- * readers before it is durable.
+ * newest commit version, and gives them back once, when the engine is built. A {@link PagedStorage}
+ * serves reads too, and the engine then keeps only recent versions and a bounded cache in memory.
+ * The engine calls {@link #append} under its commit lock, in commit order, and {@link
+ * #awaitDurable} (or {@link #durableAsync}) after releasing it, so that concurrent commits share
+ * one sync (group commit); a commit is neither acknowledged nor visible to readers before it is
+ * durable.
  *
  * <p>Implementations must be thread-safe.
  */
