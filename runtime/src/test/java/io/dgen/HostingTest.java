@@ -221,6 +221,109 @@ class HostingTest extends RuntimeTestBase {
     assertThat(seen.inits).hasSize(servers);
   }
 
+  /**
+   * Two runtimes hosting the kind, settled; returns them as (holder, visitor) of server {@code id},
+   * which exists (it applied one cast, in its holder).
+   */
+  private List<DGen> holderAndVisitorOf(long id) {
+    lease = Duration.ofSeconds(10); // no bucket moves under a loaded machine's late heartbeat
+    DGen a = hosting("a");
+    DGen b = hosting("b");
+    awaitPlacement(a, b);
+    refIn(a, id).cast(new Add(1));
+    Tuple tuid = Tuple.from(KIND, id);
+    await().atMost(BULK_WAIT).until(() -> seen.runtimes.containsKey(tuid));
+    return seen.runtimes.get(tuid).contains("a") ? List.of(a, b) : List.of(b, a);
+  }
+
+  @Test
+  void aCallFromAReplicaThatDoesNotHoldTheServer_runsInlineThere_againstTheDurableState() {
+    List<DGen> two = holderAndVisitorOf(5);
+    DGen visitor = two.get(1);
+    String visitorName = visitor == runtimes.get(0) ? "a" : "b";
+    ServerRef<Msg> r = refIn(visitor, 5);
+    await().atMost(BULK_WAIT).until(() -> tallied(r) == 1);
+    seen.called.clear();
+
+    for (long i = 2; i <= 21; i++) {
+      assertThat(refIn(visitor, 5).call(new Tally.AddAndGet(1))).isEqualTo(i);
+    }
+
+    assertThat(seen.called.get(Tuple.from(KIND, 5L)))
+        .as("every call ran in the caller's runtime, none was queued for the holder")
+        .containsExactly(visitorName);
+    assertThat(refIn(two.get(0), 5).call(new Get())).isEqualTo(new State(21, 21));
+    assertThat(ServerControl.of(r).queueLength()).isZero();
+  }
+
+  @Test
+  void callsRunInlineByAVisitor_andCastsConsumedByTheHolder_areEachAppliedOnceInOneOrder()
+      throws Exception {
+    List<DGen> two = holderAndVisitorOf(6);
+    DGen holder = two.get(0);
+    DGen visitor = two.get(1);
+    int each = 150;
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    List<Long> replies = new java.util.concurrent.CopyOnWriteArrayList<>();
+    try {
+      List<Future<?>> sent = new ArrayList<>();
+      for (int t = 0; t < 2; t++) {
+        sent.add(
+            pool.submit(
+                () -> {
+                  for (int i = 0; i < each; i++) {
+                    refIn(holder, 6).cast(new Add(1));
+                  }
+                }));
+        sent.add(
+            pool.submit(
+                () -> {
+                  ServerRef<Msg> r = refIn(visitor, 6);
+                  long last = 0;
+                  for (int i = 0; i < each; i++) {
+                    long now = r.call(new Tally.AddAndGet(1));
+                    assertThat(now).as("one caller's replies only grow").isGreaterThan(last);
+                    last = now;
+                    replies.add(now);
+                  }
+                }));
+      }
+      for (Future<?> f : sent) {
+        f.get();
+      }
+    } finally {
+      pool.shutdown();
+    }
+    long total = 1 + 4L * each;
+    await().atMost(BULK_WAIT).until(() -> tallied(refIn(holder, 6)) == total);
+    assertThat(refIn(visitor, 6).call(new Get())).isEqualTo(new State(total, total));
+    assertThat(replies)
+        .as("no two calls saw the same state: each ran once, serialized with the casts")
+        .doesNotHaveDuplicates()
+        .hasSize(2 * each);
+    assertThat(seen.runtimes.get(Tuple.from(KIND, 6L)))
+        .as("the casts were consumed by the holder alone")
+        .hasSize(1);
+  }
+
+  @Test
+  void aCallToAServerThatDoesNotExist_isQueued_andItsHolderCreatesIt() {
+    List<DGen> two = holderAndVisitorOf(7);
+    for (long fresh = 100; fresh < 110; fresh++) {
+      DGen from = two.get((int) (fresh % 2));
+      Tuple tuid = Tuple.from(KIND, fresh);
+
+      assertThat(refIn(from, fresh).call(new Tally.AddAndGet(4))).isEqualTo(4);
+
+      refIn(from, fresh).cast(new Add(0)); // tells which runtime consumes the server
+      await().atMost(BULK_WAIT).until(() -> seen.runtimes.containsKey(tuid));
+      assertThat(seen.called.get(tuid))
+          .as("init and the first call ran where the server is consumed, its holder")
+          .isEqualTo(seen.runtimes.get(tuid));
+    }
+    assertThat(seen.inits).hasSize(11).doesNotHaveDuplicates();
+  }
+
   /** Two hosting runtimes, {@code a} behind a partition the test can cut, and a tally each. */
   private record CutOff(Partition partition, DGen a, DGen b) {}
 

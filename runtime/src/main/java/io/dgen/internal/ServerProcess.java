@@ -206,6 +206,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
             core::nanoTime,
             core.executor(),
             fence,
+            role == Role.REF,
             context);
     this.deadLetters =
         new DeadLetters<>(
@@ -716,10 +717,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
       Supplier<byte[]> env = Suppliers.memoize(() -> queue.encode(Envelope.CALL, request, from));
       CallProtocol.Waiting<R> waiting = calls.waiting(from, replyType, timeout);
       CompletableFuture<InlineRunner.Outcome<S>> sent =
-          role != Role.REF
-                  && options.consume()
-                  && options.consumeK() == 1
-                  && options.rateLimit().isEmpty()
+          runsInline()
               ? inline.call(request, from, env, waiting)
               : calls
                   .pushOnce(env.get(), waiting)
@@ -799,6 +797,17 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
     } catch (RuntimeException e) {
       throw CallerFailures.toThrow(e, operation, context);
     }
+  }
+
+  /**
+   * Whether a call runs inline when the queue is empty and the server unlocked: with {@code
+   * consumeK} 1 and no rate limit, in a process that consumes, or through a ref in any runtime that
+   * hosts the kind (its behaviour is here), whether or not it holds the server's bucket.
+   */
+  private boolean runsInline() {
+    return (role == Role.REF ? kind != null : options.consume())
+        && options.consumeK() == 1
+        && options.rateLimit().isEmpty();
   }
 
   /** Whether this is a ref whose runtime does not host its kind: its code runs elsewhere. */
