@@ -307,6 +307,32 @@ class HostingTest extends RuntimeTestBase {
   }
 
   @Test
+  void aRuntimeThatHoldsNoBuckets_runsCallsInline_andLeavesEverythingElseToTheHolder() {
+    DGen holder = hosting("holder");
+    DGen web = hosting("web", backend, b -> b.holdBuckets(false));
+    awaitPlacement(holder);
+    int servers = 20;
+    for (long s = 0; s < servers; s++) {
+      refIn(web, s).cast(new Add(1)); // creates each server, at its holder
+    }
+    awaitTallies(web, servers, 1);
+    seen.called.clear();
+
+    for (long s = 0; s < servers; s++) {
+      assertThat(refIn(web, s).call(new Tally.AddAndGet(2))).isEqualTo(3);
+    }
+
+    assertThat(seen.runtimes.values())
+        .as("every cast was consumed by the holder: the web tier took no lease")
+        .hasSize(servers)
+        .allSatisfy(in -> assertThat(in).containsExactly("holder"));
+    assertThat(seen.called.values())
+        .as("every call ran inline in the web tier")
+        .hasSize(servers)
+        .allSatisfy(in -> assertThat(in).containsExactly("web"));
+  }
+
+  @Test
   void aCallToAServerThatDoesNotExist_isQueued_andItsHolderCreatesIt() {
     List<DGen> two = holderAndVisitorOf(7);
     for (long fresh = 100; fresh < 110; fresh++) {
