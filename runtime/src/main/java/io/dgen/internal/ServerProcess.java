@@ -543,8 +543,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
     return ifAlive(
         "cast",
         () -> {
-          byte[] env = queue.encode(Envelope.CAST, message, null);
-          return push(tx -> queue.publish(tx, List.of(env)), "cast");
+          return push(List.of(queue.encode(Envelope.CAST, message, null)), "cast");
         });
   }
 
@@ -561,15 +560,15 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
           if (envs.isEmpty()) {
             return CompletableFuture.completedFuture(null);
           }
-          return push(tx -> queue.publish(tx, envs), "castAll");
+          return push(envs, "castAll");
         });
   }
 
-  private CompletableFuture<Void> push(
-      CommitRunner.AsyncBody<@Nullable Void> body, String operation) {
+  /** Pushes plain casts, alone or with the other casts of this runtime's threads (group commit). */
+  private CompletableFuture<Void> push(List<byte[]> envelopes, String operation) {
     HostedKind<S, M> hosted = role == Role.REF ? kind : null;
-    return commits
-        .commitBounded(body, operation, core.blocking(), core.scheduler())
+    return core.pushGroups()
+        .push(queue, commits, envelopes, operation)
         .thenApply(
             done -> {
               if (hosted != null) {
