@@ -568,7 +568,7 @@ final class ScaleOutScenarios {
   private static final Duration SETTLE_TIMEOUT = Duration.ofMinutes(3);
 
   /** Waits until {@code dgen} holds the lease of every bucket of the kind. */
-  private static void awaitAllBuckets(DGen dgen, Backend backend, Tenant tenant) {
+  static void awaitAllBuckets(DGen dgen, Backend backend, Tenant tenant) {
     long deadline = System.nanoTime() + APPLIED_TIMEOUT.toNanos();
     io.dgen.admin.TenantAdmin admin =
         new io.dgen.admin.DGenAdmin(backend)

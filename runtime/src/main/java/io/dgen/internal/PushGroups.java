@@ -82,19 +82,20 @@ final class PushGroups {
 
   private final Executor executor;
   private final ScheduledExecutorService scheduler;
+  private final Metrics metrics;
   private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
   private boolean inFlight;
   private boolean closed;
-  private long groups;
-  private long grouped;
 
   /**
    * @param executor runs the continuations of the group transactions
    * @param scheduler times the operation timeout
+   * @param metrics counts the push transactions and the casts they carried
    */
-  PushGroups(Executor executor, ScheduledExecutorService scheduler) {
+  PushGroups(Executor executor, ScheduledExecutorService scheduler, Metrics metrics) {
     this.executor = executor;
     this.scheduler = scheduler;
+    this.metrics = metrics;
   }
 
   /**
@@ -121,11 +122,6 @@ final class PushGroups {
     }
     run(group);
     return p.done;
-  }
-
-  /** Groups committed with more than one push in them, and the pushes they carried. */
-  synchronized long[] counts() {
-    return new long[] {groups, grouped};
   }
 
   /**
@@ -161,10 +157,6 @@ final class PushGroups {
               });
       return;
     }
-    synchronized (this) {
-      groups++;
-      grouped += group.size();
-    }
     commit(
             group.get(0).commits,
             tx -> {
@@ -196,6 +188,7 @@ final class PushGroups {
   /** Completes the casts of a group by its outcome, and runs again what it must. */
   private void settleGroup(List<Pending> group, @Nullable Throwable err) {
     if (err == null) {
+      metrics.pushed(group.size());
       group.forEach(p -> p.done.complete(null));
       next(List.of());
       return;
@@ -240,8 +233,9 @@ final class PushGroups {
     chain.whenComplete((v, err) -> next(List.of()));
   }
 
-  private static void settle(Pending p, @Nullable Throwable err) {
+  private void settle(Pending p, @Nullable Throwable err) {
     if (err == null) {
+      metrics.pushed(1);
       p.done.complete(null);
     } else {
       p.done.completeExceptionally(Futures.unwrap(err));

@@ -163,7 +163,7 @@ public final class RuntimeCore implements AutoCloseable {
             MAX_QUEUED_BLOCKING,
             "blocking steps of this runtime (handleLocked, failure records, push retries)");
     this.deferredClears = new DeferredClears(backend, scheduler);
-    this.pushGroups = new PushGroups(blocking, scheduler);
+    this.pushGroups = new PushGroups(blocking, scheduler, hooks.metrics());
     measureClockSkew();
     this.limits = new Limits(this, new Limits.Config(rateLimits, concurrencyLimits));
     limits.store();
