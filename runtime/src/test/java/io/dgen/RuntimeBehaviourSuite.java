@@ -30,6 +30,14 @@ abstract class RuntimeBehaviourSuite {
   }
 
   @Nested
+  class GroupCommit extends GroupCommitTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
+
+  @Nested
   class Messaging extends MessagingTest {
     @Override
     Backend newBackend() {

@@ -3,10 +3,12 @@ package io.dgen.internal;
 import io.dgen.ServerStoppedException;
 import io.dgen.backend.BackendException;
 import io.dgen.backend.Futures;
+import io.dgen.backend.Transaction;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import org.jspecify.annotations.Nullable;
@@ -157,27 +159,48 @@ final class PushGroups {
               });
       return;
     }
-    commit(
-            group.get(0).commits,
-            tx -> {
-              CompletableFuture<?>[] live = new CompletableFuture<?>[group.size()];
-              for (int i = 0; i < live.length; i++) {
-                Pending p = group.get(i);
-                p.refused = null;
-                live[i] =
-                    p.queue
-                        .publish(tx, p.envelopes)
-                        .whenComplete(
-                            (v, err) -> {
-                              if (err != null) {
-                                p.refused = Futures.unwrap(err);
-                              }
-                            });
-              }
-              return CompletableFuture.allOf(live).thenApply(v -> null);
-            },
-            group.get(0).operation)
+    commit(group.get(0).commits, tx -> publishAll(tx, group), group.get(0).operation)
         .whenComplete((v, err) -> settleGroup(group, err));
+  }
+
+  /**
+   * One group attempt: every member's pushes, then every member's entry read, then, once all are
+   * in, every ring. A transaction's own bookkeeping (user versions, rings) is not thread-safe, and
+   * reads complete on the backend's threads: so nothing is written from a read's completion but
+   * from the one that joins them all, in order. A member whose server was killed is marked, and
+   * fails the attempt.
+   */
+  private static CompletableFuture<@Nullable Void> publishAll(Transaction tx, List<Pending> group) {
+    for (Pending p : group) {
+      for (byte[] envelope : p.envelopes) {
+        p.queue.push(tx, ServerKeys.LANE_NORMAL, envelope);
+      }
+    }
+    List<CompletableFuture<byte @Nullable []>> entries = new ArrayList<>(group.size());
+    for (Pending p : group) {
+      p.refused = null;
+      entries.add(p.queue.entry().read(tx, true));
+    }
+    return CompletableFuture.allOf(entries.toArray(CompletableFuture<?>[]::new))
+        .handle(
+            (all, err) -> {
+              Throwable first = null;
+              for (int i = 0; i < group.size(); i++) {
+                CompletableFuture<byte @Nullable []> read = entries.get(i);
+                if (read.isCompletedExceptionally()) {
+                  Throwable t = Futures.unwrap(read.handle((v, e) -> e).join());
+                  group.get(i).refused = t;
+                  first = first == null ? t : first;
+                }
+              }
+              if (first != null) {
+                throw new CompletionException(first);
+              }
+              for (int i = 0; i < group.size(); i++) {
+                group.get(i).queue.entry().ring(tx, entries.get(i).join());
+              }
+              return null;
+            });
   }
 
   private CompletableFuture<@Nullable Void> commit(
