@@ -25,13 +25,13 @@ for p in $INGRESS_PORT $ADMIN_PORT $NODE_PORT $SERVICE_PORT; do
 done
 
 DATA_DIR=$(mktemp -d /tmp/restate-bench.XXXXXX)
-SERVER_PID="" SERVICE_PID="" OK=0
+SERVER_PID="" SERVICE_PID="" DRIVER_PID="" TAIL_PID="" OK=0
 cleanup() {
   set +e
-  for pid in $SERVICE_PID $SERVER_PID; do
+  for pid in $DRIVER_PID $TAIL_PID $SERVICE_PID $SERVER_PID; do
     kill -TERM "$pid" 2>/dev/null
   done
-  for pid in $SERVICE_PID $SERVER_PID; do
+  for pid in $DRIVER_PID $TAIL_PID $SERVICE_PID $SERVER_PID; do
     for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
@@ -93,7 +93,14 @@ echo "   registered and callable after $(since "$t1") s"
 
 echo "== running driver"
 DRIVER_OUT="$DATA_DIR/driver.out"
-node driver.mjs --ingress "http://localhost:$INGRESS_PORT" "$@" | tee "$DRIVER_OUT"
+# In the background + wait, so a SIGTERM/SIGINT to this script runs the trap at once.
+node driver.mjs --ingress "http://localhost:$INGRESS_PORT" "$@" >"$DRIVER_OUT" 2>&1 &
+DRIVER_PID=$!
+tail -n +1 -f --pid="$DRIVER_PID" "$DRIVER_OUT" &
+TAIL_PID=$!
+wait "$DRIVER_PID" || { rc=$?; wait "$TAIL_PID"; echo "driver failed (exit $rc)" >&2; exit "$rc"; }
+DRIVER_PID=""
+wait "$TAIL_PID"; TAIL_PID=""
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "== load average after: $LOAD_AFTER"
 
