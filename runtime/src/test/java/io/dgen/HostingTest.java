@@ -307,6 +307,23 @@ class HostingTest extends RuntimeTestBase {
   }
 
   @Test
+  void aVisitorsInlineCall_isAppliedOnce_whenItsCommitsOutcomeIsUnknown_orItIsRetried() {
+    List<DGen> two = holderAndVisitorOf(8);
+    DGen visitor = two.get(1);
+    await().atMost(BULK_WAIT).until(() -> tallied(refIn(visitor, 8)) == 1);
+
+    faults().commitUnknownResult(1, true); // applied, but reported as commit_unknown_result
+    long first = refIn(visitor, 8).call(new Tally.AddAndGet(10));
+    faults().commitUnknownResult(1, false); // not applied, reported the same
+    long second = refIn(visitor, 8).call(new Tally.AddAndGet(10));
+    faults().failNextCommits(2); // not_committed twice: a conflict with the holder, say
+    long third = refIn(visitor, 8).call(new Tally.AddAndGet(10));
+
+    assertThat(List.of(first, second, third)).containsExactly(11L, 21L, 31L);
+    assertThat(refIn(two.get(0), 8).call(new Get())).isEqualTo(new State(31, 4));
+  }
+
+  @Test
   void aRuntimeThatHoldsNoBuckets_runsCallsInline_andLeavesEverythingElseToTheHolder() {
     DGen holder = hosting("holder");
     DGen web = hosting("web", backend, b -> b.holdBuckets(false));
