@@ -97,11 +97,14 @@ public final class ServerAdmin {
   /**
    * A pending timer.
    *
-   * @param id the id {@code castAfter} returned, which {@code cancelTimer} takes
-   * @param due when it fires
+   * @param id the id {@code castAfter} (or {@code castAt}, {@code castEvery}, {@code castCron})
+   *     returned, which {@code cancelTimer} takes
+   * @param due when it fires (next)
    * @param item the message it will queue (kind {@code "cast"}; id empty)
+   * @param schedule how a recurring timer repeats ({@code every PT1S}, {@code cron 0 3 * * *
+   *     Europe/Berlin}), or null for a one-shot timer
    */
-  public record PendingTimer(String id, Instant due, QueuedItem item) {}
+  public record PendingTimer(String id, Instant due, QueuedItem item, @Nullable String schedule) {}
 
   /**
    * A kept reply: the reply of a {@code submit}ted or keyed call, kept for {@code awaitReply} and
@@ -379,7 +382,7 @@ public final class ServerAdmin {
           t.envelope() == null
               ? new QueuedItem("", "cast", null, 0, null, "the timer's index entry is missing")
               : item("", t.envelope(), types);
-      out.add(new PendingTimer(t.id(), due, item));
+      out.add(new PendingTimer(t.id(), due, item, t.schedule()));
     }
     return out;
   }

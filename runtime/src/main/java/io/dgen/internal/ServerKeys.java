@@ -10,7 +10,6 @@ import io.dgen.backend.Transaction;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -40,7 +39,7 @@ import org.jspecify.annotations.Nullable;
  * (tuid.., "i", key)                    idempotency key: (expiry second, run id[, call second, id])
  * (tuid.., "x", expirySecond, key)      expiry index of the idempotency keys
  * (tuid.., "r", expirySecond, id, "t", n) a kept reply (submit, keyed call), chunk n
- * (tuid.., "m", timerId)                the server's pending timer: value = its due time (micros)
+ * (tuid.., "m", timerId)                the server's pending timer: value = its (next) due time (micros)
  * </pre>
  *
  * The {@code 0} after {@code "s"} and {@code "q"} is the layout version of that part.
@@ -398,8 +397,11 @@ public final class ServerKeys {
    * @param id the id {@code castAfter} returned
    * @param dueMicros its due time, in microseconds since the epoch
    * @param envelope the queue item it will push, or null if its index entry is missing
+   * @param schedule how a recurring timer repeats ({@code every PT1S}, {@code cron 0 3 * * *
+   *     Europe/Berlin}), or null for a one-shot timer
    */
-  public record PendingTimer(String id, long dueMicros, byte @Nullable [] envelope) {}
+  public record PendingTimer(
+      String id, long dueMicros, byte @Nullable [] envelope, @Nullable String schedule) {}
 
   /**
    * The server's pending timers, soonest first, read in {@code tx} (for admin tools): at most
@@ -418,14 +420,14 @@ public final class ServerKeys {
     }
     List<PendingTimer> out = new ArrayList<>(own.size());
     for (int i = 0; i < ids.size(); i++) {
-      byte[] entry = Futures.join(entries.get(i)); // (tuid length, tuid, envelope)
-      byte[] envelope =
-          entry == null
-              ? null
-              : Arrays.copyOfRange(
-                  entry, Integer.BYTES + ByteBuffer.wrap(entry).getInt(), entry.length);
+      byte[] raw = Futures.join(entries.get(i));
+      Timers.Entry entry = raw == null ? null : Timers.Entry.decode(raw);
       out.add(
-          new PendingTimer(Timers.format(ids.get(i).getValue()), ids.get(i).getKey(), envelope));
+          new PendingTimer(
+              Timers.format(ids.get(i).getValue()),
+              ids.get(i).getKey(),
+              entry == null ? null : entry.envelope(),
+              entry == null || entry.schedule() == null ? null : entry.schedule().describe()));
     }
     out.sort(Comparator.comparingLong(PendingTimer::dueMicros));
     return out;
