@@ -329,6 +329,54 @@ class RecurringTimerTest extends TimerTestBase {
   }
 
   @Test
+  void theAdminListsTimersInPages_withTheirSchedules() {
+    ServerRef<Ticker.Msg> ref = ticker(dgen, "paged");
+    java.util.Set<String> ids = new java.util.HashSet<>();
+    ids.add(ref.castEvery(new Ticker.Tick(), Duration.ofMinutes(1)));
+    ids.add(ref.castCron(new Ticker.Tick(), "0 9 * * MON-FRI", BERLIN));
+    for (int i = 0; i < 3; i++) {
+      ids.add(ref.castAfter(new Ticker.Mark("m" + i), Duration.ofHours(i + 1)));
+    }
+    ServerAdmin admin = admin(ref);
+    List<ServerAdmin.PendingTimer> seen = new ArrayList<>();
+    String after = null;
+    int pages = 0;
+    do {
+      ServerAdmin.TimerPage page = admin.timers(after, 2);
+      assertThat(page.timers()).hasSizeLessThanOrEqualTo(2).isNotEmpty();
+      assertThat(page.timers())
+          .isSortedAccordingTo(java.util.Comparator.comparing(ServerAdmin.PendingTimer::due));
+      seen.addAll(page.timers());
+      after = page.next();
+      pages++;
+    } while (after != null);
+    assertThat(pages).isEqualTo(3);
+    assertThat(seen)
+        .extracting(ServerAdmin.PendingTimer::id)
+        .containsExactlyInAnyOrderElementsOf(ids);
+    assertThat(seen)
+        .extracting(ServerAdmin.PendingTimer::schedule)
+        .containsExactlyInAnyOrder(
+            "every PT1M", "cron 0 9 * * MON-FRI Europe/Berlin", null, null, null);
+    assertThat(seen)
+        .filteredOn(t -> t.schedule() != null)
+        .allSatisfy(t -> assertThat(t.item().type()).endsWith("Ticker$Tick"));
+    ServerAdmin.TimerPage all = admin.timers(null, 5);
+    assertThat(all.timers()).hasSize(5);
+    assertThat(all.next()).isNull();
+    assertThatThrownBy(() -> admin.timers(null, 0)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> admin.timers("nope", 2))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("not a timer id");
+    // a cancel of an unknown timer, or of one already cancelled: false
+    String unknown = java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(new byte[16]);
+    assertThat(admin.cancelTimer(unknown)).isFalse();
+    String any = seen.get(0).id();
+    assertThat(admin.cancelTimer(any)).isTrue();
+    assertThat(admin.cancelTimer(any)).isFalse();
+  }
+
+  @Test
   void killDeletesARecurringTimer() {
     ServerRef<Ticker.Msg> ref = ticker(dgen, "killed");
     ref.castEvery(new Ticker.Tick(), Duration.ofMinutes(1));

@@ -430,13 +430,74 @@ final class Commands {
                 i.kind(),
                 i.type() == null ? "-" : i.type(),
                 Integer.toString(i.failures()),
-                i.message() == null ? "undecodable: " + i.error() : Output.compact(i.message())));
+                Output.message(i)));
       }
       if (json) {
         Output.json(out(), o);
       } else {
         out().println("queue length: " + s.queueLength());
         Output.table(out(), List.of("ID", "KIND", "TYPE", "FAILURES", "MESSAGE"), rows);
+      }
+      return Dgen.OK;
+    }
+  }
+
+  @Command(
+      name = "timers",
+      mixinStandardHelpOptions = true,
+      description =
+          "List a server's pending timers: id, next due time, schedule (recurring timers) and"
+              + " message type, a page at a time (soonest first within a page).")
+  static final class Timers extends OnServer {
+    @Option(
+        names = {"-n", "--limit"},
+        paramLabel = "N",
+        defaultValue = "100",
+        description = "how many timers a page lists (default: ${DEFAULT-VALUE})")
+    int limit;
+
+    @Option(
+        names = "--after",
+        paramLabel = "ID",
+        description = "the page after timer ID: the 'next' a previous page printed")
+    @Nullable String after;
+
+    @Override
+    public Integer call() {
+      if (limit < 1 || limit > ServerAdmin.MAX_TIMER_PAGE) {
+        throw new CliException(
+            Dgen.USAGE, "-n must be within 1 and " + ServerAdmin.MAX_TIMER_PAGE + ": " + limit);
+      }
+      ServerAdmin s = server();
+      ServerAdmin.TimerPage page;
+      try {
+        page = s.timers(after, limit);
+      } catch (IllegalArgumentException e) {
+        throw new CliException(Dgen.USAGE, e.getMessage());
+      }
+      ObjectNode o = Output.object();
+      ArrayNode list = o.putArray("timers");
+      List<List<String>> rows = new ArrayList<>();
+      for (ServerAdmin.PendingTimer t : page.timers()) {
+        ObjectNode e = list.addObject().put("id", t.id()).put("due", t.due().toString());
+        e.put("schedule", t.schedule());
+        Output.item(t.item(), e.putObject("item"));
+        rows.add(
+            List.of(
+                t.id(),
+                t.due().toString(),
+                t.schedule() == null ? "once" : t.schedule(),
+                t.item().type() == null ? "-" : t.item().type(),
+                Output.message(t.item())));
+      }
+      o.put("next", page.next());
+      if (json) {
+        Output.json(out(), o);
+      } else {
+        Output.table(out(), List.of("ID", "DUE", "SCHEDULE", "TYPE", "MESSAGE"), rows);
+        if (page.next() != null) {
+          out().println("more: dgen timers " + tenant + " '" + tuid + "' --after " + page.next());
+        }
       }
       return Dgen.OK;
     }

@@ -36,6 +36,7 @@ import picocli.CommandLine.Spec;
       Commands.Inspect.class,
       Commands.StateReplace.class,
       Commands.Queue.class,
+      Commands.Timers.class,
       Commands.DeadLetters.class,
       Commands.Kill.class,
       UiCommand.class

@@ -357,9 +357,72 @@ public final class ServerAdmin {
     return out;
   }
 
+  /**
+   * A page of pending timers.
+   *
+   * @param timers the page's timers, soonest first
+   * @param next the id to pass as {@code after} for the next page, or null if this was the last
+   */
+  public record TimerPage(List<PendingTimer> timers, @Nullable String next) {}
+
+  /** The most timers one page lists. */
+  public static final int MAX_TIMER_PAGE = 1_000;
+
   /** The pending timers, soonest first. */
   public List<PendingTimer> timers() {
     return timers(ReadTransaction.UNLIMITED);
+  }
+
+  /**
+   * A page of the pending timers: at most {@code limit}, in the order of their ids, after the timer
+   * {@code after} (exclusive; null: from the first), listed soonest first within the page. One
+   * snapshot transaction: a range read of the server's own timer keys and a read of each one's
+   * index entry. Pages follow ids, not due times, so that a cursor stays valid while timers fire
+   * and recurring ones move: a server with at most {@code limit} timers gets them all, soonest
+   * first, in one page.
+   *
+   * @param after the {@link TimerPage#next} of the previous page, or null for the first
+   * @param limit how many at most, within 1 and {@value #MAX_TIMER_PAGE}
+   * @throws IllegalArgumentException if {@code limit} is out of range or {@code after} is not a
+   *     timer id
+   */
+  public TimerPage timers(@Nullable String after, int limit) {
+    if (limit < 1 || limit > MAX_TIMER_PAGE) {
+      throw new IllegalArgumentException(
+          "limit must be within 1 and " + MAX_TIMER_PAGE + ": " + limit);
+    }
+    if (after != null) {
+      ServerKeys.checkTimerId(after);
+    }
+    // one more than asked: whether there is a next page, without an empty last page
+    List<PendingTimer> read = read(after, limit + 1);
+    if (read.size() <= limit) {
+      return new TimerPage(read, null);
+    }
+    // the page is the first limit ids: drop the greatest id read
+    String greatest = read.get(0).id();
+    for (PendingTimer t : read) {
+      if (idOrder(t.id(), greatest) > 0) {
+        greatest = t.id();
+      }
+    }
+    List<PendingTimer> page = new ArrayList<>(limit);
+    String last = null;
+    for (PendingTimer t : read) {
+      if (!t.id().equals(greatest)) {
+        page.add(t);
+        if (last == null || idOrder(t.id(), last) > 0) {
+          last = t.id();
+        }
+      }
+    }
+    return new TimerPage(page, last);
+  }
+
+  /** Compares timer ids in the order of the server's timer keys (their uuids). */
+  private static int idOrder(String a, String b) {
+    return Arrays.compareUnsigned(
+        Tuple.from(ServerKeys.timerUuid(a)).pack(), Tuple.from(ServerKeys.timerUuid(b)).pack());
   }
 
   /**
@@ -372,8 +435,12 @@ public final class ServerAdmin {
    */
   public List<PendingTimer> timers(int limit) {
     checkLimit(limit, 0);
+    return read(null, limit);
+  }
+
+  private List<PendingTimer> read(@Nullable String after, int limit) {
     List<ServerKeys.PendingTimer> stored =
-        run("timers", tx -> keys.pendingTimers(tx.snapshot(), tenant, limit));
+        run("timers", tx -> keys.pendingTimers(tx.snapshot(), tenant, after, limit));
     Map<Integer, String> types = stored.isEmpty() ? Map.of() : types();
     List<PendingTimer> out = new ArrayList<>(stored.size());
     for (ServerKeys.PendingTimer t : stored) {

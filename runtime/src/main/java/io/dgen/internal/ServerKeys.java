@@ -405,10 +405,19 @@ public final class ServerKeys {
 
   /**
    * The server's pending timers, soonest first, read in {@code tx} (for admin tools): at most
-   * {@code limit} ({@code 0}: all) of its own timer keys, which are ordered by id.
+   * {@code limit} ({@code 0}: all) of its own timer keys, which are ordered by id, after the timer
+   * {@code afterId} (exclusive; null: from the first).
+   *
+   * @throws IllegalArgumentException if {@code afterId} is not a timer id
    */
-  public List<PendingTimer> pendingTimers(ReadTransaction tx, TenantKeys tenant, int limit) {
-    List<KeyValue> own = tx.getRange(timers.range().begin, timers.range().end, limit, false);
+  public List<PendingTimer> pendingTimers(
+      ReadTransaction tx, TenantKeys tenant, @Nullable String afterId, int limit) {
+    byte[] begin =
+        afterId == null
+            ? timers.range().begin
+            : com.apple.foundationdb.tuple.ByteArrayUtil.join(
+                timers.pack(Tuple.from(Timers.parse(afterId))), new byte[] {0});
+    List<KeyValue> own = tx.getRange(begin, timers.range().end, limit, false);
     List<Map.Entry<Long, UUID>> ids = new ArrayList<>(own.size());
     List<CompletableFuture<byte @Nullable []>> entries = new ArrayList<>(own.size());
     for (KeyValue kv : own) {
@@ -470,6 +479,15 @@ public final class ServerKeys {
    */
   public static void checkTimerId(String timerId) {
     Timers.parse(timerId);
+  }
+
+  /**
+   * The uuid a timer id stands for, which orders the server's timer keys.
+   *
+   * @throws IllegalArgumentException if {@code timerId} is not a timer id
+   */
+  public static UUID timerUuid(String timerId) {
+    return Timers.parse(timerId);
   }
 
   /** The call id users hold for the kept reply in slot {@code (expirySecond, slotId)}. */

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.HexFormat;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -76,7 +77,7 @@ final class ServerPage implements Page {
     h.close("section");
     queue(h, s, summary);
     deadLetters(h, s, path, tuid);
-    timers(h, s, path, tuid);
+    timers(h, s, path, tuid, r.param("timers-after"));
     keptReplies(h, s);
     section(h, "Kill", "kill");
     h.el(
@@ -249,42 +250,64 @@ final class ServerPage implements Page {
     h.close("section");
   }
 
-  private void timers(Html h, ServerAdmin s, List<String> path, Tuple tuid) {
+  private void timers(
+      Html h, ServerAdmin s, List<String> path, Tuple tuid, @Nullable String after) {
     section(h, "Timers", "timers");
-    List<ServerAdmin.PendingTimer> timers = s.timers(LISTED + 1);
+    ServerAdmin.TimerPage page;
+    try {
+      page = s.timers(after, LISTED);
+    } catch (IllegalArgumentException e) {
+      throw new Http.Failure(400, e.getMessage());
+    }
+    List<ServerAdmin.PendingTimer> timers = page.timers();
     if (timers.isEmpty()) {
-      h.el("p", "None pending.");
-      h.close("section");
-      return;
+      h.el("p", after == null ? "None pending." : "No more pending.");
+    } else {
+      if (after != null || page.next() != null) {
+        h.el(
+            "p",
+            "Pages of "
+                + LISTED
+                + " by timer id, soonest first within a page: the soonest of all may be on"
+                + " another page.",
+            "class",
+            "note");
+      }
+      h.table("timer-items", "Id", "Due", "In", "Schedule", "Type", "Message", "");
+      Instant now = ui.clock.instant();
+      for (ServerAdmin.PendingTimer t : timers) {
+        h.open("tr", "data-id", t.id());
+        h.el("td", t.id(), "class", "id");
+        h.el("td", ui.time(t.due()));
+        Duration in = Duration.between(now, t.due());
+        h.el("td", in.isNegative() ? "due" : VersionClock.format(in), "class", "num");
+        h.el("td", t.schedule() == null ? "once" : t.schedule(), "class", "schedule");
+        h.el("td", t.item().type() == null ? "-" : t.item().type());
+        message(h, t.item());
+        h.open("td", "class", "actions");
+        h.link(
+            Actions.confirmUrl("cancel-timer", path, tuid, "id", t.id()),
+            "cancel",
+            "class",
+            "danger cancel");
+        h.close("td").close("tr");
+      }
+      h.endTable();
     }
-    boolean more = timers.size() > LISTED;
-    if (more) {
-      timers = timers.subList(0, LISTED);
-      h.el(
-          "p",
-          LISTED + " of more; with more than " + LISTED + " they are not necessarily the soonest.",
-          "class",
-          "note");
+    String[] id = Urls.tuid(tuid);
+    String tenant = Urls.tenant(path);
+    h.open("p", "class", "pager");
+    if (after != null) {
+      h.link(Urls.of("/server", "t", tenant, id[0], id[1]) + "#timers", "« first timers").text(" ");
     }
-    h.table("timer-items", "Id", "Due", "In", "Type", "Message", "");
-    Instant now = ui.clock.instant();
-    for (ServerAdmin.PendingTimer t : timers) {
-      h.open("tr", "data-id", t.id());
-      h.el("td", t.id(), "class", "id");
-      h.el("td", ui.time(t.due()));
-      Duration in = Duration.between(now, t.due());
-      h.el("td", in.isNegative() ? "due" : VersionClock.format(in), "class", "num");
-      h.el("td", t.item().type() == null ? "-" : t.item().type());
-      message(h, t.item());
-      h.open("td", "class", "actions");
+    if (page.next() != null) {
       h.link(
-          Actions.confirmUrl("cancel-timer", path, tuid, "id", t.id()),
-          "cancel",
-          "class",
-          "danger cancel");
-      h.close("td").close("tr");
+          Urls.of("/server", "t", tenant, id[0], id[1], "timers-after", page.next()) + "#timers",
+          "more timers »",
+          "id",
+          "timers-next");
     }
-    h.endTable();
+    h.close("p");
     h.close("section");
   }
 
