@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.tuple.Tuple;
-import io.dgen.admin.DGenAdmin;
 import io.dgen.admin.ServerAdmin;
 import io.dgen.admin.ServerControl;
 import java.time.Duration;
@@ -120,14 +119,6 @@ class RecurringTimerTest extends TimerTestBase {
         .pollInterval(Duration.ofMillis(2))
         .atMost(BULK_WAIT)
         .until(() -> stateOf(ref).marks().contains(name));
-  }
-
-  ServerAdmin admin(ServerRef<?> ref) {
-    return new DGenAdmin(backend)
-        .tenant(tenant.path().toArray(String[]::new))
-        .orElseThrow()
-        .server(ref.tuid())
-        .orElseThrow();
   }
 
   @Test

@@ -171,6 +171,14 @@ abstract class RuntimeBehaviourSuite {
   }
 
   @Nested
+  class Pause extends PauseTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
+
+  @Nested
   class KillAcrossRuntimes extends KillAcrossRuntimesTest {
     @Override
     Backend newBackend() {

@@ -38,6 +38,9 @@ import picocli.CommandLine.Spec;
       Commands.Queue.class,
       Commands.Timers.class,
       Commands.DeadLetters.class,
+      Commands.CancelMessage.class,
+      Commands.Pause.class,
+      Commands.Resume.class,
       Commands.Kill.class,
       UiCommand.class
     },

@@ -352,4 +352,38 @@ class DashboardBrowserTest {
     assertThat(secondPage).hasSize(n - 100).doesNotContainAnyElementsOf(firstPage);
     assertThat(d.findElements(By.id("timers-next"))).isEmpty();
   }
+
+  @Test
+  @Order(6)
+  void pause_cancelAQueuedMessage_andResume() {
+    var d = browser.driver;
+    String carts =
+        ui.url(
+            "/server?t=shop/eu&tuid="
+                + java.net.URLEncoder.encode(
+                    ShopFixture.CARTS, java.nio.charset.StandardCharsets.UTF_8));
+    ui.shop.carts.cast(new Shop.AddItem("jam", 1));
+    d.get(carts);
+    browser.awaitText(By.id("pause"), "Consuming.");
+    d.findElement(By.id("pause-link")).click();
+    browser.awaitText(By.id("what"), "no runtime applies a queued message");
+    d.findElement(By.id("confirm")).click();
+    browser.awaitText(By.id("done"), "Paused");
+    browser.awaitText(By.id("pause"), "Paused since");
+
+    List<String> before = column("queue-items", "id");
+    assertThat(before).isNotEmpty();
+    d.findElement(
+            By.cssSelector("#queue-items tr[data-id='" + before.get(0) + "'] a.cancel-message"))
+        .click();
+    browser.awaitText(By.id("what"), "Remove queued message " + before.get(0));
+    d.findElement(By.id("confirm")).click();
+    browser.awaitText(By.id("done"), "Removed the message from the queue.");
+    assertThat(column("queue-items", "id")).doesNotContain(before.get(0));
+
+    d.findElement(By.id("resume-link")).click();
+    d.findElement(By.id("confirm")).click();
+    browser.awaitText(By.id("done"), "Resumed");
+    browser.awaitText(By.id("pause"), "Consuming.");
+  }
 }

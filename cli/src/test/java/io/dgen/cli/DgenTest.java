@@ -202,6 +202,38 @@ class DgenTest {
     dgen("timers", T, ShopFixture.CARTS, "-n", "0").fails(Dgen.USAGE, "-n must be");
   }
 
+  @Test
+  void pauseCancelMessageAndResume() throws Exception {
+    dgen("pause", T, ShopFixture.CARTS).fails(Dgen.REFUSED, "refused without --yes");
+    assertThat(dgen("pause", T, ShopFixture.CARTS, "--reason", "inventory", "--yes").ok().out())
+        .contains("paused (\"carts\", \"alice\")");
+    assertThat(dgen("pause", T, ShopFixture.CARTS, "--yes").ok().out())
+        .contains("was paused already");
+    assertThat(dgen("queue", T, ShopFixture.CARTS).ok().out())
+        .contains("paused since")
+        .contains("(inventory)");
+
+    String id =
+        Output.JSON
+            .readTree(dgen("queue", T, ShopFixture.CARTS, "--json").ok().out())
+            .get("items")
+            .get(0)
+            .get("id")
+            .asString();
+    dgen("cancel-message", T, ShopFixture.CARTS, id).fails(Dgen.REFUSED, "refused without --yes");
+    assertThat(dgen("cancel-message", T, ShopFixture.CARTS, id, "--yes").ok().out())
+        .contains("removed queued message " + id);
+    dgen("cancel-message", T, ShopFixture.CARTS, id, "--yes")
+        .fails(Dgen.NOT_FOUND, "no queued message " + id);
+    dgen("cancel-message", T, ShopFixture.CARTS, "nope", "--yes")
+        .fails(Dgen.USAGE, "not a queued message id");
+    assertThat(dgen("queue", T, ShopFixture.CARTS).ok().out()).contains("queue length: 0");
+
+    assertThat(dgen("resume", T, ShopFixture.CARTS, "--yes").ok().out()).contains("resumed");
+    assertThat(dgen("resume", T, ShopFixture.CARTS, "--yes").ok().out()).contains("was not paused");
+    assertThat(dgen("queue", T, ShopFixture.CARTS).ok().out()).doesNotContain("paused since");
+  }
+
   /**
    * A hosted server stuck on a state that does not decode: its holder's record is shown, with the
    * way to repair it (the runtime's side is {@code FieldEvolutionTest}).

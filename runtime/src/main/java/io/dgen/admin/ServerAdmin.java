@@ -300,9 +300,117 @@ public final class ServerAdmin {
     Map<Integer, String> types = types();
     List<QueuedItem> out = new ArrayList<>(rows.size());
     for (KeyValue kv : rows) {
-      out.add(item(hex(items.unpack(kv.key()).getVersionstamp(1)), kv.value(), types));
+      if (!keys.isPauseMarker(kv.key())) {
+        out.add(item(hex(items.unpack(kv.key()).getVersionstamp(1)), kv.value(), types));
+      }
     }
     return out;
+  }
+
+  /**
+   * Removes the queued message {@code id} (an id {@link #peek} lists) from the queue: it will not
+   * be applied. One transaction that reads the item serializably, so a cancel and a consumer that
+   * pops the item conflict and one of them wins. A cancelled call's caller is not told: it waits
+   * until its call timeout.
+   *
+   * @return false if there is no such queued message (it was consumed, is being handled under the
+   *     server's lock, was cancelled, or never was)
+   * @throws IllegalArgumentException if {@code id} is not a queue item id (24 hex digits)
+   */
+  public boolean cancelQueued(String id) {
+    Versionstamp stamp = stamp(id, "a queued message");
+    byte[] head = keys.items().pack(Tuple.from(ServerKeys.LANE_HEAD, stamp));
+    byte[] normal = keys.items().pack(Tuple.from(ServerKeys.LANE_NORMAL, stamp));
+    return run(
+        "cancelQueued",
+        tx -> {
+          var inHead = tx.getAsync(head);
+          var inNormal = tx.getAsync(normal);
+          byte[] key =
+              Futures.join(inHead) != null ? head : Futures.join(inNormal) != null ? normal : null;
+          if (key == null) {
+            return false;
+          }
+          tx.clear(key);
+          tx.add(keys.popCounter(), 1); // the queue's length counts it out, as a pop does
+          return true;
+        });
+  }
+
+  /**
+   * An operator's pause of the server's consumption.
+   *
+   * @param since when it was paused (the admin's clock)
+   * @param reason what the operator said
+   */
+  public record Pause(Instant since, String reason) {}
+
+  /** The server's pause, if it is paused. */
+  public Optional<Pause> paused() {
+    byte[] raw = run("paused", tx -> tx.snapshot().get(keys.pauseKey()));
+    if (raw == null) {
+      return Optional.empty();
+    }
+    Tuple t = Tuple.fromBytes(raw);
+    return Optional.of(new Pause(Instant.ofEpochMilli(t.getLong(0)), t.getString(1)));
+  }
+
+  /**
+   * Pauses the server's consumption, durably and for every runtime: from the commit of this call
+   * on, no consumer applies a queued message (a consumer batch or an inline call that read the
+   * queue before it conflicts and finds the pause when it retries). Casts, calls and timers still
+   * queue; queued calls wait, and fail with {@code CallTimeoutException} at their timeout (they
+   * still execute after the resume). Priority messages and infos bypass the queue and still run. A
+   * message being handled under the server's lock ({@code Result.lock}) finishes; then nothing more
+   * is consumed. The pause survives restarts of every runtime, until {@link #resume}.
+   *
+   * @param reason why, shown by the admin tools (may be empty)
+   * @return true if this call paused it; false if it was paused already (the earlier pause stays)
+   * @throws IllegalStateException if the server does not exist (killed, or a hosted server that
+   *     never received a message)
+   */
+  public boolean pause(String reason) {
+    java.util.Objects.requireNonNull(reason, "reason must not be null");
+    byte[] record = Tuple.from(clock.millis(), reason).pack();
+    return run(
+        "pause",
+        tx -> {
+          var entry = tx.getAsync(tenant.serverKey(keys.tuid()));
+          var marker = tx.getAsync(keys.pauseKey());
+          if (Futures.join(entry) == null) {
+            throw new IllegalStateException(
+                "no server "
+                    + io.dgen.admin.Tuids.format(keys.tuid())
+                    + ": it was killed or never created; nothing to pause");
+          }
+          if (Futures.join(marker) != null) {
+            return false;
+          }
+          tx.set(keys.pauseKey(), record);
+          // every consumer batch and inline call reads the lock key serializably: one that read
+          // the queue before this pause conflicts with it and retries, meeting the pause
+          tx.addWriteConflictKey(keys.lockKey());
+          return true;
+        });
+  }
+
+  /**
+   * Resumes a paused server: clears the pause and rings the server (activating a hosted one) so
+   * that its consumers apply what queued meanwhile, in order.
+   *
+   * @return false if it was not paused
+   */
+  public boolean resume() {
+    return run(
+        "resume",
+        tx -> {
+          if (tx.get(keys.pauseKey()) == null) {
+            return false;
+          }
+          tx.clear(keys.pauseKey());
+          Futures.join(ServerEntry.publishFor(tx, tenant, keys));
+          return true;
+        });
   }
 
   /** The lock's holder, if the server is locked. */
@@ -732,6 +840,12 @@ public final class ServerAdmin {
   }
 
   private byte[] deadKey(String id) {
+    return keys.dead().pack(Tuple.from(stamp(id, "a dead letter")));
+  }
+
+  /** The versionstamp an item or dead letter id (24 hex digits) names. */
+  private static Versionstamp stamp(String id, String what) {
+    java.util.Objects.requireNonNull(id, "id must not be null");
     byte[] stamp;
     try {
       stamp = HexFormat.of().parseHex(id);
@@ -739,9 +853,9 @@ public final class ServerAdmin {
       stamp = new byte[0];
     }
     if (stamp.length != 12) {
-      throw new IllegalArgumentException("not a dead letter id (24 hex digits): " + id);
+      throw new IllegalArgumentException("not " + what + " id (24 hex digits): " + id);
     }
-    return keys.dead().pack(Tuple.from(Versionstamp.fromBytes(stamp)));
+    return Versionstamp.fromBytes(stamp);
   }
 
   private static String hex(Versionstamp stamp) {

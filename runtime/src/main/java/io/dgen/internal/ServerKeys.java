@@ -10,6 +10,7 @@ import io.dgen.backend.Transaction;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -27,6 +28,8 @@ import org.jspecify.annotations.Nullable;
  * (tuid.., "s", 0, "v")                 versionstamp of the last state write (cache validator)
  * (tuid.., "s", "n")                    the state's type tag (name#version) if its type is annotated
  * (tuid.., "q", 0, "i", lane, VS)       queue items, FIFO by versionstamp; lane 0 = head, 1 = normal
+ * (tuid.., "q", 0, "i", -1)            the pause marker (an operator's pause): value = (millis, reason);
+ *                                       first in the items' range, so every consumer's peek meets it
  * (tuid.., "q", 0, "n") / ("q", 0, "p") push / pop counters (little-endian, atomic add)
  * (tuid.., "q", 0, "t", n)              type table: entry n, a message class name (UTF-8)
  * (tuid.., "c", unixSeconds, id, "t", n) a caller's reply slot, chunk n; chunk 0 is watched
@@ -65,9 +68,13 @@ public final class ServerKeys {
   /** Lane of normally pushed items. */
   public static final long LANE_NORMAL = 1;
 
+  /** Lane of the pause marker: before the head lane, so a consumer's peek reads it first. */
+  static final long LANE_PAUSED = -1;
+
   private final Tuple tuid;
   private final byte[] normalLanePrefix;
   private final byte[] headLanePrefix;
+  private final byte[] pauseKey;
   private final Subspace root;
   private final Subspace state;
   private final Subspace stateAndTag;
@@ -108,6 +115,7 @@ public final class ServerKeys {
     this.items = queue.subspace(Tuple.from("i"));
     this.normalLanePrefix = items.pack(Tuple.from(LANE_NORMAL));
     this.headLanePrefix = items.pack(Tuple.from(LANE_HEAD));
+    this.pauseKey = items.pack(Tuple.from(LANE_PAUSED));
     this.pushCounter = queue.pack(Tuple.from("n"));
     this.popCounter = queue.pack(Tuple.from("p"));
     this.types = queue.subspace(Tuple.from("t"));
@@ -187,6 +195,21 @@ public final class ServerKeys {
       return headLanePrefix;
     }
     throw new IllegalArgumentException("no such lane: " + lane);
+  }
+
+  /**
+   * The pause marker {@code (.., "q", 0, "i", -1)}: while it exists, no consumer applies a queued
+   * message. It lies in the items' range before every lane, so the snapshot peek that every
+   * consumer batch (and an inline call's check of the queue) makes reads it first, at no extra
+   * read; the admin's peek skips it. Value: {@code (millis, reason)} packed.
+   */
+  public byte[] pauseKey() {
+    return pauseKey;
+  }
+
+  /** Whether a key read from the items' range is the pause marker rather than an item. */
+  public boolean isPauseMarker(byte[] key) {
+    return Arrays.equals(key, pauseKey);
   }
 
   /** The tuple, relative to {@link #lanePrefix}, of a new item. */

@@ -75,7 +75,7 @@ final class ServerPage implements Page {
         "id",
         "state-json");
     h.close("section");
-    queue(h, s, summary);
+    queue(h, s, summary, path, tuid);
     deadLetters(h, s, path, tuid);
     timers(h, s, path, tuid, r.param("timers-after"));
     keptReplies(h, s);
@@ -148,8 +148,28 @@ final class ServerPage implements Page {
     h.open("tr").el("th", name).el("td", value, "data-field", name).close("tr");
   }
 
-  private void queue(Html h, ServerAdmin s, ServerSummary summary) {
+  private void queue(Html h, ServerAdmin s, ServerSummary summary, List<String> path, Tuple tuid) {
     section(h, "Queue", "queue");
+    var pause = s.paused().orElse(null);
+    h.open("p", "id", "pause");
+    if (pause == null) {
+      h.text("Consuming. ")
+          .link(
+              Actions.confirmUrl("pause", path, tuid),
+              "Pause…",
+              "class",
+              "danger",
+              "id",
+              "pause-link");
+    } else {
+      h.text(
+              "Paused since "
+                  + ui.time(pause.since())
+                  + (pause.reason().isEmpty() ? "" : " (" + pause.reason() + ")")
+                  + ": no runtime applies a queued message. ")
+          .link(Actions.confirmUrl("resume", path, tuid), "Resume…", "id", "resume-link");
+    }
+    h.close("p");
     List<ServerAdmin.QueuedItem> items = s.peek(QUEUED);
     if (items.isEmpty()) {
       h.el("p", "Empty.");
@@ -163,20 +183,29 @@ final class ServerPage implements Page {
               + ", next to be consumed first.",
           "class",
           "note");
-      h.table("queue-items", "Id", "Age", "Kind", "Type", "Failures", "Message");
+      h.table("queue-items", "Id", "Age", "Kind", "Type", "Failures", "Message", "");
       for (ServerAdmin.QueuedItem i : items) {
-        h.open("tr");
+        h.open("tr", "data-id", i.id());
         h.el("td", i.id(), "class", "id");
         h.el("td", ui.age(version(i.id())), "class", "num");
         h.el("td", i.kind());
         h.el("td", i.type() == null ? "-" : i.type());
         h.el("td", i.failures(), "class", "num");
         message(h, i);
-        h.close("tr");
+        cancelCell(h, Actions.confirmUrl("cancel-message", path, tuid, "id", i.id()), "message");
       }
       h.endTable();
     }
     h.close("section");
+  }
+
+  /**
+   * A row's last cell, its cancel link (class {@code cancel} or {@code cancel-message}), ending it.
+   */
+  private static void cancelCell(Html h, String confirmUrl, @Nullable String what) {
+    h.open("td", "class", "actions");
+    h.link(confirmUrl, "cancel", "class", what == null ? "danger cancel" : "danger cancel-" + what);
+    h.close("td").close("tr");
   }
 
   private static void message(Html h, ServerAdmin.QueuedItem i) {
@@ -284,13 +313,7 @@ final class ServerPage implements Page {
         h.el("td", t.schedule() == null ? "once" : t.schedule(), "class", "schedule");
         h.el("td", t.item().type() == null ? "-" : t.item().type());
         message(h, t.item());
-        h.open("td", "class", "actions");
-        h.link(
-            Actions.confirmUrl("cancel-timer", path, tuid, "id", t.id()),
-            "cancel",
-            "class",
-            "danger cancel");
-        h.close("td").close("tr");
+        cancelCell(h, Actions.confirmUrl("cancel-timer", path, tuid, "id", t.id()), null);
       }
       h.endTable();
     }
