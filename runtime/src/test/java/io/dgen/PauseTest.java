@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.admin.ServerAdmin;
 import io.dgen.admin.ServerControl;
 import java.time.Duration;
@@ -75,6 +76,34 @@ class PauseTest extends RuntimeTestBase {
     awaitSeen(again, 20);
     assertThat(seen(again)).isEqualTo(oneTo(20));
     await().atMost(BULK_WAIT).until(() -> ServerControl.of(again).queueLength() == 0);
+  }
+
+  /** The same with a hosted server, reached by a ref, whose holder restarts while it is paused. */
+  @Test
+  void aPausedHostedServerAppliesNothing_acrossItsHoldersRestart_thenEverythingInOrder() {
+    dgen.host("counter", () -> new TestServer(hooks), StartOptions.builder(tenant).build());
+    ServerRef<TestServer.Msg> ref = dgen.ref(tenant, "counter", Tuple.from("a"));
+    append(ref, 1, 3);
+    awaitSeen(ref, 3);
+    ServerAdmin admin = admin(ref);
+    assertThat(admin.pause("hosted")).isTrue();
+    append(ref, 4, 10);
+    assertThatThrownBy(() -> ref.call(new TestServer.Get(), Duration.ofMillis(300)))
+        .isInstanceOf(CallTimeoutException.class);
+
+    dgen.close();
+    dgen = newDGen();
+    tenant = dgen.tenant(tenant.path().toArray(String[]::new));
+    dgen.host("counter", () -> new TestServer(hooks), StartOptions.builder(tenant).build());
+    ServerRef<TestServer.Msg> again = dgen.ref(tenant, "counter", Tuple.from("a"));
+    append(again, 11, 20);
+    assertThatThrownBy(() -> again.call(new TestServer.Get(), Duration.ofMillis(300)))
+        .isInstanceOf(CallTimeoutException.class);
+    assertThat(seen(again)).isEqualTo(oneTo(3));
+
+    assertThat(admin.resume()).isTrue();
+    awaitSeen(again, 20);
+    assertThat(seen(again)).isEqualTo(oneTo(20));
   }
 
   @Test
