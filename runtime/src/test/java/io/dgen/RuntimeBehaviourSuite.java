@@ -166,6 +166,27 @@ abstract class RuntimeBehaviourSuite {
   }
 
   @Nested
+  class RecurringTimers extends RecurringTimerTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+
+    @Override
+    int secondsToRun() {
+      return 60; // an hour of one-second firings is the memory backend's run
+    }
+  }
+
+  @Nested
+  class Pause extends PauseTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
+
+  @Nested
   class KillAcrossRuntimes extends KillAcrossRuntimesTest {
     @Override
     Backend newBackend() {

@@ -198,6 +198,7 @@ public final class Benchmarks {
         new Planned("idle", s::idleServers),
         new Planned("timers-fire", timers::fire),
         new Planned("idle-timers", timers::idle),
+        new Planned("timers-every", timers::every),
         new Planned("limit-rate", limits::rate),
         new Planned("limit-throttled", limits::throttledCpu));
   }

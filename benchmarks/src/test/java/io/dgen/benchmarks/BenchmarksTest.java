@@ -268,4 +268,12 @@ class BenchmarksTest {
         .isLessThanOrEqualTo(2 * Math.min(Settings.tiny().throughput().idleManyServers(), 1_024));
     assertThat(idle.metric("threadsAdded")).isLessThan(64);
   }
+
+  @Test
+  void aRecurringTimer_firesOncePerSecond() {
+    Row every = row("timers-every");
+    long seconds = Settings.tiny().recurringRun().toSeconds();
+    assertThat(every.metric("firings")).isEqualTo(seconds);
+    assertThat(every.metric("duplicates")).isZero();
+  }
 }

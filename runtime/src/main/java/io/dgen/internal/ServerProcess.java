@@ -618,6 +618,16 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
   }
 
   @Override
+  public CompletableFuture<String> castEveryAsync(M message, Duration period) {
+    return ifAlive("castEvery", () -> timers.castEvery(message, period));
+  }
+
+  @Override
+  public CompletableFuture<String> castCronAsync(M message, String cron, java.time.ZoneId zone) {
+    return ifAlive("castCron", () -> timers.castCron(message, cron, zone));
+  }
+
+  @Override
   public CompletableFuture<Boolean> cancelTimerAsync(String timerId) {
     return ifAlive("cancelTimer", () -> timers.cancel(timerId));
   }
