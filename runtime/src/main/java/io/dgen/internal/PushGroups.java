@@ -149,6 +149,15 @@ final class PushGroups {
 
   /** Runs {@code group} in one transaction, then the next group if casts are waiting. */
   private void run(List<Pending> group) {
+    try {
+      start(group);
+    } catch (RuntimeException e) { // nothing was sent: the group fails, the next one may run
+      group.forEach(p -> p.done.completeExceptionally(e));
+      next(List.of());
+    }
+  }
+
+  private void start(List<Pending> group) {
     if (group.size() == 1) {
       Pending p = group.get(0);
       commit(p.commits, tx -> p.queue.publish(tx, p.envelopes), p.operation)
