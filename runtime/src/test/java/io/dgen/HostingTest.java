@@ -29,15 +29,19 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
@@ -264,7 +268,7 @@ class HostingTest extends RuntimeTestBase {
     DGen visitor = two.get(1);
     int each = 150;
     ExecutorService pool = Executors.newFixedThreadPool(4);
-    List<Long> replies = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<Long> replies = new CopyOnWriteArrayList<>();
     try {
       List<Future<?>> sent = new ArrayList<>();
       for (int t = 0; t < 2; t++) {
@@ -656,6 +660,60 @@ class HostingTest extends RuntimeTestBase {
     ServerRef<Msg> r = refIn(b, 1);
     r.cast(new Add(1));
     await().atMost(BULK_WAIT).until(() -> tallied(r) == 2);
+  }
+
+  @Test
+  void callsFromARuntimeWithoutTheCode_whileTheHolderLeaves_areAnsweredByTheNewHolderOrTimeOut()
+      throws Exception {
+    DGen a = hosting("a");
+    DGen b = hosting("b");
+    awaitPlacement(a, b);
+    DGen client = runtime(backend); // hosts nothing: its calls are queued for the holders
+    int servers = 8;
+    for (long s = 0; s < servers; s++) {
+      refIn(client, s).cast(new Add(1));
+    }
+    awaitTallies(client, servers, 1);
+    int calls = 80;
+    Map<Long, List<Long>> replies = new ConcurrentHashMap<>();
+    AtomicInteger timedOut = new AtomicInteger();
+    CountDownLatch halfway = new CountDownLatch(1);
+    ExecutorService caller = Executors.newSingleThreadExecutor();
+    try {
+      Future<?> sent =
+          caller.submit(
+              () -> {
+                for (int i = 0; i < calls; i++) {
+                  long s = i % servers;
+                  try {
+                    long total =
+                        refIn(client, s).call(new Tally.AddAndGet(1), Duration.ofSeconds(10));
+                    replies.computeIfAbsent(s, x -> new CopyOnWriteArrayList<>()).add(total);
+                  } catch (CallTimeoutException e) {
+                    timedOut.incrementAndGet(); // may still run: counted below as a range
+                  }
+                  if (i == calls / 4) {
+                    halfway.countDown();
+                  }
+                }
+              });
+      halfway.await();
+      a.close(); // its buckets move to b while calls are queued and in flight
+
+      sent.get(5, TimeUnit.MINUTES);
+    } finally {
+      caller.shutdown();
+    }
+    long answered = replies.values().stream().mapToLong(List::size).sum();
+    assertThat(answered + timedOut.get()).as("every call answered or timed out").isEqualTo(calls);
+    for (long s = 0; s < servers; s++) {
+      List<Long> got = replies.getOrDefault(s, List.of());
+      assertThat(got).as("server %d: each answered call applied once", s).doesNotHaveDuplicates();
+      long total = tallied(refIn(b, s));
+      assertThat(total)
+          .as("server %d: its answered calls applied, no call applied twice", s)
+          .isBetween(1L + got.size(), 1L + got.size() + timedOut.get());
+    }
   }
 
   @Test
