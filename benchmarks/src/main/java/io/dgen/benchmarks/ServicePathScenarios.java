@@ -89,7 +89,7 @@ final class ServicePathScenarios {
    * through a new ref, as a web handler makes one per request.
    */
   Row sequentialCalls(String id, Caller caller) {
-    int calls = settings.throughput().concurrentCalls();
+    int calls = Math.max(200, settings.throughput().concurrentCalls()); // CPU clock ticks
     try (Bench bench = target.open(10_000)) {
       Progress progress = new Progress();
       Runtimes r = runtimes(bench, caller, 1, progress, new PushMeter());
