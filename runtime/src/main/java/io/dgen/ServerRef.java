@@ -4,6 +4,7 @@ import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.Futures;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneId;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -153,11 +154,77 @@ public interface ServerRef<M> {
   CompletableFuture<String> castAtAsync(M message, Instant when);
 
   /**
+   * Durably schedules a cast of {@code message} every {@code period} on the runtime's clock, the
+   * first once {@code period} has passed; returns once the timer is stored. Each firing moves the
+   * message into the server's queue and re-arms the timer at its next due time in one transaction,
+   * exactly once, as for {@link #castAfter}. It repeats until {@link #cancelTimer cancelled} or the
+   * server is killed. Misfire: a timer late by more than one period (no runtime was up) fires once
+   * and keeps its phase (the next firing is the first {@code first + k * period} after now). See
+   * {@code docs/timers.md}.
+   *
+   * @param message the message, not null
+   * @param period the time between firings, at least one microsecond
+   * @return the timer's id, the same for every firing, for {@link #cancelTimer}
+   * @throws IllegalArgumentException if {@code period} is zero or negative, or the message's type
+   *     is not allowed (nothing is stored)
+   * @throws ServerStoppedException if this process was stopped
+   * @throws OperationTimeoutException if the cluster did not answer within the operation timeout
+   *     ({@link DGen.Builder#operationTimeout}); the outcome is unknown
+   */
+  default String castEvery(M message, Duration period) {
+    return Futures.joinBounded(castEveryAsync(message, period));
+  }
+
+  /**
+   * {@link #castEvery} without blocking.
+   *
+   * @param message the message, not null
+   * @param period the time between firings, at least one microsecond
+   * @return a future of the timer's id, completing once the timer is stored
+   * @throws IllegalArgumentException if {@code period} is zero or negative
+   */
+  CompletableFuture<String> castEveryAsync(M message, Duration period);
+
+  /**
+   * Durably schedules a cast of {@code message} at the times the cron expression {@code cron} names
+   * in {@code zone}, as {@link #castEvery} does. The expression has the five fields of Unix cron:
+   * minute, hour, day of month, month, day of week ({@code "30 2 * * *"}, {@code "0 9 * *
+   * MON-FRI"}). Misfire: a firing late by more than one occurrence fires once, and the next is the
+   * first occurrence after now. Daylight-saving changes: a local time that does not exist that day
+   * does not fire; one that occurs twice fires once (see {@code docs/timers.md}).
+   *
+   * @param message the message, not null
+   * @param cron a five-field cron expression
+   * @param zone the zone its times are read in
+   * @return the timer's id, the same for every firing, for {@link #cancelTimer}
+   * @throws IllegalArgumentException if {@code cron} does not parse or never fires, or the
+   *     message's type is not allowed (nothing is stored)
+   * @throws ServerStoppedException if this process was stopped
+   * @throws OperationTimeoutException if the cluster did not answer within the operation timeout
+   *     ({@link DGen.Builder#operationTimeout}); the outcome is unknown
+   */
+  default String castCron(M message, String cron, ZoneId zone) {
+    return Futures.joinBounded(castCronAsync(message, cron, zone));
+  }
+
+  /**
+   * {@link #castCron} without blocking.
+   *
+   * @param message the message, not null
+   * @param cron a five-field cron expression
+   * @param zone the zone its times are read in
+   * @return a future of the timer's id, completing once the timer is stored
+   * @throws IllegalArgumentException if {@code cron} does not parse or never fires
+   */
+  CompletableFuture<String> castCronAsync(M message, String cron, ZoneId zone);
+
+  /**
    * Cancels a pending timer of this server, from any runtime.
    *
-   * @param timerId an id returned by {@code castAfter}/{@code castAt}
-   * @return true if the timer was pending and is now cancelled; false if it fired already, was
-   *     cancelled, or is not this server's
+   * @param timerId an id returned by {@code castAfter}, {@code castAt}, {@code castEvery} or {@code
+   *     castCron}
+   * @return true if the timer was pending and is now cancelled (a recurring one never fires again);
+   *     false if it fired already, was cancelled, or is not this server's
    * @throws IllegalArgumentException if {@code timerId} is not a timer id at all
    */
   default boolean cancelTimer(String timerId) {

@@ -33,6 +33,7 @@ public final class StartOptions {
   private final List<Class<?>> allowedTypes;
   private final Duration idempotencyRetention;
   private final Duration idleTimeout;
+  private final boolean holdsBuckets;
   private final @Nullable String rateLimit;
   private final @Nullable String concurrencyLimit;
 
@@ -49,6 +50,7 @@ public final class StartOptions {
     this.allowedTypes = List.copyOf(b.allowedTypes);
     this.idempotencyRetention = b.idempotencyRetention;
     this.idleTimeout = b.idleTimeout;
+    this.holdsBuckets = b.holdBuckets;
     this.rateLimit = b.rateLimit;
     this.concurrencyLimit = b.concurrencyLimit;
   }
@@ -130,6 +132,16 @@ public final class StartOptions {
   }
 
   /**
+   * For servers hosted by id: whether this runtime takes leases on the kind's buckets and runs its
+   * servers, or only runs their calls inline. See {@link Builder#holdBuckets}.
+   *
+   * @return whether the hosting runtime holds buckets of the kind
+   */
+  public boolean holdsBuckets() {
+    return holdsBuckets;
+  }
+
+  /**
    * The rate limit whose permits this server's consumed messages take, if any (see {@link
    * Builder#rateLimit}).
    */
@@ -161,6 +173,7 @@ public final class StartOptions {
     private List<Class<?>> allowedTypes = List.of();
     private Duration idempotencyRetention = Duration.ofHours(24);
     private Duration idleTimeout = Duration.ofSeconds(60);
+    private boolean holdBuckets = true;
     private @Nullable String rateLimit;
     private @Nullable String concurrencyLimit;
 
@@ -341,6 +354,24 @@ public final class StartOptions {
         throw new IllegalArgumentException("idleTimeout must be positive, was " + idleTimeout);
       }
       this.idleTimeout = idleTimeout;
+      return this;
+    }
+
+    /**
+     * For servers hosted by id ({@link DGen#host}): whether this runtime takes leases on the kind's
+     * buckets. Default true. With false, the runtime has the kind's behaviour but holds none of its
+     * buckets (the web tier of a service, whose servers run elsewhere): its refs run calls inline
+     * against the durable state when the server's queue is empty and the server unlocked, and
+     * priority messages at once, as any runtime that hosts the kind does for a server another
+     * runtime holds; everything else (casts, queued calls, timers, init) goes to the holders. At
+     * least one runtime must host the kind with true. Ignored by {@link DGen#start}. See {@code
+     * docs/scale-out.md}.
+     *
+     * @param hold whether to hold buckets
+     * @return this builder
+     */
+    public Builder holdBuckets(boolean hold) {
+      this.holdBuckets = hold;
       return this;
     }
 

@@ -3,6 +3,7 @@ package io.dgen;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.Transaction;
 import java.time.Duration;
+import java.time.ZoneId;
 
 /**
  * What a {@code handle*Tx} callback gets besides its message: the transaction it runs in, so it can
@@ -47,6 +48,37 @@ public interface TxContext {
    * @throws IllegalArgumentException if the message's type is not allowed for this server
    */
   String castAfter(Object message, Duration delay);
+
+  /**
+   * Schedules {@code message} to this server every {@code period}, first once {@code period} has
+   * passed, atomically with the callback's state change: the timer exists if and only if this
+   * transaction commits. Each firing queues the message and re-arms the timer in one transaction,
+   * exactly once; it repeats until cancelled ({@link #cancelTimer}) or the server is killed. A
+   * timer late by more than one period (no runtime was up) fires once, then keeps its phase. See
+   * {@code docs/timers.md}.
+   *
+   * @param message one of the server's message types, not null
+   * @param period the time between firings, at least one microsecond
+   * @return the timer's id, the same for every firing
+   * @throws IllegalArgumentException if {@code period} is zero or negative, or the message's type
+   *     is not allowed for this server (nothing is written)
+   */
+  String castEvery(Object message, Duration period);
+
+  /**
+   * Schedules {@code message} to this server at the times the cron expression {@code cron} names in
+   * {@code zone}, atomically with the callback's state change, as {@link #castEvery} does. The
+   * expression has the five fields of Unix cron: minute, hour, day of month, month, day of week
+   * ({@code "0 3 * * MON-FRI"}). Daylight-saving changes: see {@code docs/timers.md}.
+   *
+   * @param message one of the server's message types, not null
+   * @param cron a five-field cron expression
+   * @param zone the zone its times are read in
+   * @return the timer's id, the same for every firing
+   * @throws IllegalArgumentException if {@code cron} does not parse or never fires, or the
+   *     message's type is not allowed for this server (nothing is written)
+   */
+  String castCron(Object message, String cron, ZoneId zone);
 
   /**
    * Cancels a pending timer of this server, atomically with the callback's state change.

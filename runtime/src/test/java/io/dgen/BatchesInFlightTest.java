@@ -86,7 +86,9 @@ class BatchesInFlightTest {
         .until(() -> backend.counters().readOnlyCommits() >= SERVERS);
     backend.faults().commitLatency(LATENCY);
     for (ServerRef<Ping> ref : refs) {
-      new Thread(() -> ref.cast(new Ping())).start(); // a push waits two seconds too
+      // a push waits two seconds too; keyed, so that each is a transaction of its own, all at once
+      // (plain casts would share push transactions, the later ones a commit after the first)
+      new Thread(() -> ref.cast(new Ping(), "ping")).start();
     }
 
     await()

@@ -29,15 +29,19 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
@@ -219,6 +223,152 @@ class HostingTest extends RuntimeTestBase {
     assertThat(seen.runtimes.values().stream().flatMap(Set::stream).collect(Collectors.toSet()))
         .containsExactlyInAnyOrder("a", "b", "c");
     assertThat(seen.inits).hasSize(servers);
+  }
+
+  /**
+   * Two runtimes hosting the kind, settled; returns them as (holder, visitor) of server {@code id},
+   * which exists (it applied one cast, in its holder).
+   */
+  private List<DGen> holderAndVisitorOf(long id) {
+    lease = Duration.ofSeconds(10); // no bucket moves under a loaded machine's late heartbeat
+    DGen a = hosting("a");
+    DGen b = hosting("b");
+    awaitPlacement(a, b);
+    refIn(a, id).cast(new Add(1));
+    Tuple tuid = Tuple.from(KIND, id);
+    await().atMost(BULK_WAIT).until(() -> seen.runtimes.containsKey(tuid));
+    return seen.runtimes.get(tuid).contains("a") ? List.of(a, b) : List.of(b, a);
+  }
+
+  @Test
+  void aCallFromAReplicaThatDoesNotHoldTheServer_runsInlineThere_againstTheDurableState() {
+    List<DGen> two = holderAndVisitorOf(5);
+    DGen visitor = two.get(1);
+    String visitorName = visitor == runtimes.get(0) ? "a" : "b";
+    ServerRef<Msg> r = refIn(visitor, 5);
+    await().atMost(BULK_WAIT).until(() -> tallied(r) == 1);
+    seen.called.clear();
+
+    for (long i = 2; i <= 21; i++) {
+      assertThat(refIn(visitor, 5).call(new Tally.AddAndGet(1))).isEqualTo(i);
+    }
+
+    assertThat(seen.called.get(Tuple.from(KIND, 5L)))
+        .as("every call ran in the caller's runtime, none was queued for the holder")
+        .containsExactly(visitorName);
+    assertThat(refIn(two.get(0), 5).call(new Get())).isEqualTo(new State(21, 21));
+    assertThat(ServerControl.of(r).queueLength()).isZero();
+  }
+
+  @Test
+  void callsRunInlineByAVisitor_andCastsConsumedByTheHolder_areEachAppliedOnceInOneOrder()
+      throws Exception {
+    List<DGen> two = holderAndVisitorOf(6);
+    DGen holder = two.get(0);
+    DGen visitor = two.get(1);
+    int each = 150;
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    List<Long> replies = new CopyOnWriteArrayList<>();
+    try {
+      List<Future<?>> sent = new ArrayList<>();
+      for (int t = 0; t < 2; t++) {
+        sent.add(
+            pool.submit(
+                () -> {
+                  for (int i = 0; i < each; i++) {
+                    refIn(holder, 6).cast(new Add(1));
+                  }
+                }));
+        sent.add(
+            pool.submit(
+                () -> {
+                  ServerRef<Msg> r = refIn(visitor, 6);
+                  long last = 0;
+                  for (int i = 0; i < each; i++) {
+                    long now = r.call(new Tally.AddAndGet(1));
+                    assertThat(now).as("one caller's replies only grow").isGreaterThan(last);
+                    last = now;
+                    replies.add(now);
+                  }
+                }));
+      }
+      for (Future<?> f : sent) {
+        f.get();
+      }
+    } finally {
+      pool.shutdown();
+    }
+    long total = 1 + 4L * each;
+    await().atMost(BULK_WAIT).until(() -> tallied(refIn(holder, 6)) == total);
+    assertThat(refIn(visitor, 6).call(new Get())).isEqualTo(new State(total, total));
+    assertThat(replies)
+        .as("no two calls saw the same state: each ran once, serialized with the casts")
+        .doesNotHaveDuplicates()
+        .hasSize(2 * each);
+    assertThat(seen.runtimes.get(Tuple.from(KIND, 6L)))
+        .as("the casts were consumed by the holder alone")
+        .hasSize(1);
+  }
+
+  @Test
+  void aVisitorsInlineCall_isAppliedOnce_whenItsCommitsOutcomeIsUnknown_orItIsRetried() {
+    List<DGen> two = holderAndVisitorOf(8);
+    DGen visitor = two.get(1);
+    await().atMost(BULK_WAIT).until(() -> tallied(refIn(visitor, 8)) == 1);
+
+    faults().commitUnknownResult(1, true); // applied, but reported as commit_unknown_result
+    long first = refIn(visitor, 8).call(new Tally.AddAndGet(10));
+    faults().commitUnknownResult(1, false); // not applied, reported the same
+    long second = refIn(visitor, 8).call(new Tally.AddAndGet(10));
+    faults().failNextCommits(2); // not_committed twice: a conflict with the holder, say
+    long third = refIn(visitor, 8).call(new Tally.AddAndGet(10));
+
+    assertThat(List.of(first, second, third)).containsExactly(11L, 21L, 31L);
+    assertThat(refIn(two.get(0), 8).call(new Get())).isEqualTo(new State(31, 4));
+  }
+
+  @Test
+  void aRuntimeThatHoldsNoBuckets_runsCallsInline_andLeavesEverythingElseToTheHolder() {
+    DGen holder = hosting("holder");
+    DGen web = hosting("web", backend, b -> b.holdBuckets(false));
+    awaitPlacement(holder);
+    int servers = 20;
+    for (long s = 0; s < servers; s++) {
+      refIn(web, s).cast(new Add(1)); // creates each server, at its holder
+    }
+    awaitTallies(web, servers, 1);
+    seen.called.clear();
+
+    for (long s = 0; s < servers; s++) {
+      assertThat(refIn(web, s).call(new Tally.AddAndGet(2))).isEqualTo(3);
+    }
+
+    assertThat(seen.runtimes.values())
+        .as("every cast was consumed by the holder: the web tier took no lease")
+        .hasSize(servers)
+        .allSatisfy(in -> assertThat(in).containsExactly("holder"));
+    assertThat(seen.called.values())
+        .as("every call ran inline in the web tier")
+        .hasSize(servers)
+        .allSatisfy(in -> assertThat(in).containsExactly("web"));
+  }
+
+  @Test
+  void aCallToAServerThatDoesNotExist_isQueued_andItsHolderCreatesIt() {
+    List<DGen> two = holderAndVisitorOf(7);
+    for (long fresh = 100; fresh < 110; fresh++) {
+      DGen from = two.get((int) (fresh % 2));
+      Tuple tuid = Tuple.from(KIND, fresh);
+
+      assertThat(refIn(from, fresh).call(new Tally.AddAndGet(4))).isEqualTo(4);
+
+      refIn(from, fresh).cast(new Add(0)); // tells which runtime consumes the server
+      await().atMost(BULK_WAIT).until(() -> seen.runtimes.containsKey(tuid));
+      assertThat(seen.called.get(tuid))
+          .as("init and the first call ran where the server is consumed, its holder")
+          .isEqualTo(seen.runtimes.get(tuid));
+    }
+    assertThat(seen.inits).hasSize(11).doesNotHaveDuplicates();
   }
 
   /** Two hosting runtimes, {@code a} behind a partition the test can cut, and a tally each. */
@@ -510,6 +660,60 @@ class HostingTest extends RuntimeTestBase {
     ServerRef<Msg> r = refIn(b, 1);
     r.cast(new Add(1));
     await().atMost(BULK_WAIT).until(() -> tallied(r) == 2);
+  }
+
+  @Test
+  void callsFromARuntimeWithoutTheCode_whileTheHolderLeaves_areAnsweredByTheNewHolderOrTimeOut()
+      throws Exception {
+    DGen a = hosting("a");
+    DGen b = hosting("b");
+    awaitPlacement(a, b);
+    DGen client = runtime(backend); // hosts nothing: its calls are queued for the holders
+    int servers = 8;
+    for (long s = 0; s < servers; s++) {
+      refIn(client, s).cast(new Add(1));
+    }
+    awaitTallies(client, servers, 1);
+    int calls = 80;
+    Map<Long, List<Long>> replies = new ConcurrentHashMap<>();
+    AtomicInteger timedOut = new AtomicInteger();
+    CountDownLatch halfway = new CountDownLatch(1);
+    ExecutorService caller = Executors.newSingleThreadExecutor();
+    try {
+      Future<?> sent =
+          caller.submit(
+              () -> {
+                for (int i = 0; i < calls; i++) {
+                  long s = i % servers;
+                  try {
+                    long total =
+                        refIn(client, s).call(new Tally.AddAndGet(1), Duration.ofSeconds(10));
+                    replies.computeIfAbsent(s, x -> new CopyOnWriteArrayList<>()).add(total);
+                  } catch (CallTimeoutException e) {
+                    timedOut.incrementAndGet(); // may still run: counted below as a range
+                  }
+                  if (i == calls / 4) {
+                    halfway.countDown();
+                  }
+                }
+              });
+      halfway.await();
+      a.close(); // its buckets move to b while calls are queued and in flight
+
+      sent.get(5, TimeUnit.MINUTES);
+    } finally {
+      caller.shutdown();
+    }
+    long answered = replies.values().stream().mapToLong(List::size).sum();
+    assertThat(answered + timedOut.get()).as("every call answered or timed out").isEqualTo(calls);
+    for (long s = 0; s < servers; s++) {
+      List<Long> got = replies.getOrDefault(s, List.of());
+      assertThat(got).as("server %d: each answered call applied once", s).doesNotHaveDuplicates();
+      long total = tallied(refIn(b, s));
+      assertThat(total)
+          .as("server %d: its answered calls applied, no call applied twice", s)
+          .isBetween(1L + got.size(), 1L + got.size() + timedOut.get());
+    }
   }
 
   @Test

@@ -84,7 +84,9 @@ class OperationTimeoutTest extends RuntimeTestBase {
     assertTimesOut(() -> ref.cast(new Add(1)), "cast", "tuid=(\"orders\", 7)");
     assertTimesOut(() -> ref.castAll(List.of(new Add(1))), "cast", "tuid=(\"orders\", 7)");
     assertTimesOut(
-        () -> ref.castAfter(new Add(1), Duration.ofHours(1)), "castAt", "tuid=(\"orders\", 7)");
+        () -> ref.castAfter(new Add(1), Duration.ofHours(1)), "castAfter", "tuid=(\"orders\", 7)");
+    assertTimesOut(
+        () -> ref.castEvery(new Add(1), Duration.ofHours(1)), "castEvery", "tuid=(\"orders\", 7)");
   }
 
   @ParameterizedTest(name = "consume={0}")

@@ -30,6 +30,14 @@ abstract class RuntimeBehaviourSuite {
   }
 
   @Nested
+  class GroupCommit extends GroupCommitTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
+
+  @Nested
   class Messaging extends MessagingTest {
     @Override
     Backend newBackend() {
@@ -151,6 +159,27 @@ abstract class RuntimeBehaviourSuite {
 
   @Nested
   class Timers extends TimerTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
+
+  @Nested
+  class RecurringTimers extends RecurringTimerTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+
+    @Override
+    int secondsToRun() {
+      return 60; // an hour of one-second firings is the memory backend's run
+    }
+  }
+
+  @Nested
+  class Pause extends PauseTest {
     @Override
     Backend newBackend() {
       return backend();

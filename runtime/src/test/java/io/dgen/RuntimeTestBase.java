@@ -102,6 +102,15 @@ abstract class RuntimeTestBase {
     throw new IllegalStateException("no count of pending watches for " + b);
   }
 
+  /** The admin view of {@code ref}'s server, in the test's tenant, on the test's backend. */
+  io.dgen.admin.ServerAdmin admin(ServerRef<?> ref) {
+    return new io.dgen.admin.DGenAdmin(backend)
+        .tenant(tenant.path().toArray(String[]::new))
+        .orElseThrow()
+        .server(ref.tuid())
+        .orElseThrow();
+  }
+
   DGen newDGen() {
     return DGen.builder(backend).retryBackoff(Duration.ofMillis(1), Duration.ofMillis(50)).build();
   }

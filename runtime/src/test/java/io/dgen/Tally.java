@@ -37,10 +37,19 @@ final class Tally implements DGenServer<Tally.State, Tally.Msg> {
   /** What the servers of one test saw, shared by every runtime of the test. */
   static final class Seen {
     final List<Tuple> inits = new CopyOnWriteArrayList<>();
+
+    /** Where each server's casts and infos ran: only the runtime that consumes it. */
     final Map<Tuple, Set<String>> runtimes = new ConcurrentHashMap<>();
+
+    /** Where each server's calls ran: the holder, or a runtime that ran one inline. */
+    final Map<Tuple, Set<String>> called = new ConcurrentHashMap<>();
 
     void ranIn(TxContext tx, String runtime) {
       runtimes.computeIfAbsent(tx.tuid(), t -> ConcurrentHashMap.newKeySet()).add(runtime);
+    }
+
+    void calledIn(TxContext tx, String runtime) {
+      called.computeIfAbsent(tx.tuid(), t -> ConcurrentHashMap.newKeySet()).add(runtime);
     }
   }
 
@@ -81,7 +90,7 @@ final class Tally implements DGenServer<Tally.State, Tally.Msg> {
 
   @Override
   public Result<State> handleCallTx(TxContext tx, Msg request, From from, State state) {
-    seen.ranIn(tx, runtime);
+    seen.calledIn(tx, runtime);
     if (request instanceof Add a) {
       State next = new State(state.total() + a.n(), state.count() + 1);
       return Result.reply(next.total(), next);

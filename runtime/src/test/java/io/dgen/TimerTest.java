@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import com.apple.foundationdb.tuple.ByteArrayUtil;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.admin.DGenAdmin;
 import io.dgen.admin.ServerAdmin;
@@ -26,9 +25,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * by a cycle that took every timer due by then, in due order, so once the barrier's message is
  * applied, any earlier due timer has been too.
  */
-class TimerTest extends RuntimeTestBase {
-
-  static final Instant T0 = Instant.parse("2026-12-01T12:00:00Z");
+class TimerTest extends TimerTestBase {
 
   /** Records what arrives, checking each server's due order; ticks by scheduling its next tick. */
   static final class Recorder implements DGenServer<Recorder.State, Recorder.Msg> {
@@ -86,39 +83,9 @@ class TimerTest extends RuntimeTestBase {
     }
   }
 
-  final ManualTestClock clock = new ManualTestClock(T0);
-  final List<DGen> extra = new ArrayList<>();
-
-  @Override
-  DGen newDGen() {
-    return DGen.builder(backend)
-        .clock(clock)
-        .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(50))
-        .build();
-  }
-
-  @org.junit.jupiter.api.AfterEach
-  void closeExtra() {
-    extra.forEach(DGen::close);
-  }
-
-  DGen another() {
-    DGen d = newDGen();
-    extra.add(d);
-    return d;
-  }
-
   ServerRef<Recorder.Msg> recorder(DGen in, String name) {
     Tenant t = in == dgen ? tenant : in.tenant(tenant.path().toArray(String[]::new));
     return in.start(new Recorder(), name, StartOptions.builder(t).build());
-  }
-
-  void advance(Duration d, DGen... runtimes) {
-    clock.advance(d);
-    dgen.clockAdvanced();
-    for (DGen r : runtimes) {
-      r.clockAdvanced();
-    }
   }
 
   static Recorder.State stateOf(ServerRef<Recorder.Msg> ref) {
@@ -129,14 +96,6 @@ class TimerTest extends RuntimeTestBase {
   static void barrier(ServerRef<Recorder.Msg> ref, String name) {
     ref.castAfter(new Recorder.Due(Long.MAX_VALUE, name), Duration.ZERO);
     await().atMost(BULK_WAIT).until(() -> stateOf(ref).names().contains(name));
-  }
-
-  /** The tenant's timer index entries in every bucket (FF (7, bucket, ...)), read raw. */
-  long pendingTimers() {
-    byte[] prefix = ByteArrayUtil.join(tenant.subspace().getKey(), new byte[] {(byte) 0xFF});
-    byte[] begin = ByteArrayUtil.join(prefix, Tuple.from(7L).pack());
-    byte[] end = ByteArrayUtil.strinc(begin);
-    return backend.run(tx -> tx.getRange(begin, end, 100_000, false).size());
   }
 
   @Test

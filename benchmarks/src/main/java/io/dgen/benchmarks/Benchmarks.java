@@ -198,6 +198,7 @@ public final class Benchmarks {
         new Planned("idle", s::idleServers),
         new Planned("timers-fire", timers::fire),
         new Planned("idle-timers", timers::idle),
+        new Planned("timers-every", timers::every),
         new Planned("limit-rate", limits::rate),
         new Planned("limit-throttled", limits::throttledCpu));
   }
@@ -267,6 +268,16 @@ public final class Benchmarks {
     if (target.rocksdbSync() != null) {
       rows.add(new Planned("cold-servers", s::coldServers));
     }
+    ServicePathScenarios path = new ServicePathScenarios(settings, target);
+    for (ServicePathScenarios.Caller c : ServicePathScenarios.Caller.values()) {
+      String id = "svc-call-" + c.name().toLowerCase(java.util.Locale.ROOT);
+      rows.add(new Planned(id, () -> path.sequentialCalls(id, c)));
+    }
+    int servers = settings.throughput().drainServersK1();
+    rows.add(
+        new Planned("svc-casts-k1", () -> path.casts("svc-casts-k1", servers, 1, servers * 20L)));
+    rows.add(
+        new Planned("svc-casts-1-k16", () -> path.casts("svc-casts-1-k16", 1, 16, servers * 20L)));
     if (target.clusterFile() != null) {
       JvmScenarios jvms = new JvmScenarios(target);
       for (String id : List.of("jvms-aborts", "jvms-join", "jvms-failover")) {

@@ -70,7 +70,8 @@ final class ScaleOutScenarios {
     int perServer = 4;
     try (Bench bench = target.open(DEFAULT_MAX_WATCHES)) {
       KeyHeatBackend heat = KeyHeatBackend.wrap(bench.backend());
-      try (DGen dgen = DGen.builder(heat).build()) {
+      PushMeter pushes = new PushMeter();
+      try (DGen dgen = DGen.builder(heat).meterRegistry(pushes.registry).build()) {
         Tenant tenant = dgen.tenant(bench.root(), "hot");
         Progress progress = new Progress();
         StartOptions options = StartOptions.builder(tenant).consumeK(consumeK).build();
@@ -87,6 +88,7 @@ final class ScaleOutScenarios {
         }
         heat.reset(); // what the messages cost, not the starts
         Cost before = bench.cost();
+        long pushed0 = pushes.transactions();
         long cpu0 = Scenarios.processCpuNanos();
         long t0 = System.nanoTime();
         long messages = (long) servers * perServer;
@@ -111,7 +113,7 @@ final class ScaleOutScenarios {
             messages * 1e9 / elapsed,
             null,
             cost,
-            messages,
+            pushes.transactions() - pushed0,
             cpu,
             metrics,
             String.format(
@@ -167,8 +169,9 @@ final class ScaleOutScenarios {
   private Row casts(String id, boolean hosted, @Nullable Row against) {
     int servers = settings.throughput().callServers();
     long messages = Math.max(1_000L, servers * 20L); // enough for the CPU clock to tick
+    PushMeter pushes = new PushMeter();
     try (Bench bench = target.open(DEFAULT_MAX_WATCHES);
-        DGen dgen = DGen.builder(bench.backend()).build()) {
+        DGen dgen = DGen.builder(bench.backend()).meterRegistry(pushes.registry).build()) {
       Tenant tenant = dgen.tenant(bench.root(), "casts");
       Progress progress = new Progress();
       StartOptions options = StartOptions.builder(tenant).consumeK(16).build();
@@ -204,13 +207,15 @@ final class ScaleOutScenarios {
       }
       progress.awaitAtLeast(servers, APPLIED_TIMEOUT);
       Cost before = bench.cost();
+      long pushed0 = pushes.transactions();
       long cpu0 = Scenarios.processCpuNanos();
       long t0 = System.nanoTime();
       parallel(8, messages, n -> refs.get((int) (n % servers)).cast(ONE));
       long end = progress.awaitAtLeast(servers + messages, APPLIED_TIMEOUT);
       Cost cost = bench.cost().minus(before);
       long cpu = Scenarios.processCpuNanos() - cpu0;
-      double batchReads = readsPerConsumerTransaction(cost, messages);
+      long pushTransactions = pushes.transactions() - pushed0;
+      double batchReads = readsPerConsumerTransaction(cost, messages, pushTransactions);
       Row row =
           Scenarios.row(
               id,
@@ -222,7 +227,7 @@ final class ScaleOutScenarios {
               messages * 1e9 / (end - t0),
               null,
               cost,
-              messages,
+              pushTransactions,
               cpu,
               Map.of("readsPerBatch", batchReads),
               "");
@@ -247,7 +252,7 @@ final class ScaleOutScenarios {
           row.opsPerSecond(),
           null,
           cost,
-          messages,
+          pushTransactions,
           cpu,
           Map.of(
               "readsRatio",
@@ -270,8 +275,9 @@ final class ScaleOutScenarios {
    * reads per batch do not. The watcher's reads of a bucket's wake log and a hosting runtime's
    * placement rounds count here too: a few per hundred transactions.
    */
-  private static double readsPerConsumerTransaction(Cost cost, long messages) {
-    long consumerTransactions = cost.transactionsCommitted() - messages + cost.readOnlyCommits();
+  private static double readsPerConsumerTransaction(Cost cost, long messages, long pushes) {
+    // every cast reads its server's entry, whether or not it shared its push transaction
+    long consumerTransactions = cost.transactionsCommitted() - pushes + cost.readOnlyCommits();
     return (double) (cost.keysRead() + cost.rangesRead() - messages) / consumerTransactions;
   }
 
@@ -739,7 +745,7 @@ final class ScaleOutScenarios {
   private static final Duration SETTLE_TIMEOUT = Duration.ofMinutes(3);
 
   /** Waits until {@code dgen} holds the lease of every bucket of the kind. */
-  private static void awaitAllBuckets(DGen dgen, Backend backend, Tenant tenant) {
+  static void awaitAllBuckets(DGen dgen, Backend backend, Tenant tenant) {
     long deadline = System.nanoTime() + APPLIED_TIMEOUT.toNanos();
     io.dgen.admin.TenantAdmin admin =
         new io.dgen.admin.DGenAdmin(backend)

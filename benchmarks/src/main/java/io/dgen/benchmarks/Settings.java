@@ -22,6 +22,8 @@ import java.time.Duration;
  * @param wideFields fields of the wide state
  * @param markerCasts K=1 casts of the commit-marker scenario
  * @param throughput sizes of the throughput-at-latency scenarios
+ * @param recurringRun how long the recurring timer of {@code timers-every} runs on FoundationDB
+ *     (real time; at most 10 s on the memory backend)
  */
 record Settings(
     String mode,
@@ -36,7 +38,8 @@ record Settings(
     int wakeSamples,
     int wideFields,
     int markerCasts,
-    Throughput throughput) {
+    Throughput throughput,
+    Duration recurringRun) {
 
   /**
    * Sizes of the scenarios of the throughput issue (#13); {@link #standard()} has the issue's.
@@ -75,7 +78,8 @@ record Settings(
         300,
         1_000,
         1_000_000,
-        new Throughput(100, 1_500, 1_000, 60, 30_000, 100_000, 100, 1_000));
+        new Throughput(100, 1_500, 1_000, 60, 30_000, 100_000, 100, 1_000),
+        Duration.ofSeconds(60));
   }
 
   /** The settings of one JIT warm-up run: {@link #jitWarmup} of warm-up and of measurement. */
@@ -93,7 +97,8 @@ record Settings(
         wakeSamples,
         wideFields,
         markerCasts,
-        throughput);
+        throughput,
+        recurringRun);
   }
 
   /** These settings without the JIT warm-up. */
@@ -111,7 +116,8 @@ record Settings(
         wakeSamples,
         wideFields,
         markerCasts,
-        throughput);
+        throughput,
+        recurringRun);
   }
 
   /** {@code --quick}: the same scenarios, shorter, for a sanity check. */
@@ -129,7 +135,8 @@ record Settings(
         100,
         1_000,
         100_000,
-        new Throughput(100, 500, 1_000, 20, 30_000, 30_000, 100, 1_000));
+        new Throughput(100, 500, 1_000, 20, 30_000, 30_000, 100, 1_000),
+        Duration.ofSeconds(5));
   }
 
   /** Tiny sizes for the smoke test: every scenario runs, nothing is measured seriously. */
@@ -147,6 +154,7 @@ record Settings(
         20,
         1_000,
         2_000,
-        new Throughput(10, 40, 20, 5, 300, 500, 5, 50));
+        new Throughput(10, 40, 20, 5, 300, 500, 5, 50),
+        Duration.ofSeconds(2));
   }
 }

@@ -81,6 +81,60 @@ final class TimerScenarios {
     }
   }
 
+  /**
+   * A recurring timer every second ({@code castEvery}) on the system clock, for {@link
+   * Settings#recurringRun} (at most 10 s on the memory backend): how many firings were applied
+   * (exactly one per second expected: {@code duplicates} and {@code missed} count the others) and
+   * how late each one was applied after its due time.
+   */
+  Row every() {
+    Duration period = Duration.ofSeconds(1);
+    Duration run = settings.recurringRun();
+    if (target.isMemory() && run.compareTo(Duration.ofSeconds(10)) > 0) {
+      run = Duration.ofSeconds(10);
+    }
+    int n = (int) (run.toNanos() / period.toNanos());
+    try (Bench bench = target.open(10_000);
+        DGen dgen = DGen.builder(bench.backend()).build()) {
+      Tenant tenant = dgen.tenant(bench.root(), "timers-every");
+      Progress progress = new Progress();
+      ServerRef<CounterServer.Msg> ref = counter(dgen, tenant, "every", progress);
+      Cost before = bench.cost();
+      long cpu0 = Scenarios.processCpuNanos();
+      long t0 = System.nanoTime(); // the due times are t0 + k s, and a little later
+      String id = ref.castEvery(ONE, period);
+      Latencies late = new Latencies();
+      for (int k = 1; k <= n; k++) {
+        long applied = progress.awaitAtLeast(k, WAIT);
+        late.add(Math.max(0, applied - t0 - k * period.toNanos()));
+      }
+      long elapsed = System.nanoTime() - t0;
+      ref.cancelTimer(id);
+      long value = ref.call(new CounterServer.Get());
+      Cost cost = bench.cost().minus(before);
+      long cpu = Scenarios.processCpuNanos() - cpu0;
+      Latencies.Summary summary = late.summarize();
+      Map<String, Double> metrics = new LinkedHashMap<>();
+      metrics.put("firings", (double) value);
+      metrics.put("duplicates", (double) Math.max(0, value - n));
+      metrics.put("maxLateMs", summary.maxMicros() / 1e3);
+      return Scenarios.row(
+          "timers-every",
+          String.format("castEvery(1 s) for %d s of real time: applied once each", n),
+          value,
+          elapsed,
+          value * 1e9 / elapsed,
+          summary,
+          cost,
+          0,
+          cpu,
+          metrics,
+          String.format(
+              "%d firings for %d due; lateness = applied − due, max %.1f ms",
+              value, n, summary.maxMicros() / 1e3));
+    }
+  }
+
   /** Lateness on the system clock: one timer at a time, due {@link #LATENESS_DELAY} after sent. */
   private Latencies lateness(Bench bench) {
     int samples = Math.min(settings.wakeSamples(), 50);
@@ -88,11 +142,7 @@ final class TimerScenarios {
     try (DGen dgen = DGen.builder(bench.backend()).build()) {
       Tenant tenant = dgen.tenant(bench.root(), "timers-lateness");
       Progress progress = new Progress();
-      ServerRef<CounterServer.Msg> ref =
-          dgen.start(
-              new CounterServer(Tuple.from("late"), progress),
-              null,
-              StartOptions.builder(tenant).build());
+      ServerRef<CounterServer.Msg> ref = counter(dgen, tenant, "late", progress);
       for (int i = 0; i < 2 * samples; i++) { // the first half warms the path up
         long sent = System.nanoTime();
         ref.castAfter(ONE, LATENESS_DELAY);
@@ -163,6 +213,13 @@ final class TimerScenarios {
               idleCost.keysRead() + idleCost.rangesRead(),
               idleCpu / 1e6));
     }
+  }
+
+  /** One counter server {@code (name)} with the default options. */
+  private static ServerRef<CounterServer.Msg> counter(
+      DGen dgen, Tenant tenant, String name, Progress progress) {
+    return dgen.start(
+        new CounterServer(Tuple.from(name), progress), null, StartOptions.builder(tenant).build());
   }
 
   private static List<ServerRef<CounterServer.Msg>> servers(

@@ -66,26 +66,50 @@ class BenchmarksTest {
   }
 
   @Test
+  void theServicePath_callsInlineWhereTheCodeIs_andQueuesElsewhere() {
+    for (String id : new String[] {"svc-call-holder", "svc-call-replica"}) {
+      Row r = row(id);
+      assertThat(r.commitsPerMessage()).as("%s: one transaction a call", id).isBetween(1.0, 1.05);
+      assertThat(r.consumerTransactionsPerMessage()).as("%s: no consumer", id).isLessThan(0.05);
+    }
+    assertThat(row("svc-call-nothing").commitsPerMessage())
+        .as("a runtime without the code queues: a push and the holder's batch")
+        .isGreaterThanOrEqualTo(2.0);
+    for (String id : new String[] {"svc-casts-k1", "svc-casts-1-k16"}) {
+      Row r = row(id);
+      assertThat(r.clientTransactions())
+          .as("%s: casts of eight threads share push transactions, never more than one each", id)
+          .isPositive()
+          .isLessThanOrEqualTo(r.messages());
+    }
+    assertThat(row("svc-casts-k1").consumerTransactionsPerMessage()).isBetween(0.99, 1.05);
+  }
+
+  @Test
   void casts_costOneConsumerTransactionPerBatchOfK() {
     assertThat(row("cast-k1").consumerTransactionsPerMessage()).isBetween(0.99, 1.01);
     for (int k : new int[] {16, 64, 256}) {
       double perMessage = row("cast-k" + k).consumerTransactionsPerMessage();
       assertThat(perMessage).as("K=%d", k).isPositive().isLessThanOrEqualTo(1.2 / k + 0.01);
     }
-    // castAll of 16: one push transaction per 16 messages
+    // castAll of 16: at most one push transaction per 16 messages (concurrent ones share them)
     Row k64 = row("cast-k64");
     assertThat(k64.commitsPerMessage() - k64.consumerTransactionsPerMessage())
-        .isCloseTo(1.0 / 16, within(1e-9));
+        .isPositive()
+        .isLessThanOrEqualTo(1.0 / 16 + 1e-9);
     assertThat(k64.cost().conflicts()).as("pushes never conflict with the consumer").isZero();
     // the OpenTelemetry API without an SDK changes no cost, and its hooks were timed
     Row otel = row("cast-k64-otel-api");
     assertThat(otel.consumerTransactionsPerMessage()).isLessThanOrEqualTo(1.2 / 64 + 0.01);
-    assertThat(otel.bytesWrittenPerMessage()).isCloseTo(k64.bytesWrittenPerMessage(), within(1.0));
+    // within a few bytes: a push transaction writes one commit marker, and how many castAll calls
+    // share one depends on timing
+    assertThat(otel.bytesWrittenPerMessage()).isCloseTo(k64.bytesWrittenPerMessage(), within(5.0));
     assertThat(otel.metric("hooksNs")).isNotNegative().isLessThan(10_000);
-    // a plain cast is one push transaction
+    // a plain cast is at most one push transaction (concurrent ones share them)
     Row plain = row("cast-plain-k64");
     assertThat(plain.commitsPerMessage() - plain.consumerTransactionsPerMessage())
-        .isCloseTo(1.0, within(1e-9));
+        .isPositive()
+        .isLessThanOrEqualTo(1.0 + 1e-9);
     assertThat(plain.p50Micros()).isPositive();
     // a keyed cast is one push transaction too, with one more read (its key) and its record and
     // index entry written
@@ -267,5 +291,13 @@ class BenchmarksTest {
         .as("watches")
         .isLessThanOrEqualTo(2 * Math.min(Settings.tiny().throughput().idleManyServers(), 1_024));
     assertThat(idle.metric("threadsAdded")).isLessThan(64);
+  }
+
+  @Test
+  void aRecurringTimer_firesOncePerSecond() {
+    Row every = row("timers-every");
+    long seconds = Settings.tiny().recurringRun().toSeconds();
+    assertThat(every.metric("firings")).isEqualTo(seconds);
+    assertThat(every.metric("duplicates")).isZero();
   }
 }

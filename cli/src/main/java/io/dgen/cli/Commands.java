@@ -103,6 +103,16 @@ final class Commands {
             Dgen.REFUSED, what + ": refused without --yes (nothing was written)");
       }
     }
+
+    /** Prints {@code {field: value}} with {@code --json}, else {@code text}; returns OK. */
+    int report(String field, Object value, String text) {
+      if (json) {
+        Output.json(out(), Output.object().put(field, String.valueOf(value)));
+      } else {
+        out().println(text);
+      }
+      return Dgen.OK;
+    }
   }
 
   @Command(
@@ -430,13 +440,83 @@ final class Commands {
                 i.kind(),
                 i.type() == null ? "-" : i.type(),
                 Integer.toString(i.failures()),
-                i.message() == null ? "undecodable: " + i.error() : Output.compact(i.message())));
+                Output.message(i)));
       }
       if (json) {
         Output.json(out(), o);
       } else {
         out().println("queue length: " + s.queueLength());
+        s.paused()
+            .ifPresent(
+                p ->
+                    out()
+                        .println(
+                            "paused since "
+                                + p.since()
+                                + (p.reason().isEmpty() ? "" : " (" + p.reason() + ")")
+                                + ": nothing is applied until dgen resume"));
         Output.table(out(), List.of("ID", "KIND", "TYPE", "FAILURES", "MESSAGE"), rows);
+      }
+      return Dgen.OK;
+    }
+  }
+
+  @Command(
+      name = "timers",
+      mixinStandardHelpOptions = true,
+      description =
+          "List a server's pending timers: id, next due time, schedule (recurring timers) and"
+              + " message type, a page at a time (soonest first within a page).")
+  static final class Timers extends OnServer {
+    @Option(
+        names = {"-n", "--limit"},
+        paramLabel = "N",
+        defaultValue = "100",
+        description = "how many timers a page lists (default: ${DEFAULT-VALUE})")
+    int limit;
+
+    @Option(
+        names = "--after",
+        paramLabel = "ID",
+        description = "the page after timer ID: the 'next' a previous page printed")
+    @Nullable String after;
+
+    @Override
+    public Integer call() {
+      if (limit < 1 || limit > ServerAdmin.MAX_TIMER_PAGE) {
+        throw new CliException(
+            Dgen.USAGE, "-n must be within 1 and " + ServerAdmin.MAX_TIMER_PAGE + ": " + limit);
+      }
+      ServerAdmin s = server();
+      ServerAdmin.TimerPage page;
+      try {
+        page = s.timers(after, limit);
+      } catch (IllegalArgumentException e) {
+        throw new CliException(Dgen.USAGE, e.getMessage());
+      }
+      ObjectNode o = Output.object();
+      ArrayNode list = o.putArray("timers");
+      List<List<String>> rows = new ArrayList<>();
+      for (ServerAdmin.PendingTimer t : page.timers()) {
+        ObjectNode e = list.addObject().put("id", t.id()).put("due", t.due().toString());
+        e.put("schedule", t.schedule());
+        Output.item(t.item(), e.putObject("item"));
+        rows.add(
+            List.of(
+                t.id(),
+                t.due().toString(),
+                t.schedule() == null ? "once" : t.schedule(),
+                t.item().type() == null ? "-" : t.item().type(),
+                Output.message(t.item())));
+      }
+      o.put("next", page.next());
+      if (json) {
+        Output.json(out(), o);
+      } else {
+        Output.table(out(), List.of("ID", "DUE", "SCHEDULE", "TYPE", "MESSAGE"), rows);
+        if (page.next() != null) {
+          out().println("more: dgen timers " + tenant + " '" + tuid + "' --after " + page.next());
+        }
       }
       return Dgen.OK;
     }
@@ -531,6 +611,75 @@ final class Commands {
     @Override
     public Integer call() {
       return change("purge", false);
+    }
+  }
+
+  @Command(
+      name = "cancel-message",
+      mixinStandardHelpOptions = true,
+      description =
+          "Remove one queued message (an id 'dgen queue' lists) so that it is never applied;"
+              + " a call's caller waits until its timeout (needs --yes).")
+  static final class CancelMessage extends Destructive {
+    @Parameters(index = "2", paramLabel = "ID", description = "the message's id, from dgen queue")
+    String id;
+
+    @Override
+    public Integer call() {
+      ServerAdmin s = server();
+      confirm("remove queued message " + id + " of " + Tuids.format(s.tuid()));
+      boolean removed;
+      try {
+        removed = s.cancelQueued(id);
+      } catch (IllegalArgumentException e) {
+        throw new CliException(Dgen.USAGE, e.getMessage());
+      }
+      if (!removed) {
+        throw new CliException(
+            Dgen.NOT_FOUND, "no queued message " + id + " (consumed, cancelled, or never was)");
+      }
+      return report("cancelled", id, "removed queued message " + id);
+    }
+  }
+
+  @Command(
+      name = "pause",
+      mixinStandardHelpOptions = true,
+      description =
+          "Pause a server's consumption, durably and for every runtime: casts, calls and timers"
+              + " still queue, queued calls wait or time out, nothing is applied until"
+              + " 'dgen resume' (needs --yes).")
+  static final class Pause extends Destructive {
+    @Option(names = "--reason", paramLabel = "TEXT", description = "why, shown by the tools")
+    String reason = "";
+
+    @Override
+    public Integer call() {
+      ServerAdmin s = server();
+      confirm("pause server " + Tuids.format(s.tuid()));
+      boolean paused;
+      try {
+        paused = s.pause(reason);
+      } catch (IllegalStateException e) {
+        throw new CliException(Dgen.NOT_FOUND, e.getMessage());
+      }
+      return report(
+          "paused", paused, paused ? "paused " + Tuids.format(s.tuid()) : "was paused already");
+    }
+  }
+
+  @Command(
+      name = "resume",
+      mixinStandardHelpOptions = true,
+      description = "Resume a paused server: its queue is consumed again, in order (needs --yes).")
+  static final class Resume extends Destructive {
+    @Override
+    public Integer call() {
+      ServerAdmin s = server();
+      confirm("resume server " + Tuids.format(s.tuid()));
+      boolean resumed = s.resume();
+      return report(
+          "resumed", resumed, resumed ? "resumed " + Tuids.format(s.tuid()) : "was not paused");
     }
   }
 

@@ -36,7 +36,11 @@ import picocli.CommandLine.Spec;
       Commands.Inspect.class,
       Commands.StateReplace.class,
       Commands.Queue.class,
+      Commands.Timers.class,
       Commands.DeadLetters.class,
+      Commands.CancelMessage.class,
+      Commands.Pause.class,
+      Commands.Resume.class,
       Commands.Kill.class,
       UiCommand.class
     },

@@ -38,6 +38,11 @@ final class Output {
     return node == null ? "-" : COMPACT.writeValueAsString(node);
   }
 
+  /** A queued message's table cell: the message on one line, or why it does not decode. */
+  static String message(ServerAdmin.QueuedItem item) {
+    return item.message() == null ? "undecodable: " + item.error() : compact(item.message());
+  }
+
   /** A queued message as JSON (also inside dead letters and the lock). */
   static ObjectNode item(ServerAdmin.QueuedItem item, ObjectNode into) {
     into.put("kind", item.kind());

@@ -167,16 +167,20 @@ class DashboardBrowserTest {
     assertThat(column("queue-items", "message").get(0)).isEqualTo("{\"why\":\"out of stock\"}");
     assertThat(ui.shop.dgen).isNotNull();
 
-    // cancel the carts' timer
+    // cancel the carts' timers: a one-shot one and a recurring one
+    ui.shop.carts.castEvery(new Shop.AddItem("eggs", 1), java.time.Duration.ofHours(1));
     d.get(
         ui.url(
             "/server?t=shop/eu&tuid="
                 + java.net.URLEncoder.encode(
                     ShopFixture.CARTS, java.nio.charset.StandardCharsets.UTF_8)));
     browser.awaitText(By.id("timer-items"), "Shop$AddItem");
-    d.findElement(By.cssSelector("#timer-items a.cancel")).click();
-    d.findElement(By.id("confirm")).click();
-    browser.awaitText(By.id("done"), "Cancelled the timer.");
+    assertThat(column("timer-items", "schedule")).containsExactlyInAnyOrder("once", "every PT1H");
+    for (int i = 0; i < 2; i++) {
+      d.findElement(By.cssSelector("#timer-items a.cancel")).click();
+      d.findElement(By.id("confirm")).click();
+      browser.awaitText(By.id("done"), "Cancelled the timer.");
+    }
     browser.awaitText(By.id("timers"), "None pending.");
   }
 
@@ -314,5 +318,72 @@ class DashboardBrowserTest {
 
   private static String cell(WebElement row, String cssClass) {
     return row.findElement(By.cssSelector("td." + cssClass)).getText();
+  }
+
+  @Test
+  @Order(5)
+  void timers_comeInPages_withALinkToTheNext() {
+    var d = browser.driver;
+    Tenant tenant = ui.shop.tenant;
+    ServerRef<Shop.Msg> many =
+        ui.shop.dgen.start(
+            new Shop(new CountDownLatch(1), new CountDownLatch(0)),
+            Tuple.from("many-timers"),
+            StartOptions.builder(tenant).consume(false).build());
+    int n = 130; // more than a page (100)
+    memory.run(
+        tx -> {
+          for (int i = 0; i < n; i++) {
+            many.outbox().castAfter(tx, new Shop.AddItem("t" + i, i), java.time.Duration.ofDays(1));
+          }
+          return null;
+        });
+    d.get(
+        ui.url(
+            "/server?t=shop/eu&tuid="
+                + java.net.URLEncoder.encode(
+                    "(\"many-timers\")", java.nio.charset.StandardCharsets.UTF_8)));
+    browser.awaitText(By.id("timers"), "Pages of 100");
+    List<String> firstPage = column("timer-items", "id");
+    assertThat(firstPage).hasSize(100);
+    d.findElement(By.id("timers-next")).click();
+    browser.awaitText(By.id("timers"), "first timers");
+    List<String> secondPage = column("timer-items", "id");
+    assertThat(secondPage).hasSize(n - 100).doesNotContainAnyElementsOf(firstPage);
+    assertThat(d.findElements(By.id("timers-next"))).isEmpty();
+  }
+
+  @Test
+  @Order(6)
+  void pause_cancelAQueuedMessage_andResume() {
+    var d = browser.driver;
+    String carts =
+        ui.url(
+            "/server?t=shop/eu&tuid="
+                + java.net.URLEncoder.encode(
+                    ShopFixture.CARTS, java.nio.charset.StandardCharsets.UTF_8));
+    ui.shop.carts.cast(new Shop.AddItem("jam", 1));
+    d.get(carts);
+    browser.awaitText(By.id("pause"), "Consuming.");
+    d.findElement(By.id("pause-link")).click();
+    browser.awaitText(By.id("what"), "no runtime applies a queued message");
+    d.findElement(By.id("confirm")).click();
+    browser.awaitText(By.id("done"), "Paused");
+    browser.awaitText(By.id("pause"), "Paused since");
+
+    List<String> before = column("queue-items", "id");
+    assertThat(before).isNotEmpty();
+    d.findElement(
+            By.cssSelector("#queue-items tr[data-id='" + before.get(0) + "'] a.cancel-message"))
+        .click();
+    browser.awaitText(By.id("what"), "Remove queued message " + before.get(0));
+    d.findElement(By.id("confirm")).click();
+    browser.awaitText(By.id("done"), "Removed the message from the queue.");
+    assertThat(column("queue-items", "id")).doesNotContain(before.get(0));
+
+    d.findElement(By.id("resume-link")).click();
+    d.findElement(By.id("confirm")).click();
+    browser.awaitText(By.id("done"), "Resumed");
+    browser.awaitText(By.id("pause"), "Consuming.");
   }
 }

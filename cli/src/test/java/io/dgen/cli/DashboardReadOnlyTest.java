@@ -89,8 +89,9 @@ class DashboardReadOnlyTest {
         forms++;
       }
     }
-    // orders: all (3), each of 2 dead letters (3), kill; carts: a timer, kill; the markup: 3, 3, 1
-    assertThat(forms).isEqualTo(10 + 2 + 7);
+    // orders: pause, each of 2 queued messages, all (3), each of 2 dead letters (3), kill;
+    // carts: pause, its queued message, a timer, kill; the markup: pause, 3, 3, 1
+    assertThat(forms).isEqualTo(13 + 4 + 8);
 
     CountingBackend.Counters cost = ui.watched.counting.counters().minus(before);
     assertThat(cost.rowsRead() + cost.keysRead()).as("the dashboard read").isPositive();

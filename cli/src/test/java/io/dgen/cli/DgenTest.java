@@ -165,6 +165,75 @@ class DgenTest {
         .contains("timers        1 pending");
   }
 
+  @Test
+  void timers_listsIdsDueTimesSchedulesAndTypes_aPageAtATime() throws Exception {
+    String every = shop.carts.castEvery(new Shop.AddItem("eggs", 1), java.time.Duration.ofHours(1));
+    String cron =
+        shop.carts.castCron(
+            new Shop.AddItem("tea", 1), "0 9 * * MON-FRI", java.time.ZoneId.of("Europe/Berlin"));
+    String table = dgen("timers", T, ShopFixture.CARTS).ok().out();
+    assertThat(table)
+        .contains("ID", "DUE", "SCHEDULE", "TYPE", "MESSAGE")
+        .contains(every + "  ")
+        .contains("every PT1H")
+        .contains(cron + "  ")
+        .contains("cron 0 9 * * MON-FRI Europe/Berlin")
+        .contains("once")
+        .contains("io.dgen.cli.Shop$AddItem")
+        .doesNotContain("more:");
+
+    tools.jackson.databind.JsonNode first =
+        Output.JSON.readTree(dgen("timers", T, ShopFixture.CARTS, "-n", "2", "--json").ok().out());
+    assertThat(first.get("timers")).hasSize(2);
+    String next = first.get("next").asString();
+    assertThat(dgen("timers", T, ShopFixture.CARTS, "-n", "2").ok().out())
+        .contains("more: dgen timers " + T + " '" + ShopFixture.CARTS + "' --after " + next);
+    tools.jackson.databind.JsonNode second =
+        Output.JSON.readTree(
+            dgen("timers", T, ShopFixture.CARTS, "-n", "2", "--after", next, "--json").ok().out());
+    assertThat(second.get("timers")).hasSize(1);
+    assertThat(second.get("next").isNull()).isTrue();
+    List<String> ids = new java.util.ArrayList<>();
+    first.get("timers").forEach(t -> ids.add(t.get("id").asString()));
+    second.get("timers").forEach(t -> ids.add(t.get("id").asString()));
+    assertThat(ids).hasSize(3).contains(every, cron).doesNotHaveDuplicates();
+
+    dgen("timers", T, ShopFixture.CARTS, "--after", "nope").fails(Dgen.USAGE, "not a timer id");
+    dgen("timers", T, ShopFixture.CARTS, "-n", "0").fails(Dgen.USAGE, "-n must be");
+  }
+
+  @Test
+  void pauseCancelMessageAndResume() throws Exception {
+    dgen("pause", T, ShopFixture.CARTS).fails(Dgen.REFUSED, "refused without --yes");
+    assertThat(dgen("pause", T, ShopFixture.CARTS, "--reason", "inventory", "--yes").ok().out())
+        .contains("paused (\"carts\", \"alice\")");
+    assertThat(dgen("pause", T, ShopFixture.CARTS, "--yes").ok().out())
+        .contains("was paused already");
+    assertThat(dgen("queue", T, ShopFixture.CARTS).ok().out())
+        .contains("paused since")
+        .contains("(inventory)");
+
+    String id =
+        Output.JSON
+            .readTree(dgen("queue", T, ShopFixture.CARTS, "--json").ok().out())
+            .get("items")
+            .get(0)
+            .get("id")
+            .asString();
+    dgen("cancel-message", T, ShopFixture.CARTS, id).fails(Dgen.REFUSED, "refused without --yes");
+    assertThat(dgen("cancel-message", T, ShopFixture.CARTS, id, "--yes").ok().out())
+        .contains("removed queued message " + id);
+    dgen("cancel-message", T, ShopFixture.CARTS, id, "--yes")
+        .fails(Dgen.NOT_FOUND, "no queued message " + id);
+    dgen("cancel-message", T, ShopFixture.CARTS, "nope", "--yes")
+        .fails(Dgen.USAGE, "not a queued message id");
+    assertThat(dgen("queue", T, ShopFixture.CARTS).ok().out()).contains("queue length: 0");
+
+    assertThat(dgen("resume", T, ShopFixture.CARTS, "--yes").ok().out()).contains("resumed");
+    assertThat(dgen("resume", T, ShopFixture.CARTS, "--yes").ok().out()).contains("was not paused");
+    assertThat(dgen("queue", T, ShopFixture.CARTS).ok().out()).doesNotContain("paused since");
+  }
+
   /**
    * A hosted server stuck on a state that does not decode: its holder's record is shown, with the
    * way to repair it (the runtime's side is {@code FieldEvolutionTest}).

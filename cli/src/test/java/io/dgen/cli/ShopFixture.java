@@ -30,6 +30,10 @@ final class ShopFixture implements AutoCloseable {
   final DGen dgen;
   final Tenant tenant;
   final String tenantName;
+
+  /** The server {@code ("carts", "alice")}, which does not consume. */
+  final ServerRef<Shop.Msg> carts;
+
   private final CountDownLatch gate = new CountDownLatch(1);
 
   ShopFixture(Backend backend, String... tenantPath) throws InterruptedException {
@@ -60,7 +64,7 @@ final class ShopFixture implements AutoCloseable {
     assertThat(entered.await(60, TimeUnit.SECONDS)).isTrue();
     orders.castAll(List.of(new Shop.AddItem("plum", 7), new Shop.AddItem("fig", 2)));
 
-    ServerRef<Shop.Msg> carts =
+    carts =
         dgen.start(
             shop,
             Tuple.from("carts", "alice"),

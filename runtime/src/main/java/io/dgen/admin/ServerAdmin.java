@@ -97,11 +97,14 @@ public final class ServerAdmin {
   /**
    * A pending timer.
    *
-   * @param id the id {@code castAfter} returned, which {@code cancelTimer} takes
-   * @param due when it fires
+   * @param id the id {@code castAfter} (or {@code castAt}, {@code castEvery}, {@code castCron})
+   *     returned, which {@code cancelTimer} takes
+   * @param due when it fires (next)
    * @param item the message it will queue (kind {@code "cast"}; id empty)
+   * @param schedule how a recurring timer repeats ({@code every PT1S}, {@code cron 0 3 * * *
+   *     Europe/Berlin}), or null for a one-shot timer
    */
-  public record PendingTimer(String id, Instant due, QueuedItem item) {}
+  public record PendingTimer(String id, Instant due, QueuedItem item, @Nullable String schedule) {}
 
   /**
    * A kept reply: the reply of a {@code submit}ted or keyed call, kept for {@code awaitReply} and
@@ -297,9 +300,117 @@ public final class ServerAdmin {
     Map<Integer, String> types = types();
     List<QueuedItem> out = new ArrayList<>(rows.size());
     for (KeyValue kv : rows) {
-      out.add(item(hex(items.unpack(kv.key()).getVersionstamp(1)), kv.value(), types));
+      if (!keys.isPauseMarker(kv.key())) {
+        out.add(item(hex(items.unpack(kv.key()).getVersionstamp(1)), kv.value(), types));
+      }
     }
     return out;
+  }
+
+  /**
+   * Removes the queued message {@code id} (an id {@link #peek} lists) from the queue: it will not
+   * be applied. One transaction that reads the item serializably, so a cancel and a consumer that
+   * pops the item conflict and one of them wins. A cancelled call's caller is not told: it waits
+   * until its call timeout.
+   *
+   * @return false if there is no such queued message (it was consumed, is being handled under the
+   *     server's lock, was cancelled, or never was)
+   * @throws IllegalArgumentException if {@code id} is not a queue item id (24 hex digits)
+   */
+  public boolean cancelQueued(String id) {
+    Versionstamp stamp = stamp(id, "a queued message");
+    byte[] head = keys.items().pack(Tuple.from(ServerKeys.LANE_HEAD, stamp));
+    byte[] normal = keys.items().pack(Tuple.from(ServerKeys.LANE_NORMAL, stamp));
+    return run(
+        "cancelQueued",
+        tx -> {
+          var inHead = tx.getAsync(head);
+          var inNormal = tx.getAsync(normal);
+          byte[] key =
+              Futures.join(inHead) != null ? head : Futures.join(inNormal) != null ? normal : null;
+          if (key == null) {
+            return false;
+          }
+          tx.clear(key);
+          tx.add(keys.popCounter(), 1); // the queue's length counts it out, as a pop does
+          return true;
+        });
+  }
+
+  /**
+   * An operator's pause of the server's consumption.
+   *
+   * @param since when it was paused (the admin's clock)
+   * @param reason what the operator said
+   */
+  public record Pause(Instant since, String reason) {}
+
+  /** The server's pause, if it is paused. */
+  public Optional<Pause> paused() {
+    byte[] raw = run("paused", tx -> tx.snapshot().get(keys.pauseKey()));
+    if (raw == null) {
+      return Optional.empty();
+    }
+    Tuple t = Tuple.fromBytes(raw);
+    return Optional.of(new Pause(Instant.ofEpochMilli(t.getLong(0)), t.getString(1)));
+  }
+
+  /**
+   * Pauses the server's consumption, durably and for every runtime: from the commit of this call
+   * on, no consumer applies a queued message (a consumer batch or an inline call that read the
+   * queue before it conflicts and finds the pause when it retries). Casts, calls and timers still
+   * queue; queued calls wait, and fail with {@code CallTimeoutException} at their timeout (they
+   * still execute after the resume). Priority messages and infos bypass the queue and still run. A
+   * message being handled under the server's lock ({@code Result.lock}) finishes; then nothing more
+   * is consumed. The pause survives restarts of every runtime, until {@link #resume}.
+   *
+   * @param reason why, shown by the admin tools (may be empty)
+   * @return true if this call paused it; false if it was paused already (the earlier pause stays)
+   * @throws IllegalStateException if the server does not exist (killed, or a hosted server that
+   *     never received a message)
+   */
+  public boolean pause(String reason) {
+    java.util.Objects.requireNonNull(reason, "reason must not be null");
+    byte[] record = Tuple.from(clock.millis(), reason).pack();
+    return run(
+        "pause",
+        tx -> {
+          var entry = tx.getAsync(tenant.serverKey(keys.tuid()));
+          var marker = tx.getAsync(keys.pauseKey());
+          if (Futures.join(entry) == null) {
+            throw new IllegalStateException(
+                "no server "
+                    + io.dgen.admin.Tuids.format(keys.tuid())
+                    + ": it was killed or never created; nothing to pause");
+          }
+          if (Futures.join(marker) != null) {
+            return false;
+          }
+          tx.set(keys.pauseKey(), record);
+          // every consumer batch and inline call reads the lock key serializably: one that read
+          // the queue before this pause conflicts with it and retries, meeting the pause
+          tx.addWriteConflictKey(keys.lockKey());
+          return true;
+        });
+  }
+
+  /**
+   * Resumes a paused server: clears the pause and rings the server (activating a hosted one) so
+   * that its consumers apply what queued meanwhile, in order.
+   *
+   * @return false if it was not paused
+   */
+  public boolean resume() {
+    return run(
+        "resume",
+        tx -> {
+          if (tx.get(keys.pauseKey()) == null) {
+            return false;
+          }
+          tx.clear(keys.pauseKey());
+          Futures.join(ServerEntry.publishFor(tx, tenant, keys));
+          return true;
+        });
   }
 
   /** The lock's holder, if the server is locked. */
@@ -354,9 +465,72 @@ public final class ServerAdmin {
     return out;
   }
 
+  /**
+   * A page of pending timers.
+   *
+   * @param timers the page's timers, soonest first
+   * @param next the id to pass as {@code after} for the next page, or null if this was the last
+   */
+  public record TimerPage(List<PendingTimer> timers, @Nullable String next) {}
+
+  /** The most timers one page lists. */
+  public static final int MAX_TIMER_PAGE = 1_000;
+
   /** The pending timers, soonest first. */
   public List<PendingTimer> timers() {
     return timers(ReadTransaction.UNLIMITED);
+  }
+
+  /**
+   * A page of the pending timers: at most {@code limit}, in the order of their ids, after the timer
+   * {@code after} (exclusive; null: from the first), listed soonest first within the page. One
+   * snapshot transaction: a range read of the server's own timer keys and a read of each one's
+   * index entry. Pages follow ids, not due times, so that a cursor stays valid while timers fire
+   * and recurring ones move: a server with at most {@code limit} timers gets them all, soonest
+   * first, in one page.
+   *
+   * @param after the {@link TimerPage#next} of the previous page, or null for the first
+   * @param limit how many at most, within 1 and {@value #MAX_TIMER_PAGE}
+   * @throws IllegalArgumentException if {@code limit} is out of range or {@code after} is not a
+   *     timer id
+   */
+  public TimerPage timers(@Nullable String after, int limit) {
+    if (limit < 1 || limit > MAX_TIMER_PAGE) {
+      throw new IllegalArgumentException(
+          "limit must be within 1 and " + MAX_TIMER_PAGE + ": " + limit);
+    }
+    if (after != null) {
+      ServerKeys.checkTimerId(after);
+    }
+    // one more than asked: whether there is a next page, without an empty last page
+    List<PendingTimer> read = read(after, limit + 1);
+    if (read.size() <= limit) {
+      return new TimerPage(read, null);
+    }
+    // the page is the first limit ids: drop the greatest id read
+    String greatest = read.get(0).id();
+    for (PendingTimer t : read) {
+      if (idOrder(t.id(), greatest) > 0) {
+        greatest = t.id();
+      }
+    }
+    List<PendingTimer> page = new ArrayList<>(limit);
+    String last = null;
+    for (PendingTimer t : read) {
+      if (!t.id().equals(greatest)) {
+        page.add(t);
+        if (last == null || idOrder(t.id(), last) > 0) {
+          last = t.id();
+        }
+      }
+    }
+    return new TimerPage(page, last);
+  }
+
+  /** Compares timer ids in the order of the server's timer keys (their uuids). */
+  private static int idOrder(String a, String b) {
+    return Arrays.compareUnsigned(
+        Tuple.from(ServerKeys.timerUuid(a)).pack(), Tuple.from(ServerKeys.timerUuid(b)).pack());
   }
 
   /**
@@ -369,8 +543,12 @@ public final class ServerAdmin {
    */
   public List<PendingTimer> timers(int limit) {
     checkLimit(limit, 0);
+    return read(null, limit);
+  }
+
+  private List<PendingTimer> read(@Nullable String after, int limit) {
     List<ServerKeys.PendingTimer> stored =
-        run("timers", tx -> keys.pendingTimers(tx.snapshot(), tenant, limit));
+        run("timers", tx -> keys.pendingTimers(tx.snapshot(), tenant, after, limit));
     Map<Integer, String> types = stored.isEmpty() ? Map.of() : types();
     List<PendingTimer> out = new ArrayList<>(stored.size());
     for (ServerKeys.PendingTimer t : stored) {
@@ -379,7 +557,7 @@ public final class ServerAdmin {
           t.envelope() == null
               ? new QueuedItem("", "cast", null, 0, null, "the timer's index entry is missing")
               : item("", t.envelope(), types);
-      out.add(new PendingTimer(t.id(), due, item));
+      out.add(new PendingTimer(t.id(), due, item, t.schedule()));
     }
     return out;
   }
@@ -662,6 +840,12 @@ public final class ServerAdmin {
   }
 
   private byte[] deadKey(String id) {
+    return keys.dead().pack(Tuple.from(stamp(id, "a dead letter")));
+  }
+
+  /** The versionstamp an item or dead letter id (24 hex digits) names. */
+  private static Versionstamp stamp(String id, String what) {
+    java.util.Objects.requireNonNull(id, "id must not be null");
     byte[] stamp;
     try {
       stamp = HexFormat.of().parseHex(id);
@@ -669,9 +853,9 @@ public final class ServerAdmin {
       stamp = new byte[0];
     }
     if (stamp.length != 12) {
-      throw new IllegalArgumentException("not a dead letter id (24 hex digits): " + id);
+      throw new IllegalArgumentException("not " + what + " id (24 hex digits): " + id);
     }
-    return keys.dead().pack(Tuple.from(Versionstamp.fromBytes(stamp)));
+    return Versionstamp.fromBytes(stamp);
   }
 
   private static String hex(Versionstamp stamp) {

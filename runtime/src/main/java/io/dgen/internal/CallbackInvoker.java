@@ -147,6 +147,16 @@ final class CallbackInvoker<S, M> {
     }
 
     @Override
+    public String castEvery(Object message, Duration period) {
+      return timers.inCallbackEvery(transaction, message, period);
+    }
+
+    @Override
+    public String castCron(Object message, String cron, java.time.ZoneId zone) {
+      return timers.inCallbackCron(transaction, message, cron, zone);
+    }
+
+    @Override
     public boolean cancelTimer(String timerId) {
       return timers.inCallbackCancel(transaction, timerId);
     }

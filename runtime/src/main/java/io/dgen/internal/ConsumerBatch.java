@@ -75,13 +75,22 @@ final class ConsumerBatch<S, M> {
       implements CommitRunner.WritesState {
 
     static <S, M> Batch<S, M> idle(long readVersion) {
+      return empty(readVersion, false, true);
+    }
+
+    /** Paused by an operator: wait for a ring (the resume), as for a lock without expiry. */
+    static <S, M> Batch<S, M> paused(long readVersion) {
+      return empty(readVersion, true, false);
+    }
+
+    private static <S, M> Batch<S, M> empty(long readVersion, boolean wait, boolean drained) {
       return new Batch<>(
           readVersion,
-          false,
+          wait,
           -1,
           false,
           0,
-          true,
+          drained,
           null,
           List.of(),
           null,
@@ -417,6 +426,9 @@ final class ConsumerBatch<S, M> {
     if (lockBytes != null) {
       return CompletableFuture.completedFuture(
           Batch.locked(locks.meet(tx, lockBytes, permits), readVersion));
+    }
+    if (locks.paused(peeked)) {
+      return CompletableFuture.completedFuture(Batch.paused(readVersion));
     }
     if (peeked.isEmpty()) {
       return idle(tx, readVersion, version, executor);

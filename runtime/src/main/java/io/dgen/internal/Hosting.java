@@ -134,6 +134,9 @@ final class Hosting implements Placement.Holder {
           "this runtime hosts kind " + kind.kind() + " in " + runtime.context() + " already");
     }
     kind.completeTypes();
+    if (!kind.options().holdsBuckets()) {
+      return; // its refs run calls inline; it never takes a lease, so it never loads a server
+    }
     placement.host(kind.kind());
     if (!core.hooks().backgroundConsumers()) {
       // The test kit drains hosted servers in its own thread, in the buckets this runtime holds:

@@ -59,12 +59,17 @@ final class InlineRunner<S, M> {
     Result<S> run(Transaction tx, S state, long startNanos);
   }
 
-  /** An inline callback returned {@code Result.lock}: abort, and queue the call instead. */
-  private static final class TakesLock extends RuntimeException {
+  /**
+   * An inline attempt that must not commit here, and whose call is queued instead: its callback
+   * returned {@code Result.lock} (the lock is taken by the consume loop only), or, run by a
+   * visiting runtime, it found a server to create or returned {@code Result.stop}, which only the
+   * holder does.
+   */
+  private static final class QueueInstead extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    TakesLock() {
-      super("inline call takes the lock", null, false, false);
+    QueueInstead(String why) {
+      super(why, null, false, false);
     }
   }
 
@@ -78,11 +83,16 @@ final class InlineRunner<S, M> {
   private final LongSupplier nanoTime;
   private final Executor executor;
   private final ConsumerBatch.@Nullable Fence fence;
+  private final boolean visiting;
   private final String context;
 
   /**
    * @param fence a hosted server's: an inline call reads its bucket's lease, and commits only while
    *     this runtime holds it
+   * @param visiting whether this runs a hosted server's calls in a runtime that has its behaviour
+   *     but does not run the server (a ref's, outside the holder's loaded process): a call runs on
+   *     the durable state as at the holder, exact by the same conflicts, but one that would create
+   *     the server or stop it is queued for the holder instead
    */
   InlineRunner(
       ServerKeys keys,
@@ -95,8 +105,10 @@ final class InlineRunner<S, M> {
       LongSupplier nanoTime,
       Executor executor,
       ConsumerBatch.@Nullable Fence fence,
+      boolean visiting,
       String context) {
     this.fence = fence;
+    this.visiting = visiting;
     this.keys = keys;
     this.commits = commits;
     this.states = states;
@@ -136,6 +148,10 @@ final class InlineRunner<S, M> {
                   CompletableFuture<List<KeyValue>> head = queue.peek(tx, 1);
                   CompletableFuture<byte @Nullable []> lock = tx.getAsync(keys.lockKey());
                   CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, false);
+                  // Without a cached state to validate, the state is read in the same round as
+                  // the queue's head (a visiting ref's usual case): one round trip, not two.
+                  CompletableFuture<StateStore.Loaded<S>> early =
+                      states.cold() ? states.loadAsync(tx, null, false) : null;
                   CompletableFuture<Void> reads =
                       CompletableFuture.allOf(
                           began,
@@ -165,7 +181,7 @@ final class InlineRunner<S, M> {
                         }
                         long start = began.join();
                         return Async.thenApply(
-                            states.loadAsync(tx, version, false),
+                            early != null ? early : states.loadAsync(tx, version, false),
                             executor,
                             loaded ->
                                 runOnState(
@@ -174,8 +190,9 @@ final class InlineRunner<S, M> {
                                     start,
                                     (t, state, st) ->
                                         invoker.handleCall(t, request, from, state, st),
-                                    TakesLock::new,
-                                    "inline"));
+                                    () -> new QueueInstead("inline call takes the lock"),
+                                    "inline",
+                                    true));
                       });
                 },
                 (tx, prior) -> prior,
@@ -189,10 +206,10 @@ final class InlineRunner<S, M> {
           if (failure != null && lifecycle.terminateIfFatal(failure)) {
             return CompletableFuture.failedFuture(failure);
           }
-          if (failure instanceof TakesLock) {
+          if (failure instanceof QueueInstead) {
             // The lock is taken by the consume loop only, so that handleLocked runs where the lock
-            // is fenced and recoverable: queue the call like any other. The attempt committed
-            // nothing.
+            // is fenced and recoverable; a visitor neither creates nor stops a server: queue the
+            // call like any other. The attempt committed nothing.
             return calls
                 .pushOnce(envelope.get(), waiting)
                 .thenApply(v -> Outcome.<S>queuedInstead());
@@ -314,7 +331,8 @@ final class InlineRunner<S, M> {
                                     "a priority message cannot take the lock (Result.lock):"
                                         + " priority messages bypass the lock; send it with call"
                                         + " or cast")),
-                        replies);
+                        replies,
+                        false);
                 if (o.written() != null && Futures.join(lock) != null) {
                   // handleLocked's result replaces the state when it commits: this change would
                   // be silently undone, so it is refused instead.
@@ -367,7 +385,8 @@ final class InlineRunner<S, M> {
    * Result.lock} aborts it with {@code onLock}'s exception. A call's reply ({@code replies} says
    * how it was called) is taken as it is now, and checked as a queued reply would be: one too large
    * aborts the attempt, so nothing is committed, and the call is not queued for a retry (its reply
-   * would be as large).
+   * would be as large). With {@code queueable} (an inline call), a visitor's attempt that would
+   * create or stop the server aborts with {@link QueueInstead}.
    */
   private Outcome<S> runOnState(
       Transaction tx,
@@ -375,10 +394,18 @@ final class InlineRunner<S, M> {
       long start,
       Invocation<S> callback,
       Supplier<RuntimeException> onLock,
-      @Nullable String replies) {
+      @Nullable String replies,
+      boolean queueable) {
+    boolean visitor = visiting && queueable;
+    if (visitor && loaded.state() == null) {
+      throw new QueueInstead("a visitor does not create a server: its holder runs init");
+    }
     Result<S> r = callback.run(tx, stateOf(loaded), start);
     if (r.kind() == Result.Kind.LOCK) {
       throw onLock.get();
+    }
+    if (visitor && r.kind() == Result.Kind.STOP) {
+      throw new QueueInstead("a visitor does not stop a server: its holder deactivates it");
     }
     Object reply = replies == null ? null : calls.replyAsOfNow(r.reply(), replies);
     StoredState written = states.write(tx, loaded, r.state());

@@ -6,6 +6,7 @@ import io.dgen.LockFencedException;
 import io.dgen.Result;
 import io.dgen.UndecodableDataException;
 import io.dgen.backend.BackendException;
+import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.LockRecord;
@@ -14,6 +15,7 @@ import io.dgen.internal.codec.StoredState;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -208,6 +210,15 @@ final class LockCoordinator<S, M> {
    */
   CompletableFuture<byte @Nullable []> read(Transaction tx) {
     return tx.getAsync(keys.lockKey());
+  }
+
+  /**
+   * Whether the first item a batch peeked is an operator's pause marker ({@link
+   * ServerKeys#pauseKey}): then the batch consumes nothing and waits, like one that met a lock with
+   * no expiry, until a resume rings the server.
+   */
+  boolean paused(List<KeyValue> peeked) {
+    return !peeked.isEmpty() && keys.isPauseMarker(peeked.get(0).key());
   }
 
   /**

@@ -23,6 +23,12 @@ public interface Metrics {
   default void transactionRetried(int code) {}
 
   /**
+   * A push transaction of plain casts committed, carrying {@code casts} {@code cast} or {@code
+   * castAll} calls (more than one when publisher group commit grouped them).
+   */
+  default void pushed(int casts) {}
+
+  /**
    * The runtime's gauges: its live processes, and the watches it holds (one per bucket it uses in
    * each tenant).
    */

@@ -38,6 +38,8 @@ public final class MicrometerMetrics implements Metrics {
   private final Map<List<Object>, Server> servers = new ConcurrentHashMap<>();
   private final Map<Integer, Counter> retries = new ConcurrentHashMap<>();
   private final AtomicInteger sampled = new AtomicInteger();
+  private final Counter pushTransactions;
+  private final Counter pushedCasts;
 
   /**
    * Records into {@code registry}.
@@ -46,6 +48,14 @@ public final class MicrometerMetrics implements Metrics {
    */
   public MicrometerMetrics(MeterRegistry registry) {
     this.registry = Objects.requireNonNull(registry, "registry must not be null");
+    this.pushTransactions =
+        Counter.builder("dgen.push.transactions")
+            .description("push transactions of plain casts committed (group commit shares them)")
+            .register(registry);
+    this.pushedCasts =
+        Counter.builder("dgen.push.casts")
+            .description("cast and castAll calls the push transactions carried")
+            .register(registry);
   }
 
   @Override
@@ -53,6 +63,12 @@ public final class MicrometerMetrics implements Metrics {
     return servers.computeIfAbsent(
         List.of(tenant, behaviour),
         k -> new Server(Tags.of("tenant", tenant, "server", behaviour.getName())));
+  }
+
+  @Override
+  public void pushed(int casts) {
+    pushTransactions.increment();
+    pushedCasts.increment(casts);
   }
 
   @Override

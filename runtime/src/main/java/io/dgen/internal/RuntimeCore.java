@@ -74,6 +74,7 @@ public final class RuntimeCore implements AutoCloseable {
   private final ScheduledExecutorService scheduler;
   private final ExecutorService blocking;
   private final DeferredClears deferredClears;
+  private final PushGroups pushGroups;
   private final Clock clock;
   private final DGenListener listener;
   private final RuntimeHooks hooks;
@@ -162,6 +163,7 @@ public final class RuntimeCore implements AutoCloseable {
             MAX_QUEUED_BLOCKING,
             "blocking steps of this runtime (handleLocked, failure records, push retries)");
     this.deferredClears = new DeferredClears(backend, scheduler);
+    this.pushGroups = new PushGroups(blocking, scheduler, hooks.metrics());
     measureClockSkew();
     this.limits = new Limits(this, new Limits.Config(rateLimits, concurrencyLimits));
     limits.store();
@@ -307,6 +309,11 @@ public final class RuntimeCore implements AutoCloseable {
    */
   ExecutorService blocking() {
     return blocking;
+  }
+
+  /** The group commit of this runtime's plain casts. */
+  PushGroups pushGroups() {
+    return pushGroups;
   }
 
   /** Clears of reply slots already read, batched. */
@@ -567,6 +574,7 @@ public final class RuntimeCore implements AutoCloseable {
    */
   @Override
   public void close() {
+    pushGroups.close();
     for (ServerProcess<?, ?> p : processes) {
       p.stop();
     }

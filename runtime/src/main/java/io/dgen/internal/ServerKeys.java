@@ -28,6 +28,8 @@ import org.jspecify.annotations.Nullable;
  * (tuid.., "s", 0, "v")                 versionstamp of the last state write (cache validator)
  * (tuid.., "s", "n")                    the state's type tag (name#version) if its type is annotated
  * (tuid.., "q", 0, "i", lane, VS)       queue items, FIFO by versionstamp; lane 0 = head, 1 = normal
+ * (tuid.., "q", 0, "i", -1)            the pause marker (an operator's pause): value = (millis, reason);
+ *                                       first in the items' range, so every consumer's peek meets it
  * (tuid.., "q", 0, "n") / ("q", 0, "p") push / pop counters (little-endian, atomic add)
  * (tuid.., "q", 0, "t", n)              type table: entry n, a message class name (UTF-8)
  * (tuid.., "c", unixSeconds, id, "t", n) a caller's reply slot, chunk n; chunk 0 is watched
@@ -40,7 +42,7 @@ import org.jspecify.annotations.Nullable;
  * (tuid.., "i", key)                    idempotency key: (expiry second, run id[, call second, id])
  * (tuid.., "x", expirySecond, key)      expiry index of the idempotency keys
  * (tuid.., "r", expirySecond, id, "t", n) a kept reply (submit, keyed call), chunk n
- * (tuid.., "m", timerId)                the server's pending timer: value = its due time (micros)
+ * (tuid.., "m", timerId)                the server's pending timer: value = its (next) due time (micros)
  * </pre>
  *
  * The {@code 0} after {@code "s"} and {@code "q"} is the layout version of that part.
@@ -66,9 +68,13 @@ public final class ServerKeys {
   /** Lane of normally pushed items. */
   public static final long LANE_NORMAL = 1;
 
+  /** Lane of the pause marker: before the head lane, so a consumer's peek reads it first. */
+  static final long LANE_PAUSED = -1;
+
   private final Tuple tuid;
   private final byte[] normalLanePrefix;
   private final byte[] headLanePrefix;
+  private final byte[] pauseKey;
   private final Subspace root;
   private final Subspace state;
   private final Subspace stateAndTag;
@@ -109,6 +115,7 @@ public final class ServerKeys {
     this.items = queue.subspace(Tuple.from("i"));
     this.normalLanePrefix = items.pack(Tuple.from(LANE_NORMAL));
     this.headLanePrefix = items.pack(Tuple.from(LANE_HEAD));
+    this.pauseKey = items.pack(Tuple.from(LANE_PAUSED));
     this.pushCounter = queue.pack(Tuple.from("n"));
     this.popCounter = queue.pack(Tuple.from("p"));
     this.types = queue.subspace(Tuple.from("t"));
@@ -188,6 +195,21 @@ public final class ServerKeys {
       return headLanePrefix;
     }
     throw new IllegalArgumentException("no such lane: " + lane);
+  }
+
+  /**
+   * The pause marker {@code (.., "q", 0, "i", -1)}: while it exists, no consumer applies a queued
+   * message. It lies in the items' range before every lane, so the snapshot peek that every
+   * consumer batch (and an inline call's check of the queue) makes reads it first, at no extra
+   * read; the admin's peek skips it. Value: {@code (millis, reason)} packed.
+   */
+  public byte[] pauseKey() {
+    return pauseKey;
+  }
+
+  /** Whether a key read from the items' range is the pause marker rather than an item. */
+  public boolean isPauseMarker(byte[] key) {
+    return Arrays.equals(key, pauseKey);
   }
 
   /** The tuple, relative to {@link #lanePrefix}, of a new item. */
@@ -398,15 +420,27 @@ public final class ServerKeys {
    * @param id the id {@code castAfter} returned
    * @param dueMicros its due time, in microseconds since the epoch
    * @param envelope the queue item it will push, or null if its index entry is missing
+   * @param schedule how a recurring timer repeats ({@code every PT1S}, {@code cron 0 3 * * *
+   *     Europe/Berlin}), or null for a one-shot timer
    */
-  public record PendingTimer(String id, long dueMicros, byte @Nullable [] envelope) {}
+  public record PendingTimer(
+      String id, long dueMicros, byte @Nullable [] envelope, @Nullable String schedule) {}
 
   /**
    * The server's pending timers, soonest first, read in {@code tx} (for admin tools): at most
-   * {@code limit} ({@code 0}: all) of its own timer keys, which are ordered by id.
+   * {@code limit} ({@code 0}: all) of its own timer keys, which are ordered by id, after the timer
+   * {@code afterId} (exclusive; null: from the first).
+   *
+   * @throws IllegalArgumentException if {@code afterId} is not a timer id
    */
-  public List<PendingTimer> pendingTimers(ReadTransaction tx, TenantKeys tenant, int limit) {
-    List<KeyValue> own = tx.getRange(timers.range().begin, timers.range().end, limit, false);
+  public List<PendingTimer> pendingTimers(
+      ReadTransaction tx, TenantKeys tenant, @Nullable String afterId, int limit) {
+    byte[] begin =
+        afterId == null
+            ? timers.range().begin
+            : com.apple.foundationdb.tuple.ByteArrayUtil.join(
+                timers.pack(Tuple.from(Timers.parse(afterId))), new byte[] {0});
+    List<KeyValue> own = tx.getRange(begin, timers.range().end, limit, false);
     List<Map.Entry<Long, UUID>> ids = new ArrayList<>(own.size());
     List<CompletableFuture<byte @Nullable []>> entries = new ArrayList<>(own.size());
     for (KeyValue kv : own) {
@@ -418,14 +452,14 @@ public final class ServerKeys {
     }
     List<PendingTimer> out = new ArrayList<>(own.size());
     for (int i = 0; i < ids.size(); i++) {
-      byte[] entry = Futures.join(entries.get(i)); // (tuid length, tuid, envelope)
-      byte[] envelope =
-          entry == null
-              ? null
-              : Arrays.copyOfRange(
-                  entry, Integer.BYTES + ByteBuffer.wrap(entry).getInt(), entry.length);
+      byte[] raw = Futures.join(entries.get(i));
+      Timers.Entry entry = raw == null ? null : Timers.Entry.decode(raw);
       out.add(
-          new PendingTimer(Timers.format(ids.get(i).getValue()), ids.get(i).getKey(), envelope));
+          new PendingTimer(
+              Timers.format(ids.get(i).getValue()),
+              ids.get(i).getKey(),
+              entry == null ? null : entry.envelope(),
+              entry == null || entry.schedule() == null ? null : entry.schedule().describe()));
     }
     out.sort(Comparator.comparingLong(PendingTimer::dueMicros));
     return out;
@@ -468,6 +502,15 @@ public final class ServerKeys {
    */
   public static void checkTimerId(String timerId) {
     Timers.parse(timerId);
+  }
+
+  /**
+   * The uuid a timer id stands for, which orders the server's timer keys.
+   *
+   * @throws IllegalArgumentException if {@code timerId} is not a timer id
+   */
+  public static UUID timerUuid(String timerId) {
+    return Timers.parse(timerId);
   }
 
   /** The call id users hold for the kept reply in slot {@code (expirySecond, slotId)}. */

@@ -206,6 +206,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
             core::nanoTime,
             core.executor(),
             fence,
+            role == Role.REF,
             context);
     this.deadLetters =
         new DeadLetters<>(
@@ -542,8 +543,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
     return ifAlive(
         "cast",
         () -> {
-          byte[] env = queue.encode(Envelope.CAST, message, null);
-          return push(tx -> queue.publish(tx, List.of(env)), "cast");
+          return push(List.of(queue.encode(Envelope.CAST, message, null)), "cast");
         });
   }
 
@@ -560,15 +560,15 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
           if (envs.isEmpty()) {
             return CompletableFuture.completedFuture(null);
           }
-          return push(tx -> queue.publish(tx, envs), "castAll");
+          return push(envs, "castAll");
         });
   }
 
-  private CompletableFuture<Void> push(
-      CommitRunner.AsyncBody<@Nullable Void> body, String operation) {
+  /** Pushes plain casts, alone or with the other casts of this runtime's threads (group commit). */
+  private CompletableFuture<Void> push(List<byte[]> envelopes, String operation) {
     HostedKind<S, M> hosted = role == Role.REF ? kind : null;
-    return commits
-        .commitBounded(body, operation, core.blocking(), core.scheduler())
+    return core.pushGroups()
+        .push(queue, commits, envelopes, operation)
         .thenApply(
             done -> {
               if (hosted != null) {
@@ -615,6 +615,16 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
   @Override
   public CompletableFuture<String> castAtAsync(M message, Instant when) {
     return ifAlive("castAt", () -> timers.castAt(message, when));
+  }
+
+  @Override
+  public CompletableFuture<String> castEveryAsync(M message, Duration period) {
+    return ifAlive("castEvery", () -> timers.castEvery(message, period));
+  }
+
+  @Override
+  public CompletableFuture<String> castCronAsync(M message, String cron, java.time.ZoneId zone) {
+    return ifAlive("castCron", () -> timers.castCron(message, cron, zone));
   }
 
   @Override
@@ -716,10 +726,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
       Supplier<byte[]> env = Suppliers.memoize(() -> queue.encode(Envelope.CALL, request, from));
       CallProtocol.Waiting<R> waiting = calls.waiting(from, replyType, timeout);
       CompletableFuture<InlineRunner.Outcome<S>> sent =
-          role != Role.REF
-                  && options.consume()
-                  && options.consumeK() == 1
-                  && options.rateLimit().isEmpty()
+          runsInline()
               ? inline.call(request, from, env, waiting)
               : calls
                   .pushOnce(env.get(), waiting)
@@ -799,6 +806,17 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
     } catch (RuntimeException e) {
       throw CallerFailures.toThrow(e, operation, context);
     }
+  }
+
+  /**
+   * Whether a call runs inline when the queue is empty and the server unlocked: with {@code
+   * consumeK} 1 and no rate limit, in a process that consumes, or through a ref in any runtime that
+   * hosts the kind (its behaviour is here), whether or not it holds the server's bucket.
+   */
+  private boolean runsInline() {
+    return (role == Role.REF ? kind != null : options.consume())
+        && options.consumeK() == 1
+        && options.rateLimit().isEmpty();
   }
 
   /** Whether this is a ref whose runtime does not host its kind: its code runs elsewhere. */

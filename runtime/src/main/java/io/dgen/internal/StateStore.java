@@ -140,6 +140,11 @@ final class StateStore<S> implements CommitRunner.Observer {
     return v != null && Arrays.equals(v, c.stamp());
   }
 
+  /** Whether a load reads the state: no cached state may save the read. */
+  boolean cold() {
+    return !caching || cache == null;
+  }
+
   /**
    * Starts reading the version key, which validates the cached state, if the cache is on (and, with
    * {@code onlyWhenWarm}, holds a state): the read then overlaps the caller's other reads.

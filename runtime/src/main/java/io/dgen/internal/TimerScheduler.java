@@ -6,12 +6,11 @@ import io.dgen.backend.Backend;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
-import java.nio.ByteBuffer;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -35,7 +34,10 @@ import org.slf4j.LoggerFactory;
  * push counter, a ring of the bucket, an activation for a hosted server). The read is not a
  * snapshot: runtimes firing the same timers conflict, and only one commits; a body re-run after
  * {@code commit_unknown_result} reads the timers its earlier attempt cleared as gone, so a timer
- * fires exactly once. The same transaction reads (as a snapshot) the earliest timer not yet due.
+ * fires exactly once. A recurring timer is re-armed by the same transaction: its entry moves to its
+ * next due time (the first occurrence after the clock's time, so a timer late by several
+ * occurrences fires once), so each occurrence fires exactly once too. The same transaction reads
+ * (as a snapshot) the earliest timer not yet due.
  *
  * <p><b>Sleeping.</b> After a cycle that fired nothing, the scheduler sleeps on the runtime's
  * scheduled executor until the earliest due time (at most {@link #MAX_SLEEP_MILLIS}, so that a wall
@@ -210,19 +212,28 @@ final class TimerScheduler implements TenantWatcher.Listener {
     return keys.timers(bucket).pack(Tuple.from(Timers.micros(clock.instant()) + 1));
   }
 
-  /** Moves due timers into their servers' queues, in due order. */
+  /**
+   * Moves due timers into their servers' queues, in due order; re-arms a recurring one at its next
+   * due time, in the same transaction, under the same id.
+   */
   private CompletableFuture<Void> fire(Transaction tx, List<KeyValue> rows) {
     List<CompletableFuture<?>> published = new ArrayList<>(rows.size());
+    long now = Timers.micros(clock.instant());
     for (KeyValue kv : rows) {
       Tuple key = keys.timers(bucket).unpack(kv.key());
-      ByteBuffer value = ByteBuffer.wrap(kv.value());
-      byte[] tuid = new byte[value.getInt()];
-      value.get(tuid);
-      byte[] envelope = Arrays.copyOfRange(kv.value(), value.position(), kv.value().length);
-      ServerKeys server = new ServerKeys(tenant, keys.buckets(), Tuple.fromBytes(tuid));
+      UUID id = key.getUUID(1);
+      Timers.Entry entry = Timers.Entry.decode(kv.value());
+      ServerKeys server = new ServerKeys(tenant, keys.buckets(), Tuple.fromBytes(entry.tuid()));
       tx.clear(kv.key());
-      tx.clear(server.timers().pack(Tuple.from(key.getUUID(1))));
-      server.push(tx, ServerKeys.LANE_NORMAL, envelope);
+      long next =
+          entry.schedule() == null ? Long.MAX_VALUE : entry.schedule().next(key.getLong(0), now);
+      if (next == Long.MAX_VALUE) {
+        tx.clear(server.timers().pack(Tuple.from(id)));
+      } else {
+        tx.set(keys.timers(bucket).pack(Tuple.from(next, id)), kv.value());
+        tx.set(server.timers().pack(Tuple.from(id)), Tuple.from(next).pack());
+      }
+      server.push(tx, ServerKeys.LANE_NORMAL, entry.envelope());
       published.add(ServerEntry.publishFor(tx, keys, server));
     }
     return CompletableFuture.allOf(published.toArray(CompletableFuture[]::new));
@@ -266,10 +277,7 @@ final class TimerScheduler implements TenantWatcher.Listener {
                     tx.getRange(legacy.range().begin, legacy.range().end, BATCH, false);
                 for (KeyValue kv : rows) {
                   Tuple key = legacy.unpack(kv.key());
-                  ByteBuffer value = ByteBuffer.wrap(kv.value());
-                  byte[] tuid = new byte[value.getInt()];
-                  value.get(tuid);
-                  int b = keys.buckets().of(tuid);
+                  int b = keys.buckets().of(Timers.Entry.decode(kv.value()).tuid());
                   tx.set(keys.timers(b).pack(key), kv.value());
                   tx.clear(kv.key());
                   keys.ring(tx, b, keys.timersWakeId(b));

@@ -9,6 +9,8 @@ import java.nio.ByteBuffer;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneId;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.Objects;
 import java.util.UUID;
@@ -17,6 +19,7 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One server's durable timers: scheduling (from a {@code ServerRef}, an outbox or a callback),
@@ -25,11 +28,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * runs a started process in it.
  *
  * <p>A timer is two keys written together: its bucket's due-ordered index entry {@code FF (7, b,
- * dueMicros, uuid) -> (tuid, envelope)}, read by the schedulers, and the server's own {@code
- * (tuid.., "m", uuid) -> dueMicros}, through which a cancel finds the index entry and a kill finds
- * every timer of the server. Scheduling also rings the bucket's doorbell under the bucket's timer
- * wake id, which wakes the schedulers of the bucket (no watch of their own). The timer id a user
- * sees is the uuid in base64url: opaque, and valid in every runtime.
+ * dueMicros, uuid) -> (tuid, envelope)} (with its {@link TimerSchedule} first if it recurs: see
+ * {@link Entry}), read by the schedulers, and the server's own {@code (tuid.., "m", uuid) ->
+ * dueMicros}, through which a cancel finds the index entry and a kill finds every timer of the
+ * server. Scheduling also rings the bucket's doorbell under the bucket's timer wake id, which wakes
+ * the schedulers of the bucket (no watch of their own). The timer id a user sees is the uuid in
+ * base64url: opaque, and valid in every runtime.
+ *
+ * <p>A recurring timer ({@code castEvery}, {@code castCron}) keeps its id: the transaction that
+ * fires it also moves its index entry to its next due time and updates its own key, so a cancel
+ * finds it wherever it is.
  *
  * <p>The message is encoded once, when scheduled (type checked against the server's allow-list,
  * type index from its type table), and pushed as-is when the timer fires.
@@ -117,14 +125,30 @@ final class Timers<M> {
   /** {@code ServerRef.castAfterAsync}: its own transaction. */
   CompletableFuture<String> castAfter(M message, Duration delay) {
     Objects.requireNonNull(delay, "delay must not be null");
-    return castAt(message, dueAfter(delay));
+    return schedule("castAfter", message, micros(dueAfter(delay)), null);
   }
 
   /** {@code ServerRef.castAtAsync}: its own transaction. */
   CompletableFuture<String> castAt(M message, Instant when) {
     Objects.requireNonNull(when, "when must not be null");
-    long due = micros(when);
-    byte[] value = value(message);
+    return schedule("castAt", message, micros(when), null);
+  }
+
+  /** {@code ServerRef.castEveryAsync}: its own transaction. */
+  CompletableFuture<String> castEvery(M message, Duration period) {
+    TimerSchedule every = TimerSchedule.every(period);
+    return schedule("castEvery", message, every.first(nowMicros()), every);
+  }
+
+  /** {@code ServerRef.castCronAsync}: its own transaction. */
+  CompletableFuture<String> castCron(M message, String cron, ZoneId zone) {
+    TimerSchedule schedule = TimerSchedule.cron(cron, zone);
+    return schedule("castCron", message, schedule.first(nowMicros()), schedule);
+  }
+
+  private CompletableFuture<String> schedule(
+      String operation, M message, long due, @Nullable TimerSchedule schedule) {
+    byte[] value = value(message, schedule);
     UUID id = UUID.randomUUID();
     // Through the commit runner: a re-run after commit_unknown_result must not write the timer
     // again, since it may have fired in between.
@@ -135,7 +159,7 @@ final class Timers<M> {
               write(tx, due, id, value);
               return live;
             },
-            "castAt",
+            operation,
             executor,
             scheduler)
         .thenApply(
@@ -154,7 +178,7 @@ final class Timers<M> {
     Objects.requireNonNull(tx, "transaction must not be null");
     Objects.requireNonNull(delay, "delay must not be null");
     long due = micros(dueAfter(delay));
-    byte[] value = value(message);
+    byte[] value = value(message, null);
     UUID id = idFor(tx);
     if (!UserVersions.alreadyCommitted(tx, keys, queue.entry())) {
       write(tx, due, id, value);
@@ -169,11 +193,32 @@ final class Timers<M> {
   @SuppressWarnings("unchecked")
   String inCallback(Transaction tx, Object message, Duration delay) {
     Objects.requireNonNull(delay, "delay must not be null");
-    long due = micros(dueAfter(delay));
-    byte[] value = value((M) message); // the allow-list check refuses a foreign type
+    return inCallback(tx, (M) message, micros(dueAfter(delay)), null);
+  }
+
+  /** {@code TxContext.castEvery}: in a runtime transaction, as {@link #inCallback}. */
+  @SuppressWarnings("unchecked")
+  String inCallbackEvery(Transaction tx, Object message, Duration period) {
+    TimerSchedule every = TimerSchedule.every(period);
+    return inCallback(tx, (M) message, every.first(nowMicros()), every);
+  }
+
+  /** {@code TxContext.castCron}: in a runtime transaction, as {@link #inCallback}. */
+  @SuppressWarnings("unchecked")
+  String inCallbackCron(Transaction tx, Object message, String cron, ZoneId zone) {
+    TimerSchedule schedule = TimerSchedule.cron(cron, zone);
+    return inCallback(tx, (M) message, schedule.first(nowMicros()), schedule);
+  }
+
+  private String inCallback(Transaction tx, M message, long due, @Nullable TimerSchedule schedule) {
+    byte[] value = value(message, schedule); // the allow-list check refuses a foreign type
     UUID id = idFor(tx);
     write(tx, due, id, value);
     return format(id);
+  }
+
+  private long nowMicros() {
+    return micros(clock.instant());
   }
 
   private Instant dueAfter(Duration delay) {
@@ -184,22 +229,55 @@ final class Timers<M> {
     }
   }
 
-  private byte[] value(M message) {
-    byte[] env = queue.encode(Envelope.CAST, message, null);
-    byte[] value =
-        ByteBuffer.allocate(Integer.BYTES + tuid.length + env.length)
-            .putInt(tuid.length)
-            .put(tuid)
-            .put(env)
-            .array();
+  private byte[] value(M message, @Nullable TimerSchedule schedule) {
+    byte[] value = new Entry(schedule, tuid, queue.encode(Envelope.CAST, message, null)).encode();
     if (value.length > Chunks.MAX_VALUE) {
       throw new IllegalArgumentException(
-          "a timer's message and server identity must fit in "
+          "a timer's message, schedule and server identity must fit in "
               + Chunks.MAX_VALUE
               + " bytes, were "
               + value.length);
     }
     return value;
+  }
+
+  /**
+   * A timer's index entry: {@code (tuid length, tuid, envelope)} for a one-shot timer; for a
+   * recurring one {@code (-1, schedule length, schedule, tuid length, tuid, envelope)}, which a
+   * runtime before recurring timers cannot read (see CHANGELOG).
+   *
+   * @param schedule when it fires again, or null for a one-shot timer
+   * @param tuid the packed tuid of its server
+   * @param envelope the queue item it pushes
+   */
+  record Entry(@Nullable TimerSchedule schedule, byte[] tuid, byte[] envelope) {
+
+    private static final int RECURRING = -1;
+
+    byte[] encode() {
+      byte[] sched = schedule == null ? null : schedule.encode();
+      int head = sched == null ? 0 : 2 * Integer.BYTES + sched.length;
+      ByteBuffer b = ByteBuffer.allocate(head + Integer.BYTES + tuid.length + envelope.length);
+      if (sched != null) {
+        b.putInt(RECURRING).putInt(sched.length).put(sched);
+      }
+      return b.putInt(tuid.length).put(tuid).put(envelope).array();
+    }
+
+    static Entry decode(byte[] value) {
+      ByteBuffer b = ByteBuffer.wrap(value);
+      int n = b.getInt();
+      TimerSchedule schedule = null;
+      if (n == RECURRING) {
+        byte[] sched = new byte[b.getInt()];
+        b.get(sched);
+        schedule = TimerSchedule.decode(sched);
+        n = b.getInt();
+      }
+      byte[] tuid = new byte[n];
+      b.get(tuid);
+      return new Entry(schedule, tuid, Arrays.copyOfRange(value, b.position(), value.length));
+    }
   }
 
   private void write(Transaction tx, long due, UUID id, byte[] value) {
@@ -259,7 +337,9 @@ final class Timers<M> {
     }
     if (b.length != 16) {
       throw new IllegalArgumentException(
-          "not a timer id: \"" + timerId + "\"; use an id castAfter or castAt returned");
+          "not a timer id: \""
+              + timerId
+              + "\"; use an id castAfter, castAt, castEvery or castCron returned");
     }
     ByteBuffer buf = ByteBuffer.wrap(b);
     return new UUID(buf.getLong(), buf.getLong());

@@ -121,6 +121,16 @@ public @interface DGenHosted {
   boolean cache() default true;
 
   /**
+   * {@code StartOptions.Builder.holdBuckets}: whether this application takes leases on the kind's
+   * buckets and runs its servers. Default true. With false (a web tier) it has the kind's code and
+   * runs calls through its refs inline, and leaves the servers to the applications that hold the
+   * buckets.
+   *
+   * @return whether to hold buckets
+   */
+  boolean holdBuckets() default true;
+
+  /**
    * {@code StartOptions.Builder.allowTypes}: classes allowed in messages and replies besides the
    * behaviour's declared types. Default none.
    *

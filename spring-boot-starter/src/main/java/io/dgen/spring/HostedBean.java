@@ -102,7 +102,8 @@ record HostedBean(
   /** The options the annotation's attributes give, in {@code tenant}. */
   StartOptions options(Tenant tenant) {
     DGenHosted a = annotation;
-    StartOptions.Builder b = StartOptions.builder(tenant).cache(a.cache());
+    StartOptions.Builder b =
+        StartOptions.builder(tenant).cache(a.cache()).holdBuckets(a.holdBuckets());
     set("consumeK", a.consumeK(), b::consumeK);
     if (a.deadLetterThreshold() != 0) {
       set("deadLetterThreshold", a.deadLetterThreshold(), b::deadLetterThreshold);

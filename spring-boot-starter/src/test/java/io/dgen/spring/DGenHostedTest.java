@@ -137,6 +137,7 @@ class DGenHostedTest {
       callTimeout = "1500ms",
       idempotencyRetention = "${test.retention:2d}",
       cache = false,
+      holdBuckets = false,
       allowTypes = Summary.class)
   static final class AllAttributes {}
 
@@ -160,6 +161,7 @@ class DGenHostedTest {
       assertThat(o.callTimeout()).isEqualTo(Duration.ofMillis(1500));
       assertThat(o.idempotencyRetention()).isEqualTo(Duration.ofDays(2));
       assertThat(o.cache()).isFalse();
+      assertThat(o.holdsBuckets()).isFalse();
       assertThat(o.allowedTypes()).containsExactly(Summary.class);
 
       StartOptions defaults =
@@ -173,6 +175,7 @@ class DGenHostedTest {
       assertThat(defaults.callTimeout()).isEqualTo(runtimes.callTimeout());
       assertThat(defaults.idempotencyRetention()).isEqualTo(runtimes.idempotencyRetention());
       assertThat(defaults.cache()).isEqualTo(runtimes.cache());
+      assertThat(defaults.holdsBuckets()).isEqualTo(runtimes.holdsBuckets());
     }
   }
 

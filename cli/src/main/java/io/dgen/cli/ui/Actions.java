@@ -19,6 +19,9 @@ import org.jspecify.annotations.Nullable;
  * purge         id           deletes one dead letter
  * purge-all                  deletes every dead letter
  * cancel-timer  id           cancels one pending timer
+ * cancel-message id          removes one queued message
+ * pause                      pauses the server's consumption
+ * resume                     resumes it
  * kill                       removes the server
  * </pre>
  *
@@ -28,7 +31,16 @@ import org.jspecify.annotations.Nullable;
 final class Actions {
 
   private static final List<String> OPS =
-      List.of("requeue", "requeue-all", "purge", "purge-all", "cancel-timer", "kill");
+      List.of(
+          "requeue",
+          "requeue-all",
+          "purge",
+          "purge-all",
+          "cancel-timer",
+          "cancel-message",
+          "pause",
+          "resume",
+          "kill");
 
   /** What a redirect after an action may say: fixed texts, chosen by a code. */
   private static final Map<String, String> DONE =
@@ -38,6 +50,10 @@ final class Actions {
           "purged", "Purged: ",
           "cancelled", "Cancelled the timer.",
           "not-found", "Nothing to do: it was already gone.",
+          "message-cancelled", "Removed the message from the queue.",
+          "paused", "Paused: the server consumes nothing until it is resumed.",
+          "resumed", "Resumed: the server consumes its queue again.",
+          "already", "Nothing to do: it was so already.",
           "killed", "Killed the server.");
 
   private Actions() {}
@@ -89,6 +105,18 @@ final class Actions {
       case "purge" -> "Delete dead letter " + id + " of " + server + " for good.";
       case "purge-all" -> "Delete every dead letter of " + server + " for good.";
       case "cancel-timer" -> "Cancel timer " + id + " of " + server + ": it will not fire.";
+      case "cancel-message" ->
+          "Remove queued message "
+              + id
+              + " of "
+              + server
+              + ": it will not be applied. If it is a call, its caller waits until its timeout.";
+      case "pause" ->
+          "Pause "
+              + server
+              + ": no runtime applies a queued message until it is resumed. Casts, calls and"
+              + " timers still queue; queued calls wait or time out; priority messages still run.";
+      case "resume" -> "Resume " + server + ": its queue is consumed again, in order.";
       case "kill" ->
           "Kill "
               + server
@@ -106,7 +134,7 @@ final class Actions {
         throw new Http.Failure(400, "no action " + op + "; one of " + OPS);
       }
       String id = r.param("id");
-      if (List.of("requeue", "purge", "cancel-timer").contains(op)
+      if (List.of("requeue", "purge", "cancel-timer", "cancel-message").contains(op)
           && (id == null || id.isBlank())) {
         throw new Http.Failure(400, "missing parameter 'id'");
       }
@@ -228,6 +256,16 @@ final class Actions {
                   s.cancelTimer(a.id())
                       ? new String[] {"cancelled", null}
                       : new String[] {"not-found", null};
+              case "cancel-message" ->
+                  s.cancelQueued(a.id())
+                      ? new String[] {"message-cancelled", null}
+                      : new String[] {"not-found", null};
+              case "pause" ->
+                  s.pause("paused from the dashboard")
+                      ? new String[] {"paused", null}
+                      : new String[] {"already", null};
+              case "resume" ->
+                  s.resume() ? new String[] {"resumed", null} : new String[] {"already", null};
               default -> {
                 s.kill();
                 yield new String[] {"killed", null};
@@ -242,6 +280,8 @@ final class Actions {
             back + "&" + Urls.of("", "done", done[0], "n", done[1]).substring(1));
       } catch (IllegalArgumentException e) {
         throw new Http.Failure(400, e.getMessage());
+      } catch (IllegalStateException e) {
+        throw new Http.Failure(409, e.getMessage()); // a pause of a server that is gone
       }
     }
   }

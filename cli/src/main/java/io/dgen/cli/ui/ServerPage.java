@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.HexFormat;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -74,9 +75,9 @@ final class ServerPage implements Page {
         "id",
         "state-json");
     h.close("section");
-    queue(h, s, summary);
+    queue(h, s, summary, path, tuid);
     deadLetters(h, s, path, tuid);
-    timers(h, s, path, tuid);
+    timers(h, s, path, tuid, r.param("timers-after"));
     keptReplies(h, s);
     section(h, "Kill", "kill");
     h.el(
@@ -147,8 +148,28 @@ final class ServerPage implements Page {
     h.open("tr").el("th", name).el("td", value, "data-field", name).close("tr");
   }
 
-  private void queue(Html h, ServerAdmin s, ServerSummary summary) {
+  private void queue(Html h, ServerAdmin s, ServerSummary summary, List<String> path, Tuple tuid) {
     section(h, "Queue", "queue");
+    var pause = s.paused().orElse(null);
+    h.open("p", "id", "pause");
+    if (pause == null) {
+      h.text("Consuming. ")
+          .link(
+              Actions.confirmUrl("pause", path, tuid),
+              "Pause…",
+              "class",
+              "danger",
+              "id",
+              "pause-link");
+    } else {
+      h.text(
+              "Paused since "
+                  + ui.time(pause.since())
+                  + (pause.reason().isEmpty() ? "" : " (" + pause.reason() + ")")
+                  + ": no runtime applies a queued message. ")
+          .link(Actions.confirmUrl("resume", path, tuid), "Resume…", "id", "resume-link");
+    }
+    h.close("p");
     List<ServerAdmin.QueuedItem> items = s.peek(QUEUED);
     if (items.isEmpty()) {
       h.el("p", "Empty.");
@@ -162,20 +183,29 @@ final class ServerPage implements Page {
               + ", next to be consumed first.",
           "class",
           "note");
-      h.table("queue-items", "Id", "Age", "Kind", "Type", "Failures", "Message");
+      h.table("queue-items", "Id", "Age", "Kind", "Type", "Failures", "Message", "");
       for (ServerAdmin.QueuedItem i : items) {
-        h.open("tr");
+        h.open("tr", "data-id", i.id());
         h.el("td", i.id(), "class", "id");
         h.el("td", ui.age(version(i.id())), "class", "num");
         h.el("td", i.kind());
         h.el("td", i.type() == null ? "-" : i.type());
         h.el("td", i.failures(), "class", "num");
         message(h, i);
-        h.close("tr");
+        cancelCell(h, Actions.confirmUrl("cancel-message", path, tuid, "id", i.id()), "message");
       }
       h.endTable();
     }
     h.close("section");
+  }
+
+  /**
+   * A row's last cell, its cancel link (class {@code cancel} or {@code cancel-message}), ending it.
+   */
+  private static void cancelCell(Html h, String confirmUrl, @Nullable String what) {
+    h.open("td", "class", "actions");
+    h.link(confirmUrl, "cancel", "class", what == null ? "danger cancel" : "danger cancel-" + what);
+    h.close("td").close("tr");
   }
 
   private static void message(Html h, ServerAdmin.QueuedItem i) {
@@ -249,42 +279,58 @@ final class ServerPage implements Page {
     h.close("section");
   }
 
-  private void timers(Html h, ServerAdmin s, List<String> path, Tuple tuid) {
+  private void timers(
+      Html h, ServerAdmin s, List<String> path, Tuple tuid, @Nullable String after) {
     section(h, "Timers", "timers");
-    List<ServerAdmin.PendingTimer> timers = s.timers(LISTED + 1);
+    ServerAdmin.TimerPage page;
+    try {
+      page = s.timers(after, LISTED);
+    } catch (IllegalArgumentException e) {
+      throw new Http.Failure(400, e.getMessage());
+    }
+    List<ServerAdmin.PendingTimer> timers = page.timers();
     if (timers.isEmpty()) {
-      h.el("p", "None pending.");
-      h.close("section");
-      return;
+      h.el("p", after == null ? "None pending." : "No more pending.");
+    } else {
+      if (after != null || page.next() != null) {
+        h.el(
+            "p",
+            "Pages of "
+                + LISTED
+                + " by timer id, soonest first within a page: the soonest of all may be on"
+                + " another page.",
+            "class",
+            "note");
+      }
+      h.table("timer-items", "Id", "Due", "In", "Schedule", "Type", "Message", "");
+      Instant now = ui.clock.instant();
+      for (ServerAdmin.PendingTimer t : timers) {
+        h.open("tr", "data-id", t.id());
+        h.el("td", t.id(), "class", "id");
+        h.el("td", ui.time(t.due()));
+        Duration in = Duration.between(now, t.due());
+        h.el("td", in.isNegative() ? "due" : VersionClock.format(in), "class", "num");
+        h.el("td", t.schedule() == null ? "once" : t.schedule(), "class", "schedule");
+        h.el("td", t.item().type() == null ? "-" : t.item().type());
+        message(h, t.item());
+        cancelCell(h, Actions.confirmUrl("cancel-timer", path, tuid, "id", t.id()), null);
+      }
+      h.endTable();
     }
-    boolean more = timers.size() > LISTED;
-    if (more) {
-      timers = timers.subList(0, LISTED);
-      h.el(
-          "p",
-          LISTED + " of more; with more than " + LISTED + " they are not necessarily the soonest.",
-          "class",
-          "note");
+    String[] id = Urls.tuid(tuid);
+    String tenant = Urls.tenant(path);
+    h.open("p", "class", "pager");
+    if (after != null) {
+      h.link(Urls.of("/server", "t", tenant, id[0], id[1]) + "#timers", "« first timers").text(" ");
     }
-    h.table("timer-items", "Id", "Due", "In", "Type", "Message", "");
-    Instant now = ui.clock.instant();
-    for (ServerAdmin.PendingTimer t : timers) {
-      h.open("tr", "data-id", t.id());
-      h.el("td", t.id(), "class", "id");
-      h.el("td", ui.time(t.due()));
-      Duration in = Duration.between(now, t.due());
-      h.el("td", in.isNegative() ? "due" : VersionClock.format(in), "class", "num");
-      h.el("td", t.item().type() == null ? "-" : t.item().type());
-      message(h, t.item());
-      h.open("td", "class", "actions");
+    if (page.next() != null) {
       h.link(
-          Actions.confirmUrl("cancel-timer", path, tuid, "id", t.id()),
-          "cancel",
-          "class",
-          "danger cancel");
-      h.close("td").close("tr");
+          Urls.of("/server", "t", tenant, id[0], id[1], "timers-after", page.next()) + "#timers",
+          "more timers »",
+          "id",
+          "timers-next");
     }
-    h.endTable();
+    h.close("p");
     h.close("section");
   }
 
