@@ -4,6 +4,7 @@ import io.dgen.ServerStoppedException;
 import io.dgen.backend.BackendException;
 import io.dgen.backend.Futures;
 import io.dgen.backend.Transaction;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -128,9 +130,10 @@ final class PushGroups {
 
   /**
    * Fails the casts that wait for a group with {@link ServerStoppedException}; nothing of them was
-   * sent. A group in flight completes as its transaction does.
+   * sent. Then waits, at most {@code within}, for the group in flight to complete as its
+   * transaction does, so that its casts learn their outcome before the runtime's threads stop.
    */
-  void close() {
+  void close(Duration within) {
     List<Pending> failed;
     synchronized (this) {
       closed = true;
@@ -139,6 +142,21 @@ final class PushGroups {
     }
     for (Pending p : failed) {
       p.done.completeExceptionally(closedBeforeSent());
+    }
+    long deadline = System.nanoTime() + within.toNanos();
+    boolean interrupted = false;
+    synchronized (this) {
+      for (long left = within.toNanos(); inFlight && left > 0; ) {
+        try {
+          TimeUnit.NANOSECONDS.timedWait(this, left);
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+        left = deadline - System.nanoTime();
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
   }
 
@@ -300,6 +318,7 @@ final class PushGroups {
       }
       if (group.isEmpty()) {
         inFlight = false;
+        notifyAll(); // a close waits for the group in flight
         return;
       }
     }
@@ -308,7 +327,10 @@ final class PushGroups {
       executor.execute(() -> run(group));
     } catch (java.util.concurrent.RejectedExecutionException shutDown) {
       group.forEach(p -> p.done.completeExceptionally(closedBeforeSent()));
-      close();
+      synchronized (this) {
+        inFlight = false;
+      }
+      close(Duration.ZERO);
     }
   }
 }

@@ -574,7 +574,7 @@ public final class RuntimeCore implements AutoCloseable {
    */
   @Override
   public void close() {
-    pushGroups.close();
+    pushGroups.close(Duration.ofSeconds(10)); // its casts in flight settle while threads run
     for (ServerProcess<?, ?> p : processes) {
       p.stop();
     }
