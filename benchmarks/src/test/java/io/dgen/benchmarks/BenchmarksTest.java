@@ -218,7 +218,10 @@ class BenchmarksTest {
     // placement rounds count in it as timing has them (0.47-1.25 measured where 1 is the lease),
     // so the bound is wide on both sides and still far below what a read per cast would add.
     assertThat(row("cast-ref").metric("extraReadsPerBatch")).isBetween(0.0, 3.0);
-    assertThat(row("cast-ref").metric("bytesRatio")).isBetween(0.8, 1.2);
+    // Bytes per message: the same writes per cast, but a push transaction's commit marker is shared
+    // by the casts that group commit put in it, as timing groups them in each row (about 50 bytes
+    // a transaction against about 300 a cast): the ratio moves by a marker's share, not by 2.
+    assertThat(row("cast-ref").metric("bytesRatio")).isBetween(0.6, 1.4);
     assertThat(row("cast-ref").note()).contains("ref() calls: 0 transactions, 0 reads");
     Row idle = row("idle-hosted");
     assertThat(idle.messages()).isEqualTo(Settings.tiny().idleServers());
