@@ -199,9 +199,7 @@ final class PushGroups {
    */
   private static CompletableFuture<@Nullable Void> publishAll(Transaction tx, List<Pending> group) {
     for (Pending p : group) {
-      for (byte[] envelope : p.envelopes) {
-        p.queue.push(tx, ServerKeys.LANE_NORMAL, envelope);
-      }
+      p.queue.pushCasts(tx, p.envelopes);
     }
     List<CompletableFuture<byte @Nullable []>> entries = new ArrayList<>(group.size());
     for (Pending p : group) {

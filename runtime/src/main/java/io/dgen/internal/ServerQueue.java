@@ -334,10 +334,15 @@ final class ServerQueue<M> {
    */
   CompletableFuture<@Nullable Void> publish(Transaction tx, List<byte[]> envelopes) {
     CompletableFuture<@Nullable Void> live = entry.publish(tx);
+    pushCasts(tx, envelopes);
+    return live;
+  }
+
+  /** Pushes cast envelopes in order, without the publish step ({@link #publish} adds it). */
+  void pushCasts(Transaction tx, List<byte[]> envelopes) {
     for (byte[] env : envelopes) {
       push(tx, ServerKeys.LANE_NORMAL, env);
     }
-    return live;
   }
 
   /**
