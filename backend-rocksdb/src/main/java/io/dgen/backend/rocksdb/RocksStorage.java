@@ -287,11 +287,7 @@ final class RocksStorage implements PagedStorage {
       while (active.get() > 0) {
         Thread.onSpinWait(); // single native calls, or a range being read: they end soon
       }
-      for (RocksView v : liveViews) {
-        v.freeAtClose();
-      }
-      liveViews.clear();
-      durableView = null;
+      freeViews();
       if (db != null) {
         db.close();
         db = null;
@@ -706,11 +702,7 @@ final class RocksStorage implements PagedStorage {
       syncer.shutdown();
       drained(new IllegalStateException("backend is closed"));
       synchronized (syncLock) {
-        for (RocksView v : liveViews) {
-          v.freeAtClose();
-        }
-        liveViews.clear();
-        durableView = null;
+        freeViews();
       }
       if (db != null) {
         db.close();
@@ -726,5 +718,14 @@ final class RocksStorage implements PagedStorage {
         }
       }
     }
+  }
+
+  /** Frees every snapshot a view still holds; under the sync lock, before the database closes. */
+  private void freeViews() {
+    for (RocksView v : liveViews) {
+      v.freeAtClose();
+    }
+    liveViews.clear();
+    durableView = null;
   }
 }
