@@ -78,7 +78,9 @@ class BatchesInFlightTest {
           runtime.start(
               new Recorder(Tuple.from("s", i), events, callbackNanos),
               null,
-              StartOptions.builder(tenant).build()));
+              // K = 2: each batch in a transaction of its own (at K = 1, ConsumeGroups would
+              // carry several servers' batches in one)
+              StartOptions.builder(tenant).consumeK(2).build()));
     }
     // every consumer's first batch found its queue empty; now each commit waits two seconds
     await()

@@ -38,6 +38,14 @@ abstract class RuntimeBehaviourSuite {
   }
 
   @Nested
+  class ConsumeGroups extends ConsumeGroupsTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
+
+  @Nested
   class Messaging extends MessagingTest {
     @Override
     Backend newBackend() {

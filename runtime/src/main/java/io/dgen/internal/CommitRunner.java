@@ -167,6 +167,20 @@ final class CommitRunner {
     return operations.bound(op, scheduler, operation, context);
   }
 
+  /**
+   * A transaction run by another runner (a {@linkplain ConsumeGroups group} that carried this
+   * server's batch) wrote {@code written}, and committed with {@code stamp}: the state cache learns
+   * it as from a run of its own.
+   */
+  void committedElsewhere(StoredState written, byte[] stamp) {
+    observer.stateCommitted(written, stamp);
+  }
+
+  /** A transaction run by another runner replayed an earlier attempt that wrote this state. */
+  void replayedElsewhere() {
+    observer.replayed();
+  }
+
   /** Runs a writing body exactly once in effect; see {@link #commit(Body, Replay)}. */
   <T> @Nullable T commit(Body<T> body) {
     return commit(body, (tx, previous) -> previous);

@@ -377,15 +377,22 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
             rate != null ? ratePermits : Integer.MAX_VALUE);
     long start = core.nanoTime();
     try {
-      return commits
-          .commitAsync(
-              tx -> batches.run(tx, limit, core.executor(), attempt),
-              (tx, prior) -> prior,
-              core.executor())
+      // At K = 1 the batch may share its transaction with other servers' (ConsumeGroups).
+      return (consumeK == 1 && limit == 1
+              ? core.consumeGroups().run(batches, attempt, commits, () -> alone(limit))
+              : alone(limit))
           .whenComplete((b, err) -> Meters.batch(invoker.meters(), b, core.nanoTime() - start));
     } catch (Throwable e) {
       return CompletableFuture.failedFuture(e);
     }
+  }
+
+  /** The next batch in a transaction of its own. */
+  private CompletableFuture<ConsumerBatch.Batch<S, M>> alone(int limit) {
+    return commits.commitAsync(
+        tx -> batches.run(tx, limit, core.executor(), attempt),
+        (tx, prior) -> prior,
+        core.executor());
   }
 
   /**

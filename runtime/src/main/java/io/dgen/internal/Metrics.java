@@ -29,6 +29,13 @@ public interface Metrics {
   default void pushed(int casts) {}
 
   /**
+   * A transaction that carried the one-message batches of {@code servers} servers committed
+   * (consumers batching across servers at {@code consumeK} 1; batches that ran alone are not
+   * counted here).
+   */
+  default void consumedTogether(int servers) {}
+
+  /**
    * The runtime's gauges: its live processes, and the watches it holds (one per bucket it uses in
    * each tenant).
    */

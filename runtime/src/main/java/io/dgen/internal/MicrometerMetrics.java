@@ -40,6 +40,8 @@ public final class MicrometerMetrics implements Metrics {
   private final AtomicInteger sampled = new AtomicInteger();
   private final Counter pushTransactions;
   private final Counter pushedCasts;
+  private final Counter groupTransactions;
+  private final Counter groupBatches;
 
   /**
    * Records into {@code registry}.
@@ -56,6 +58,14 @@ public final class MicrometerMetrics implements Metrics {
         Counter.builder("dgen.push.casts")
             .description("cast and castAll calls the push transactions carried")
             .register(registry);
+    this.groupTransactions =
+        Counter.builder("dgen.consume.group.transactions")
+            .description("transactions that carried several servers' one-message batches")
+            .register(registry);
+    this.groupBatches =
+        Counter.builder("dgen.consume.group.batches")
+            .description("one-message batches those transactions carried")
+            .register(registry);
   }
 
   @Override
@@ -69,6 +79,12 @@ public final class MicrometerMetrics implements Metrics {
   public void pushed(int casts) {
     pushTransactions.increment();
     pushedCasts.increment(casts);
+  }
+
+  @Override
+  public void consumedTogether(int servers) {
+    groupTransactions.increment();
+    groupBatches.increment(servers);
   }
 
   @Override

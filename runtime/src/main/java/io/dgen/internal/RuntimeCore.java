@@ -75,6 +75,7 @@ public final class RuntimeCore implements AutoCloseable {
   private final ExecutorService blocking;
   private final DeferredClears deferredClears;
   private final PushGroups pushGroups;
+  private final ConsumeGroups consumeGroups;
   private final Clock clock;
   private final DGenListener listener;
   private final RuntimeHooks hooks;
@@ -164,6 +165,7 @@ public final class RuntimeCore implements AutoCloseable {
             "blocking steps of this runtime (handleLocked, failure records, push retries)");
     this.deferredClears = new DeferredClears(backend, scheduler);
     this.pushGroups = new PushGroups(blocking, scheduler, hooks.metrics());
+    this.consumeGroups = new ConsumeGroups(this.executor, this::nanoTime, hooks.metrics());
     measureClockSkew();
     this.limits = new Limits(this, new Limits.Config(rateLimits, concurrencyLimits));
     limits.store();
@@ -314,6 +316,11 @@ public final class RuntimeCore implements AutoCloseable {
   /** The group commit of this runtime's plain casts. */
   PushGroups pushGroups() {
     return pushGroups;
+  }
+
+  /** The consumers' batches of one message that share transactions across servers. */
+  ConsumeGroups consumeGroups() {
+    return consumeGroups;
   }
 
   /** Clears of reply slots already read, batched. */
@@ -575,6 +582,7 @@ public final class RuntimeCore implements AutoCloseable {
   @Override
   public void close() {
     pushGroups.close(Duration.ofSeconds(10)); // its casts in flight settle while threads run
+    consumeGroups.close();
     for (ServerProcess<?, ?> p : processes) {
       p.stop();
     }
