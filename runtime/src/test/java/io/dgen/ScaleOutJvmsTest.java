@@ -265,10 +265,14 @@ class ScaleOutJvmsTest {
     assertThat(Long.parseLong(totals[1]))
         .as("credits the stopped runtime committed under a lease naming another member")
         .isZero();
-    for (Map.Entry<Integer, State> e : states.entrySet()) {
-      assertThat(e.getValue().moves())
-          .as("server %d: to the others and back again, or never moved", e.getKey())
-          .isEqualTo(itsServers.contains(e.getKey()) ? 2 : 0);
+    // Its servers left it while it was stopped. Which buckets come back to it is the placement's
+    // choice, not necessarily the same ones: a rebalance may also move a bucket between the other
+    // two (seen in CI: 8 buckets of one moved to the other as it resumed). Exactly once and no
+    // stray credit, checked above, are what must hold whatever moved.
+    for (int s : itsServers) {
+      assertThat(states.get(s).moves())
+          .as("server %d of the stopped runtime: applied elsewhere while it was stopped", s)
+          .isPositive();
     }
   }
 
