@@ -234,9 +234,15 @@ class BenchmarksTest {
     for (String id : new String[] {"drain-k16-0ms", "drain-k16-10ms"}) {
       assertThat(row(id).consumerTransactionsPerMessage()).as(id).isBetween(0.01, 1.0 / 16 + 0.05);
     }
-    for (String id : new String[] {"drain-k1-0ms", "drain-k1-5ms"}) {
-      assertThat(row(id).consumerTransactionsPerMessage()).as(id).isBetween(0.99, 1.01);
-    }
+    // At K = 1 the one-message batches of servers ready together share transactions (consume
+    // groups, up to 16 servers each): how many share depends on timing without latency; with
+    // commit latency every server is ready while others commit, and most batches share.
+    assertThat(row("drain-k1-0ms").consumerTransactionsPerMessage())
+        .as("drain-k1-0ms")
+        .isBetween(1.0 / 16 - 0.01, 1.01);
+    assertThat(row("drain-k1-5ms").consumerTransactionsPerMessage())
+        .as("drain-k1-5ms")
+        .isBetween(1.0 / 16 - 0.01, 0.5);
     for (String id : new String[] {"idle-cpu", "idle-many"}) {
       Row idle = row(id);
       // a watch per bucket that one of the idle servers lives in (1,024 buckets), plus a few

@@ -25,13 +25,15 @@ import org.jspecify.annotations.Nullable;
  * version, the commit and its commit marker. At K = 1 a message costs a share of a transaction, not
  * a whole one.
  *
- * <p>At most {@link #IN_FLIGHT} group transactions are in flight per runtime: a batch that finds
- * fewer runs at once, alone, exactly as without groups (a lone server pays nothing), and batches
- * that arrive meanwhile form the next group, bounded by {@link #MAX_MEMBERS} servers, {@link
- * #GROUP_BYTES} bytes of writes and {@link #GROUP_NANOS} of callbacks (members past a bound run in
- * the next group). The group runs in its first member's {@link CommitRunner}: its commit marker
- * makes the whole group exactly once across {@code commit_unknown_result}, and a replay hands each
- * member the batch the committed attempt ran.
+ * <p>A batch that finds fewer than {@link #IN_FLIGHT} transactions of groups in flight runs at
+ * once, alone, exactly as without groups (a lone server pays nothing); batches that arrive
+ * meanwhile form the next group, which starts when a transaction in flight ends or as soon as it is
+ * full ({@link #MAX_MEMBERS} servers), so that many servers ready at once keep as many batches in
+ * flight as without groups. A group is also bounded by {@link #GROUP_BYTES} bytes of writes and
+ * {@link #GROUP_NANOS} of callbacks (members past a bound run in the next group). The group runs in
+ * its first member's {@link CommitRunner}: its commit marker makes the whole group exactly once
+ * across {@code commit_unknown_result}, and a replay hands each member the batch the committed
+ * attempt ran.
  *
  * <p>Members run one after another in the group's transaction: its bookkeeping (user versions,
  * rings, the written flag) is not thread-safe, so exactly one member touches it at a time. A
@@ -51,7 +53,10 @@ import org.jspecify.annotations.Nullable;
  */
 final class ConsumeGroups {
 
-  /** Group transactions in flight per runtime; a batch that finds fewer runs at once, alone. */
+  /**
+   * Transactions in flight per runtime below which a batch runs at once, alone; above it, batches
+   * wait for the next group (a full one starts at once).
+   */
   static final int IN_FLIGHT = 2;
 
   /** The most servers one group transaction carries. */
@@ -190,15 +195,28 @@ final class ConsumeGroups {
       CommitRunner commits,
       Supplier<CompletableFuture<ConsumerBatch.Batch<S, M>>> alone) {
     Member<S, M> m = new Member<>(batches, attempt, commits, alone);
+    List<Member<?, ?>> full = null;
     synchronized (this) {
       if (closed) {
         return CompletableFuture.failedFuture(closedBeforeRun());
       }
       if (inFlight >= IN_FLIGHT) {
         waiting.add(m);
-        return m.done;
+        if (waiting.size() < MAX_MEMBERS) {
+          return m.done;
+        }
+        // A full group need not wait: with many servers ready (a slow cluster, a backlog) as many
+        // batches stay in flight as without groups, a sixteenth of the transactions each.
+        full = new ArrayList<>(MAX_MEMBERS);
+        while (full.size() < MAX_MEMBERS) {
+          full.add(waiting.poll());
+        }
       }
       inFlight++;
+    }
+    if (full != null) {
+      start(full);
+      return m.done;
     }
     m.runAlone();
     m.done.whenComplete((b, err) -> next(List.of()));
@@ -369,6 +387,11 @@ final class ConsumeGroups {
         return;
       }
     }
+    start(group);
+  }
+
+  /** Runs {@code group}, counted in flight already, on the executor. */
+  private void start(List<Member<?, ?>> group) {
     try {
       // on the executor: a backend that completes at once must not nest group after group
       executor.execute(() -> runGroup(group));
