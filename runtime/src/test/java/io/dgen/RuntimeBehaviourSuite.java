@@ -134,6 +134,14 @@ abstract class RuntimeBehaviourSuite {
   }
 
   @Nested
+  class AtomicWork extends AtomicWorkTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
+
+  @Nested
   class Hosting extends HostingTest {
     @Override
     Backend newBackend() {
