@@ -13,6 +13,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <pre>{@code
  * long left = dgen.transact(bank, tx -> {
+ *   tx.prefetch(alice, bob);                          // both read in one round trip
  *   long from = tx.call(alice, new Withdraw(100));   // refused (TerminalException): nothing commits
  *   tx.call(bob, new Deposit(100));
  *   return from;
@@ -102,6 +103,17 @@ public interface Atomic {
    * @throws IllegalArgumentException if the state is not a {@code type}
    */
   <S> @Nullable S state(ServerRef<?> server, Class<S> type);
+
+  /**
+   * Starts reading {@code servers} now, all in one round trip, so that the calls, casts and reads
+   * of them that follow do not each wait for a round of their own: a transfer that names both
+   * accounts first costs one round of reads, not two. Optional: a server named for the first time
+   * by {@link #call}, {@link #cast} or {@link #state} is read then. Counts toward {@link
+   * #MAX_SERVERS}.
+   *
+   * @param servers servers, as for {@link #call}
+   */
+  void prefetch(ServerRef<?>... servers);
 
   /**
    * The transaction itself, for your own keys (under {@link Tenant#subspace()}, outside the

@@ -261,6 +261,7 @@ class AtomicWorkTest extends RuntimeTestBase {
                       dgen.transact(
                           tenant,
                           tx -> {
+                            tx.prefetch(accounts.toArray(ServerRef<?>[]::new)); // one round
                             long sum = 0;
                             for (ServerRef<Bank.Msg> acct : accounts) {
                               sum += tx.state(acct, Bank.Acct.class).balance();

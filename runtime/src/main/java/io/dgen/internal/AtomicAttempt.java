@@ -96,6 +96,18 @@ final class AtomicAttempt implements Atomic {
   }
 
   @Override
+  public void prefetch(ServerRef<?>... servers) {
+    Objects.requireNonNull(servers, "servers must not be null");
+    guarded(
+        () -> {
+          for (ServerRef<?> server : servers) {
+            participant(server);
+          }
+          return null;
+        });
+  }
+
+  @Override
   public Transaction transaction() {
     return tx;
   }
@@ -158,7 +170,7 @@ final class AtomicAttempt implements Atomic {
     return first != null ? first : thrown;
   }
 
-  /** The participant for {@code server}, opened (its reads in) on first use. */
+  /** The participant for {@code server}, its reads started when it is first named. */
   private Participant<?, ?> participant(ServerRef<?> server) {
     Objects.requireNonNull(server, "server must not be null");
     if (!(server instanceof ServerProcess<?, ?> process)) {
@@ -193,7 +205,7 @@ final class AtomicAttempt implements Atomic {
   }
 
   private <S, M> Participant<S, M> open(Part<S, M> part, Tuple tuid) {
-    return new Participant<>(part, tuid, Futures.join(part.inline().open(tx)));
+    return new Participant<>(part, tuid, part.inline().open(tx));
   }
 
   /**
@@ -258,24 +270,29 @@ final class AtomicAttempt implements Atomic {
   final class Participant<S, M> {
     final Part<S, M> part;
     final Tuple tuid;
-    private final InlineRunner.Opened<S> opened;
+    private final CompletableFuture<InlineRunner.Opened<S>> reads;
     private StateStore.@Nullable Loaded<S> loaded;
     private final List<Action<S>> actions = new ArrayList<>();
     private @Nullable S state;
     private @Nullable StoredState written;
     private @Nullable Object stopReason;
 
-    Participant(Part<S, M> part, Tuple tuid, InlineRunner.Opened<S> opened) {
+    Participant(Part<S, M> part, Tuple tuid, CompletableFuture<InlineRunner.Opened<S>> reads) {
       this.part = part;
       this.tuid = tuid;
-      this.opened = opened;
+      this.reads = reads;
+    }
+
+    /** The server's reads, waited for: started when the server was first named. */
+    InlineRunner.Opened<S> opened() {
+      return Futures.join(reads);
     }
 
     /** The state as this attempt has left it; read (or validated) on first use. */
     StateStore.Loaded<S> loaded() {
       StateStore.Loaded<S> l = loaded;
       if (l == null) {
-        l = Futures.join(part.inline().state(tx, opened));
+        l = Futures.join(part.inline().state(tx, opened()));
         loaded = l;
       }
       return l;
@@ -286,6 +303,7 @@ final class AtomicAttempt implements Atomic {
      * unlocked when the attempt read them.
      */
     StateStore.Loaded<S> turn() {
+      InlineRunner.Opened<S> opened = opened();
       if (opened.busy()) {
         ServerBusyException.Reason why =
             opened.head().isEmpty()
