@@ -368,7 +368,9 @@ class AtomicWorkTest extends RuntimeTestBase {
               return tx.call(a, new Bank.Withdraw("t2", 10));
             });
     assertThat(left).isEqualTo(90);
-    assertThat(runs.get()).isGreaterThan(3);
+    assertThat(runs.get())
+        .as("two attempts found it locked, then it waited its turn")
+        .isGreaterThanOrEqualTo(3);
     assertThat(a.call(new Bank.Log())).containsSubsequence("held", "t2");
     assertThat(balance(b)).isZero();
   }
