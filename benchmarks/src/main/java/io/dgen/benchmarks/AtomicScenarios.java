@@ -11,11 +11,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Atomic work across servers ({@code docs/atomic-work.md}): two-server transfers ({@code
@@ -47,9 +44,9 @@ final class AtomicScenarios {
     }
   }
 
-  /** What one operation does, given its number and a random source of its thread. */
+  /** What one operation does, given its number and its thread's random source. */
   private interface Op {
-    void run(long i, SplittableRandom random);
+    void run(long i, ThreadLocalRandom random);
   }
 
   /** The row {@code atomic-transfer}. */
@@ -128,40 +125,24 @@ final class AtomicScenarios {
 
   /** Runs {@code count} operations from {@link #THREADS} threads, timing each. */
   private static Phase measure(Bench bench, long count, Op op) {
-    ExecutorService pool = Executors.newFixedThreadPool(THREADS, ScaleOutScenarios::daemon);
-    AtomicLong next = new AtomicLong();
-    List<Latencies> each = new ArrayList<>();
+    List<Latencies> each = new CopyOnWriteArrayList<>();
+    ThreadLocal<Latencies> mine =
+        ThreadLocal.withInitial(
+            () -> {
+              Latencies l = new Latencies();
+              each.add(l);
+              return l;
+            });
     Cost before = bench.cost();
     long t0 = System.nanoTime();
-    try {
-      List<Future<?>> running = new ArrayList<>();
-      for (int t = 0; t < THREADS; t++) {
-        Latencies mine = new Latencies();
-        each.add(mine);
-        SplittableRandom random = new SplittableRandom(t);
-        running.add(
-            pool.submit(
-                () -> {
-                  long i;
-                  while ((i = next.getAndIncrement()) < count) {
-                    long s = System.nanoTime();
-                    op.run(i, random);
-                    mine.add(System.nanoTime() - s);
-                  }
-                  return null;
-                }));
-      }
-      for (Future<?> f : running) {
-        f.get();
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
-    } catch (java.util.concurrent.ExecutionException e) {
-      throw new IllegalStateException("an operation failed", e.getCause());
-    } finally {
-      pool.shutdownNow();
-    }
+    ScaleOutScenarios.parallel(
+        THREADS,
+        count,
+        i -> {
+          long s = System.nanoTime();
+          op.run(i, ThreadLocalRandom.current());
+          mine.get().add(System.nanoTime() - s);
+        });
     long elapsed = System.nanoTime() - t0;
     Latencies all = new Latencies();
     each.forEach(all::addAll);
