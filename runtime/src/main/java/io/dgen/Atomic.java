@@ -79,8 +79,10 @@ public interface Atomic {
   /**
    * Runs {@code handleCast} of {@code message} on {@code server} now, in this transaction (not
    * queued). To queue a message atomically with this transaction instead, use the server's outbox:
-   * {@code server.outbox().cast(tx.transaction(), message)}, after any call of this transaction to
-   * that server (a queued message makes it wait its turn).
+   * {@code server.outbox().cast(tx.transaction(), message)}, once this transaction has named the
+   * server (a call, a read, {@link #prefetch}) if it names it at all: its queue cannot be read
+   * after a push in the same transaction, and the transaction fails with a {@link DGenException}
+   * saying so.
    *
    * @param server as for {@link #call}
    * @param message the message, not a {@link Call}

@@ -204,6 +204,40 @@ class AtomicWorkTest extends RuntimeTestBase {
   }
 
   @Test
+  void timersAndOutboxCastsOfARefusedTransaction_areNotStored() {
+    ServerRef<Bank.Msg> a = account("a", 100);
+    ServerRef<Bank.Msg> b = account("b", 0);
+
+    assertThatThrownBy(
+            () ->
+                dgen.transact(
+                    tenant,
+                    tx -> {
+                      tx.prefetch(a, b); // named before its outbox cast, which reading it needs
+                      tx.call(a, new Bank.Remind("r1")); // a timer, written in this transaction
+                      b.outbox().cast(tx.transaction(), new Bank.Touch("queued"));
+                      return tx.call(b, new Bank.Withdraw("w", 1)); // refused: b has nothing
+                    }))
+        .isInstanceOf(CallRejectedException.class);
+    assertThatThrownBy(
+            () ->
+                dgen.transact(
+                    tenant,
+                    tx -> {
+                      b.outbox().cast(tx.transaction(), new Bank.Touch("queued"));
+                      return tx.call(b, new Bank.Deposit("d", 1));
+                    }))
+        .isInstanceOf(DGenException.class)
+        .hasMessageContaining("before it named the server");
+    assertThat(admin(a).timers()).isEmpty();
+    assertThat(admin(b).queueLength()).isZero();
+
+    dgen.transact(tenant, tx -> tx.call(a, new Bank.Remind("r2")));
+    assertThat(admin(a).timers()).hasSize(1);
+    assertThat(b.call(new Bank.Log())).doesNotContain("queued");
+  }
+
+  @Test
   void transfersUnderContention_withConsumersAndSnapshots_conserveTheTotal() throws Exception {
     int n = 6;
     long each = 1000;
@@ -628,7 +662,7 @@ class AtomicWorkTest extends RuntimeTestBase {
     }
 
     sealed interface Msg
-        permits Deposit, Withdraw, Balance, Get, Log, Close, Touch, Boom, Hold, Lock {}
+        permits Deposit, Withdraw, Balance, Get, Log, Close, Touch, Boom, Hold, Lock, Remind {}
 
     record Deposit(String id, long amount) implements Msg, Call<Long> {}
 
@@ -652,6 +686,9 @@ class AtomicWorkTest extends RuntimeTestBase {
     /** A call that asks for the lock. */
     record Lock() implements Msg, Call<Long> {}
 
+    /** Schedules a {@link Touch} in an hour through the callback's own timers. */
+    record Remind(String id) implements Msg, Call<String> {}
+
     /** A started account's name and opening balance. */
     record Open(String name, long balance) {}
 
@@ -674,6 +711,14 @@ class AtomicWorkTest extends RuntimeTestBase {
             Tuple.from("started-acct", o.name()), new Acct(o.balance(), false, 0, List.of()));
       }
       return InitResult.ok(new Acct(0, false, 0, List.of()));
+    }
+
+    @Override
+    public Result<Acct> handleCallTx(TxContext tx, Msg request, From from, Acct state) {
+      if (request instanceof Remind r) {
+        return Result.reply(r, tx.castAfter(new Touch(r.id()), Duration.ofHours(1)), state);
+      }
+      return handleCall(request, from, state);
     }
 
     @Override

@@ -285,7 +285,21 @@ final class AtomicAttempt implements Atomic {
 
     /** The server's reads, waited for: started when the server was first named. */
     InlineRunner.Opened<S> opened() {
-      return Futures.join(reads);
+      try {
+        return Futures.join(reads);
+      } catch (BackendException e) {
+        if (e.code() != BackendException.ACCESSED_UNREADABLE) {
+          throw e;
+        }
+        throw new DGenException(
+            "this transaction queued a message to server "
+                + tuid
+                + " (an outbox cast) before it named the server, whose queue it then cannot read;"
+                + " nothing was committed. Name the server first (a call, a read, or prefetch),"
+                + " then cast through its outbox: "
+                + part.context(),
+            e);
+      }
     }
 
     /** The state as this attempt has left it; read (or validated) on first use. */
