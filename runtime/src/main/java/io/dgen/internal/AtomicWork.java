@@ -66,13 +66,22 @@ public final class AtomicWork {
 
   /**
    * {@link #transact} on one of the runtime's threads for work that waits (the body blocks on its
-   * reads): the future completes with what {@code transact} returns or fails with what it throws.
+   * reads; the pool is bounded, and shared with {@code handleLocked}): the future completes with
+   * what {@code transact} returns or fails with what it throws.
    */
   public static <T> CompletableFuture<T> transactAsync(
       RuntimeCore core, Tenant tenant, AtomicBody<T> body) {
     Objects.requireNonNull(tenant, "tenant must not be null");
     Objects.requireNonNull(body, "body must not be null");
-    return CompletableFuture.supplyAsync(() -> transact(core, tenant, body), core.blocking());
+    try {
+      return CompletableFuture.supplyAsync(() -> transact(core, tenant, body), core.blocking());
+    } catch (java.util.concurrent.RejectedExecutionException full) {
+      return CompletableFuture.failedFuture(
+          new DGenException(
+              "transactAsync refused: the runtime's threads for blocking work are all busy and"
+                  + " their queue is full; nothing ran",
+              full));
+    }
   }
 
   /** A body's checked exception, carried out of the transaction to its caller. */
