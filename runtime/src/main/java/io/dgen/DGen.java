@@ -3,6 +3,7 @@ package io.dgen;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.Backend;
+import io.dgen.internal.AtomicWork;
 import io.dgen.internal.Buckets;
 import io.dgen.internal.LimitKeys;
 import io.dgen.internal.Metrics;
@@ -27,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -409,6 +411,53 @@ public final class DGen implements AutoCloseable {
         null,
         Tuple.from(kind).addAll(tuid),
         StartOptions.builder(tenant).build());
+  }
+
+  /**
+   * Runs {@code body} as one transaction across servers of {@code tenant}: its calls and casts run
+   * each server's callback now, inline, against its durable state, and everything commits together
+   * or nothing does: the states, what the callbacks wrote (timers, outbox casts, keys), your own
+   * writes through {@link Atomic#transaction()}; post-commit actions run once, after the commit.
+   * See {@link Atomic} for the order with each server's queue, the limits and what aborts it, and
+   * {@code docs/atomic-work.md} for when to prefer the outbox (most of the time).
+   *
+   * <p><b>The body may run more than once</b> (conflicts, a busy server's turn, {@code
+   * commit_unknown_result}): keep side effects out of it. It runs in the calling thread and blocks
+   * on each server's reads.
+   *
+   * @param tenant the tenant, from this {@code DGen}
+   * @param body the work
+   * @param <T> what the body returns
+   * @return the body's value, once the transaction committed
+   * @throws CallRejectedException if a callback refused ({@link TerminalException}); nothing was
+   *     committed
+   * @throws ServerBusyException if a called server's queue or lock kept it busy for {@link
+   *     Atomic#BUSY_WAIT}; nothing was committed, and the transaction may be retried
+   * @throws CallbackException if a callback threw; nothing was committed, and it is not retried
+   * @throws TransactionTooLongException if the body ran past FoundationDB's transaction time
+   * @throws IllegalArgumentException if the tenant or a server is another {@code DGen}'s, or a
+   *     server's behaviour is not in this runtime
+   * @throws BackendFailureException if the backend failed the transaction
+   */
+  public <T> T transact(Tenant tenant, AtomicBody<T> body) {
+    Objects.requireNonNull(tenant, "tenant must not be null");
+    checkTenant(tenant);
+    return AtomicWork.transact(core, tenant, body);
+  }
+
+  /**
+   * {@link #transact} on a runtime thread: the body runs there (it blocks on its reads), and the
+   * future completes with what {@code transact} returns or fails with what it throws.
+   *
+   * @param tenant the tenant, from this {@code DGen}
+   * @param body the work
+   * @param <T> what the body returns
+   * @return a future of the body's value, once the transaction committed
+   */
+  public <T> CompletableFuture<T> transactAsync(Tenant tenant, AtomicBody<T> body) {
+    Objects.requireNonNull(tenant, "tenant must not be null");
+    checkTenant(tenant);
+    return AtomicWork.transactAsync(core, tenant, body);
   }
 
   private void checkTenant(Tenant tenant) {

@@ -142,6 +142,14 @@ abstract class RuntimeBehaviourSuite {
   }
 
   @Nested
+  class AtomicWork extends AtomicWorkTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
+
+  @Nested
   class Hosting extends HostingTest {
     @Override
     Backend newBackend() {

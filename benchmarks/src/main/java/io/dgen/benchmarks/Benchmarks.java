@@ -273,6 +273,8 @@ public final class Benchmarks {
       String id = "svc-call-" + c.name().toLowerCase(java.util.Locale.ROOT);
       rows.add(new Planned(id, () -> path.sequentialCalls(id, c)));
     }
+    AtomicScenarios atomic = new AtomicScenarios(settings, target);
+    rows.add(new Planned("atomic-transfer", () -> atomic.transfers("atomic-transfer")));
     int servers = settings.throughput().drainServersK1();
     rows.add(
         new Planned("svc-casts-k1", () -> path.casts("svc-casts-k1", servers, 1, servers * 20L)));

@@ -86,6 +86,17 @@ class BenchmarksTest {
   }
 
   @Test
+  void anAtomicTransfer_isOneTransaction_withOneRoundOfReadsPerServer() {
+    Row r = row("atomic-transfer");
+    assertThat(r.commitsPerMessage()).as("one transaction a transfer").isBetween(1.0, 1.05);
+    assertThat(r.readsPerMessage())
+        .as("queue head, lock and version key of each account; the states from the cache")
+        .isBetween(6.0, 8.0);
+    assertThat(r.metric("ratioToSingle")).isPositive();
+    assertThat(r.metric("abortsPerCommit")).isNotNegative();
+  }
+
+  @Test
   void casts_costOneConsumerTransactionPerBatchOfK() {
     assertThat(row("cast-k1").consumerTransactionsPerMessage()).isBetween(0.99, 1.01);
     for (int k : new int[] {16, 64, 256}) {

@@ -135,6 +135,24 @@ class ExampleTest {
   }
 
   @Test
+  void atomicTransferExample_abortsWholeTransfers_andEverySnapshotHoldsTheTotal() throws Exception {
+    String out = run(AtomicTransferExample::main);
+    assertThat(out)
+        .contains("opened:   alice 100   bob  50   carol   0   frozen-dan  10   total 160")
+        .containsSubsequence(
+            "t1 alice -> bob          30",
+            "   done, alice has 70",
+            "t2 bob   -> frozen-dan   20",
+            "   refused, frozen-dan is frozen; nothing was committed",
+            "t3 carol -> alice       500",
+            "   refused, insufficient funds: balance 0; nothing was committed",
+            "balances: alice  70   bob  80   carol   0   frozen-dan  10   total 160")
+        .containsPattern("100 concurrent transfers from 4 threads: \\d+ done, \\d+ refused")
+        .containsPattern("auditor: [1-9]\\d* atomic snapshots of every account, 0 with a total")
+        .containsPattern("balances: .* total 160 \\(conserved\\)");
+  }
+
+  @Test
   void chatRoomExample_editsAndMovesMessages() throws Exception {
     String out = run(ChatRoomExample::main);
     assertThat(out)

@@ -65,11 +65,28 @@ final class InlineRunner<S, M> {
    * visiting runtime, it found a server to create or returned {@code Result.stop}, which only the
    * holder does.
    */
-  private static final class QueueInstead extends RuntimeException {
+  static final class QueueInstead extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
     QueueInstead(String why) {
       super(why, null, false, false);
+    }
+  }
+
+  /**
+   * What an inline attempt read of its server in one round: when its work began (the read version's
+   * arrival), the queue's head (a snapshot read), the lock, the version key's read if the cache is
+   * on, and the state's read if no cached state could save it.
+   */
+  record Opened<S>(
+      long start,
+      List<KeyValue> head,
+      byte @Nullable [] lock,
+      @Nullable CompletableFuture<byte @Nullable []> version,
+      @Nullable CompletableFuture<StateStore.Loaded<S>> early) {
+    /** Whether the call must wait its turn: messages are queued, or the server is locked. */
+    boolean busy() {
+      return !head.isEmpty() || lock != null;
     }
   }
 
@@ -141,60 +158,40 @@ final class InlineRunner<S, M> {
     CompletableFuture<@Nullable Outcome<S>> committed =
         calls.bounded(
             commits.commitAsync(
-                tx -> {
-                  CompletableFuture<Long> began = ConsumerBatch.startOf(tx, nanoTime);
-                  // A snapshot read: a concurrent push must not abort the inline call; the call
-                  // then serializes before that push, a legal order for concurrent operations.
-                  CompletableFuture<List<KeyValue>> head = queue.peek(tx, 1);
-                  CompletableFuture<byte @Nullable []> lock = tx.getAsync(keys.lockKey());
-                  CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, false);
-                  // Without a cached state to validate, the state is read in the same round as
-                  // the queue's head (a visiting ref's usual case): one round trip, not two.
-                  CompletableFuture<StateStore.Loaded<S>> early =
-                      states.cold() ? states.loadAsync(tx, null, false) : null;
-                  CompletableFuture<Void> reads =
-                      CompletableFuture.allOf(
-                          began,
-                          head,
-                          lock,
-                          version != null ? version : CompletableFuture.completedFuture(null),
-                          fence != null
-                              ? fence.check(tx)
-                              : CompletableFuture.completedFuture(null));
-                  return Async.then(
-                      reads,
-                      executor,
-                      ignored -> {
-                        if (!head.join().isEmpty() || lock.join() != null) {
-                          // The server existed at this read version (a kill empties the queue and
-                          // clears the lock, and no publish follows it), and the lock key's
-                          // serializable read conflicts with a later kill. Unless the cached state
-                          // vouches for it, the server's entry is read too: it may have been
-                          // started again since this process started, with another type table.
-                          CompletableFuture<@Nullable Void> ours =
-                              states.validates(version)
-                                  ? CompletableFuture.completedFuture(null)
-                                  : queue.entry().current(tx);
-                          calls.push(tx, envelope.get(), waiting);
-                          queue.wakeConsumers(tx); // it has work already: no activation needed
-                          return ours.thenApply(v -> Outcome.<S>queuedInstead());
-                        }
-                        long start = began.join();
-                        return Async.thenApply(
-                            early != null ? early : states.loadAsync(tx, version, false),
-                            executor,
-                            loaded ->
-                                runOnState(
-                                    tx,
-                                    loaded,
-                                    start,
-                                    (t, state, st) ->
-                                        invoker.handleCall(t, request, from, state, st),
-                                    () -> new QueueInstead("inline call takes the lock"),
-                                    "inline",
-                                    true));
-                      });
-                },
+                tx ->
+                    Async.then(
+                        open(tx),
+                        executor,
+                        opened -> {
+                          if (opened.busy()) {
+                            // The server existed at this read version (a kill empties the queue
+                            // and clears the lock, and no publish follows it), and the lock key's
+                            // serializable read conflicts with a later kill. Unless the cached
+                            // state vouches for it, the server's entry is read too: it may have
+                            // been started again since this process started, with another type
+                            // table.
+                            CompletableFuture<@Nullable Void> ours =
+                                states.validates(opened.version())
+                                    ? CompletableFuture.completedFuture(null)
+                                    : queue.entry().current(tx);
+                            calls.push(tx, envelope.get(), waiting);
+                            queue.wakeConsumers(tx); // it has work already: no activation needed
+                            return ours.thenApply(v -> Outcome.<S>queuedInstead());
+                          }
+                          return Async.thenApply(
+                              state(tx, opened),
+                              executor,
+                              loaded ->
+                                  runOnState(
+                                      tx,
+                                      loaded,
+                                      opened.start(),
+                                      (t, state, st) ->
+                                          invoker.handleCall(t, request, from, state, st),
+                                      () -> new QueueInstead("inline call takes the lock"),
+                                      "inline",
+                                      true));
+                        }),
                 (tx, prior) -> prior,
                 executor),
             waiting);
@@ -245,6 +242,80 @@ final class InlineRunner<S, M> {
           }
           return CompletableFuture.completedFuture(done);
         });
+  }
+
+  /** The server's state store, for atomic work's cache updates and read-only views. */
+  StateStore<S> states() {
+    return states;
+  }
+
+  /**
+   * Starts an inline attempt's reads of the server in {@code tx}, all in one round (and, for a
+   * fenced process, the lease): the queue's head as a snapshot read, so that a concurrent push does
+   * not abort the attempt (it serializes before that push, a legal order for concurrent
+   * operations); the lock key and the version key serializably, as the holder's batches read them,
+   * so that whichever of two overlapping transactions commits second conflicts; and, without a
+   * cached state to validate, the state itself (a visiting ref's usual case): one round trip, not
+   * two.
+   */
+  CompletableFuture<Opened<S>> open(Transaction tx) {
+    CompletableFuture<Long> began = ConsumerBatch.startOf(tx, nanoTime);
+    CompletableFuture<List<KeyValue>> head = queue.peek(tx, 1);
+    CompletableFuture<byte @Nullable []> lock = tx.getAsync(keys.lockKey());
+    CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, false);
+    CompletableFuture<StateStore.Loaded<S>> early =
+        states.cold() ? states.loadAsync(tx, null, false) : null;
+    return CompletableFuture.allOf(
+            began,
+            head,
+            lock,
+            version != null ? version : CompletableFuture.completedFuture(null),
+            fence != null ? fence.check(tx) : CompletableFuture.completedFuture(null))
+        .thenApply(v -> new Opened<>(began.join(), head.join(), lock.join(), version, early));
+  }
+
+  /** The state {@code opened} read, or its load now (validated by the version key read). */
+  CompletableFuture<StateStore.Loaded<S>> state(Transaction tx, Opened<S> opened) {
+    return opened.early() != null ? opened.early() : states.loadAsync(tx, opened.version(), false);
+  }
+
+  /**
+   * {@code handleCall} on {@code loaded} in {@code tx} as one step of a larger transaction (atomic
+   * work): as an inline call's, see {@link #runOnState}; the caller commits, then {@link
+   * #afterCommit}.
+   */
+  Outcome<S> callStep(
+      Transaction tx,
+      StateStore.Loaded<S> loaded,
+      long start,
+      M request,
+      From from,
+      Supplier<RuntimeException> onLock) {
+    return runOnState(
+        tx,
+        loaded,
+        start,
+        (t, state, st) -> invoker.handleCall(t, request, from, state, st),
+        onLock,
+        "atomic",
+        true);
+  }
+
+  /** {@code handleCast} as one step of a larger transaction, as {@link #callStep}. */
+  Outcome<S> castStep(
+      Transaction tx,
+      StateStore.Loaded<S> loaded,
+      long start,
+      M message,
+      Supplier<RuntimeException> onLock) {
+    return runOnState(
+        tx,
+        loaded,
+        start,
+        (t, state, st) -> invoker.handleCast(t, message, state, st),
+        onLock,
+        null,
+        true);
   }
 
   /**
@@ -360,7 +431,7 @@ final class InlineRunner<S, M> {
   }
 
   /** Runs the actions and honours a stop; a fatal error of an action stops the process. */
-  private void afterCommit(Outcome<S> outcome) {
+  void afterCommit(Outcome<S> outcome) {
     try {
       invoker.runActions(outcome.actions(), outcome.state());
       if (outcome.written() != null) {

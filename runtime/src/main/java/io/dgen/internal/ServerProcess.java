@@ -819,6 +819,35 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
         && options.rateLimit().isEmpty();
   }
 
+  /**
+   * This server's part in an atomic transaction of {@code caller}'s: the inline runner whose steps
+   * it runs, as an inline call's (a ref's, as a visitor's).
+   *
+   * @throws IllegalArgumentException if this is another runtime's, or its calls do not run inline
+   *     here (its behaviour is not here; batches over one, or a rate limit)
+   */
+  AtomicAttempt.Part<S, M> atomicPart(RuntimeCore caller) {
+    if (caller != core) {
+      throw new IllegalArgumentException("server " + tuid + " is a ref of another DGen");
+    }
+    ensureAlive();
+    if (!runsInline()) {
+      throw new IllegalArgumentException(
+          (behaviourElsewhere()
+                  ? "this runtime does not host the kind of server "
+                      + tuid
+                      + ", so it cannot run its callbacks: host the kind here (holdBuckets(false)"
+                      + " hosts it without taking its buckets)"
+                  : "the calls of server "
+                      + tuid
+                      + " never run inline (it does not consume here, consumes in batches over"
+                      + " one, or is rate limited), so atomic work cannot run them")
+              + "; nothing was committed: "
+              + context);
+    }
+    return new AtomicAttempt.Part<>(inline, slots, queue, keys, context);
+  }
+
   /** Whether this is a ref whose runtime does not host its kind: its code runs elsewhere. */
   private boolean behaviourElsewhere() {
     return role == Role.REF && kind == null;

@@ -241,6 +241,26 @@ final class StateStore<S> implements CommitRunner.Observer {
   }
 
   /**
+   * What a transaction that wrote {@code written} (null: nothing changed) from {@code state} over
+   * {@code before} has loaded now: the base of its next write of this state, in the same
+   * transaction (several steps of atomic work on one server).
+   */
+  Loaded<S> after(Loaded<S> before, @Nullable StoredState written, S state) {
+    return written == null
+        ? new Loaded<>(before.stored(), state, before.tag(), before.stamp())
+        : new Loaded<>(written, state, stateTag.current(), null);
+  }
+
+  /**
+   * A copy of {@code loaded}'s state that no callback holds (the codec's shared instance of a
+   * deeply immutable state), for a read-only view; null for a server not created yet.
+   */
+  @Nullable S copy(Loaded<S> loaded) {
+    StoredState stored = loaded.stored();
+    return stored == null ? null : decode(stored, loaded.tag());
+  }
+
+  /**
    * The state for a callback: the codec's shared instance of a deeply immutable state, or a fresh
    * decode that no other callback sees; a state stored under an older tag, migrated first.
    */

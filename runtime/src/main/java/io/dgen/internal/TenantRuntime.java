@@ -8,6 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
@@ -44,6 +45,7 @@ final class TenantRuntime {
   private final Map<String, KindTypes> kindTypes = new ConcurrentHashMap<>();
   private volatile @Nullable Hosting hosting;
   private final AtomicBoolean migrated = new AtomicBoolean();
+  private final AtomicReference<@Nullable AtomicWork> atomic = new AtomicReference<>();
 
   TenantRuntime(
       Subspace subspace,
@@ -97,6 +99,12 @@ final class TenantRuntime {
       hosting = h;
     }
     return h;
+  }
+
+  /** The runner of this tenant's atomic transactions, made on first use. */
+  AtomicWork atomic(java.util.function.Supplier<AtomicWork> make) {
+    AtomicWork a = atomic.get();
+    return a != null ? a : atomic.updateAndGet(made -> made != null ? made : make.get());
   }
 
   /**

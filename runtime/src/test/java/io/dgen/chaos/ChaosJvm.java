@@ -104,7 +104,8 @@ public final class ChaosJvm {
               + (opened - mainStart)
               + ", servers "
               + (now - opened));
-      Workload workload = new Workload(refs, journal, name + generation, seed);
+      Workload workload =
+          new Workload(refs, body -> dgen.transact(tenant, body), journal, name + generation, seed);
       Thread retries = workload.retryUnfinished(earlier);
       workload.run(WORKER_THREADS, deadline, () -> stopWorkload.getCount() == 0);
       retries.join();

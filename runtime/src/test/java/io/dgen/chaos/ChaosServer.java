@@ -10,6 +10,7 @@ import io.dgen.InitResult;
 import io.dgen.Outbox;
 import io.dgen.Result;
 import io.dgen.Tenant;
+import io.dgen.TerminalException;
 import io.dgen.TxContext;
 import io.dgen.backend.Transaction;
 import java.nio.ByteBuffer;
@@ -33,6 +34,10 @@ import org.jspecify.annotations.Nullable;
  *       through its outbox, in the same transaction;
  *   <li>{@link Credit}: adds 1 to {@code ("chaos-applied", id + "/credit")} and credits the
  *       balance;
+ *   <li>{@link Take} and {@link Give}, the two calls of an atomic transfer ({@code DGen.transact}):
+ *       {@code Take} adds 1 to {@code ("chaos-applied", id)} and debits the balance (refused beyond
+ *       it), {@code Give} adds 1 to {@code ("chaos-applied", id + "/credit")} and credits it; both
+ *       commit in one transaction or neither does;
  *   <li>{@link Work}: takes the lock; {@code handleLocked} works for a while, adds 1 to {@code
  *       ("chaos-locked-runs", id)} in a transaction of its own (a side effect: at least once) and
  *       returns a state that lists the id in {@link State#worked}; the next callback moves the list
@@ -64,6 +69,12 @@ final class ChaosServer implements DGenServer<ChaosServer.State, ChaosServer.Msg
 
   /** The receiving half of a {@link Transfer}. */
   record Credit(String id, long amount) implements Msg {}
+
+  /** The debit of an atomic transfer: refused ({@link TerminalException}) beyond the balance. */
+  record Take(String id, long amount) implements Msg, Call<Long> {}
+
+  /** The credit of an atomic transfer, in the same transaction as its {@link Take}. */
+  record Give(String id, long amount) implements Msg, Call<Long> {}
 
   /** Lock-mode work of {@code millis} milliseconds. */
   record Work(String id, long millis) implements Msg {}
@@ -116,6 +127,19 @@ final class ChaosServer implements DGenServer<ChaosServer.State, ChaosServer.Msg
     if (request instanceof Ask a) {
       count(tx, APPLIED, a.id());
       return Result.reply(a, a.id(), s);
+    }
+    if (request instanceof Take t) {
+      if (s.balance() < t.amount()) {
+        throw new TerminalException("balance " + s.balance() + " does not cover " + t.amount());
+      }
+      count(tx, APPLIED, t.id());
+      State next = new State(s.balance() - t.amount(), s.worked());
+      return Result.reply(t, next.balance(), next);
+    }
+    if (request instanceof Give g) {
+      count(tx, APPLIED, g.id() + "/credit");
+      State next = new State(s.balance() + g.amount(), s.worked());
+      return Result.reply(g, next.balance(), next);
     }
     throw new IllegalArgumentException("not a call: " + request);
   }
@@ -187,6 +211,12 @@ final class ChaosServer implements DGenServer<ChaosServer.State, ChaosServer.Msg
     }
     if (message instanceof Work w) {
       return w.id();
+    }
+    if (message instanceof Take t) {
+      return t.id();
+    }
+    if (message instanceof Give g) {
+      return g.id() + "/credit";
     }
     return ((Poison) message).id();
   }

@@ -61,6 +61,21 @@ final class ChaosServers {
     return index >= STARTED;
   }
 
+  /**
+   * The servers atomic transfers ({@code DGen.transact}) run between: the hosted ones of the kind
+   * that takes one message per batch, whose calls run inline in any runtime that hosts it (the
+   * started servers' handles are publish-only processes, and batches over one never run inline).
+   */
+  static List<Integer> atomic() {
+    List<Integer> atomic = new ArrayList<>();
+    for (int i = STARTED; i < COUNT; i++) {
+      if (kind(i).equals(INLINE_KIND)) {
+        atomic.add(i);
+      }
+    }
+    return atomic;
+  }
+
   /** The tuid server {@code index} is stored under. */
   static Tuple tuid(int index) {
     return hosted(index)

@@ -36,6 +36,8 @@ import tools.jackson.databind.JsonNode;
  *       nothing;
  *   <li><b>keyed exactly once</b>: every keyed cast, keyed call and keyed lock-mode message was
  *       applied exactly once, however often the client retried it, and finished;
+ *   <li><b>atomic exactly once</b>: an acknowledged atomic transfer was applied exactly once, an
+ *       unacknowledged one at most once, its debit and credit together (else: not conserved);
  *   <li><b>call at most once</b>: a call answered was answered with its own id and applied once;
  *       one that timed out or failed was applied at most once;
  *   <li><b>calls end by their timeout</b>: no call (plain or keyed) was still unanswered and not
@@ -63,6 +65,7 @@ final class Verifier {
           "conserved",
           "cast exactly once",
           "keyed exactly once",
+          "atomic exactly once",
           "call at most once",
           "calls end by their timeout",
           "timer exactly once",
@@ -210,6 +213,15 @@ final class Verifier {
           long wasDebited = debited.getOrDefault(s.id, 0L);
           if (credited != wasDebited) {
             fail("conserved", s.id + " debited " + wasDebited + " credited " + credited);
+          }
+        }
+        case "ATOMIC" -> {
+          long given = applied.getOrDefault(s.id + "/credit", 0L);
+          if (given != n) {
+            fail("conserved", s.id + " atomic transfer took " + n + " and gave " + given);
+          }
+          if (acked ? n != 1 : n > 1) {
+            fail("atomic exactly once", s.id + " " + s.outcome + " applied " + n);
           }
         }
         case "KEYED_CAST", "KEYED_CALL", "WORK" -> {

@@ -23,8 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The chaos test's invariants can fail: a handful of operations on the memory backend, to started
  * and hosted servers (one of which never gets a message), verify clean, and each kind of damage to
  * what the cluster holds or what the journal says (an application doubled or lost, a transfer
- * credited twice, a cancelled timer that fired, an application nobody sent, a call that outlived
- * its timeout) is reported under its invariant, with the id.
+ * credited twice, an atomic transfer's debit doubled, a cancelled timer that fired, an application
+ * nobody sent, a call that outlived its timeout) is reported under its invariant, with the id.
  */
 class VerifierTest {
 
@@ -66,6 +66,20 @@ class VerifierTest {
         journal.sent("CALL", "call1", 6, "2000");
         String reply = refs.get(6).call(new ChaosServer.Ask("call1"), Duration.ofSeconds(10));
         journal.result("call1", reply.equals("call1") ? Outcome.OK : Outcome.WRONG, reply);
+        // between two hosted servers their first messages (k1, call1) created
+        send(
+            journal,
+            "ATOMIC",
+            "a1",
+            4,
+            "6:700",
+            () ->
+                dgen.transact(
+                    tenant,
+                    tx -> {
+                      tx.call(refs.get(4), new ChaosServer.Take("a1", 700));
+                      return tx.call(refs.get(6), new ChaosServer.Give("a1", 700));
+                    }));
       }
       TenantAdmin admin = new DGenAdmin(backend).tenant("chaos", "verifier").orElseThrow();
       await().atMost(Duration.ofSeconds(30)).until(() -> Verifier.settled(admin));
@@ -79,6 +93,7 @@ class VerifierTest {
       add(backend, tenant, "c1"); // a cast applied twice
       add(backend, tenant, "k1"); // a keyed cast applied twice
       add(backend, tenant, "t1/credit"); // a transfer credited twice
+      add(backend, tenant, "a1"); // an atomic transfer's debit applied twice, its credit once
       add(backend, tenant, "ghost"); // applied, never sent
       List<Journal.Line> damaged = new ArrayList<>(lines);
       long now = System.currentTimeMillis();
@@ -93,7 +108,11 @@ class VerifierTest {
           .anyMatch(v -> v.startsWith("c1 "))
           .anyMatch(v -> v.startsWith("lost "));
       assertThat(verdict.violations().get("keyed exactly once")).anyMatch(v -> v.startsWith("k1 "));
-      assertThat(verdict.violations().get("conserved")).anyMatch(v -> v.startsWith("t1 "));
+      assertThat(verdict.violations().get("conserved"))
+          .anyMatch(v -> v.startsWith("t1 "))
+          .anyMatch(v -> v.startsWith("a1 "));
+      assertThat(verdict.violations().get("atomic exactly once"))
+          .anyMatch(v -> v.startsWith("a1 "));
       assertThat(verdict.violations().get("timer exactly once"))
           .anyMatch(v -> v.startsWith("tm1 "));
       assertThat(verdict.violations().get("nothing invented"))

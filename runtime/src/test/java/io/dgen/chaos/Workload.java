@@ -1,10 +1,13 @@
 package io.dgen.chaos;
 
+import io.dgen.AtomicBody;
 import io.dgen.CallTimeoutException;
 import io.dgen.ServerRef;
 import io.dgen.chaos.ChaosServer.Apply;
+import io.dgen.chaos.ChaosServer.Give;
 import io.dgen.chaos.ChaosServer.Msg;
 import io.dgen.chaos.ChaosServer.Poison;
+import io.dgen.chaos.ChaosServer.Take;
 import io.dgen.chaos.ChaosServer.Transfer;
 import io.dgen.chaos.ChaosServer.Work;
 import io.dgen.chaos.Journal.Outcome;
@@ -13,6 +16,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -27,6 +31,8 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The mixed workload one client runs against the chaos servers, journaling every operation before
@@ -41,6 +47,9 @@ import java.util.function.BooleanSupplier;
  *       later generation of a killed client retries the ones it left unfinished);
  *   <li>timers ({@code castAfter} of 0.2–3 s), a quarter of them cancelled while pending;
  *   <li>{@link Transfer}s between servers, whose credits travel through the outbox;
+ *   <li>atomic transfers ({@code DGen.transact}: a {@link Take} and a {@link Give} in one
+ *       transaction) between the servers whose calls run inline ({@link ChaosServers#atomic}), when
+ *       the hosted servers are in the run;
  *   <li>a few {@link Poison} messages, meant to be dead-lettered.
  * </ul>
  *
@@ -63,23 +72,32 @@ final class Workload {
     TIMER(10),
     WORK(6),
     POISON(2),
-    TRANSFER(12);
+    TRANSFER(12),
+    ATOMIC(8);
 
     final int weight;
 
     Op(int weight) {
       this.weight = weight;
     }
+
+    /** Whether this run has what the operation needs: two servers for atomic transfers. */
+    boolean enabled() {
+      return this != ATOMIC || ChaosServers.atomic().size() >= 2;
+    }
   }
+
+  /** The operations this run sends. */
+  private static final List<Op> ENABLED =
+      java.util.Arrays.stream(Op.values()).filter(Op::enabled).toList();
 
   /** The operation of {@link #rawProbe}: a transaction of the backend's, not a DGen operation. */
   static final String RAW = "RAW";
 
   /** The names of the operations, as journals record them. */
-  static final List<String> OPS = java.util.Arrays.stream(Op.values()).map(Op::name).toList();
+  static final List<String> OPS = ENABLED.stream().map(Op::name).toList();
 
-  private static final int TOTAL_WEIGHT =
-      java.util.Arrays.stream(Op.values()).mapToInt(o -> o.weight).sum();
+  private static final int TOTAL_WEIGHT = ENABLED.stream().mapToInt(o -> o.weight).sum();
   private static final int CALLS_IN_FLIGHT = 16;
   private static final Duration KEYED_CALL_TIMEOUT = Duration.ofSeconds(3);
 
@@ -98,6 +116,7 @@ final class Workload {
   static final String OVERRAN = "call-overran";
 
   private final List<ServerRef<Msg>> refs;
+  private final @Nullable Function<AtomicBody<Long>, Long> transact;
   private final Journal journal;
   private final String prefix;
   private final long seed;
@@ -129,6 +148,20 @@ final class Workload {
    * @param seed of the choice of operations
    */
   Workload(List<ServerRef<Msg>> refs, Journal journal, String prefix, long seed) {
+    this(refs, null, journal, prefix, seed);
+  }
+
+  /**
+   * @param transact runs an atomic transaction in the servers' tenant ({@code DGen.transact}), for
+   *     the ATOMIC operations; null for a workload that sends none (the probes)
+   */
+  Workload(
+      List<ServerRef<Msg>> refs,
+      @Nullable Function<AtomicBody<Long>, Long> transact,
+      Journal journal,
+      String prefix,
+      long seed) {
+    this.transact = transact;
     this.refs = refs;
     this.journal = journal;
     this.prefix = prefix;
@@ -182,7 +215,7 @@ final class Workload {
                 for (int n = 0;
                     System.currentTimeMillis() < deadlineMillis && !stop.getAsBoolean();
                     n++) {
-                  step(random, n < Op.values().length ? Op.values()[n] : pick(random));
+                  step(random, n < ENABLED.size() ? ENABLED.get(n) : pick(random));
                   pace(random);
                 }
               },
@@ -201,7 +234,7 @@ final class Workload {
 
   private static Op pick(Random random) {
     int pick = random.nextInt(TOTAL_WEIGHT);
-    for (Op o : Op.values()) {
+    for (Op o : ENABLED) {
       if (pick < o.weight) {
         return o;
       }
@@ -231,7 +264,34 @@ final class Workload {
             to + ":" + amount,
             () -> refs.get(server).cast(new Transfer(id, to, amount)));
       }
+      case ATOMIC -> atomic(id, random);
     }
+  }
+
+  /**
+   * An atomic transfer between two of {@link ChaosServers#atomic}: both calls commit or neither.
+   * Acknowledged once it committed; a refusal, a busy server or a fault is an error.
+   */
+  private void atomic(String id, Random random) {
+    List<Integer> servers = ChaosServers.atomic();
+    int from = servers.get(random.nextInt(servers.size()));
+    int to =
+        servers.get(
+            (servers.indexOf(from) + 1 + random.nextInt(servers.size() - 1)) % servers.size());
+    long amount = 1 + random.nextInt(5_000);
+    plain(
+        Op.ATOMIC,
+        id,
+        from,
+        to + ":" + amount,
+        () ->
+            Objects.requireNonNull(transact, "a workload without transact sends no ATOMIC")
+                .apply(
+                    tx -> {
+                      tx.prefetch(refs.get(from), refs.get(to)); // one round of reads for both
+                      tx.call(refs.get(from), new Take(id, amount));
+                      return tx.call(refs.get(to), new Give(id, amount));
+                    }));
   }
 
   private void plain(Op op, String id, int server, Runnable send) {
