@@ -84,7 +84,21 @@ final class InlineRunner<S, M> {
   private final Executor executor;
   private final ConsumerBatch.@Nullable Fence fence;
   private final boolean visiting;
+  private final boolean expiring;
   private final String context;
+
+  /**
+   * A priority message to a server of a kind with an expiry that its holder has not loaded and
+   * judged ({@link Expiry#inlineAllowed}): nothing ran; it is sent to the holder instead, which
+   * runs it on a new server if the old one expired.
+   */
+  static final class ToHolder extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    ToHolder() {
+      super("the server may have expired: its holder runs it", null, false, false);
+    }
+  }
 
   /**
    * @param fence a hosted server's: an inline call reads its bucket's lease, and commits only while
@@ -93,6 +107,9 @@ final class InlineRunner<S, M> {
    *     but does not run the server (a ref's, outside the holder's loaded process): a call runs on
    *     the durable state as at the holder, exact by the same conflicts, but one that would create
    *     the server or stop it is queued for the holder instead
+   * @param expiring whether the server's kind has an expiry: a call runs inline only on a server
+   *     its holder has loaded and judged ({@link Expiry#inlineAllowed}), else it is queued for the
+   *     holder, and a priority message sent to it ({@link ToHolder}); costs one read
    */
   InlineRunner(
       ServerKeys keys,
@@ -106,9 +123,11 @@ final class InlineRunner<S, M> {
       Executor executor,
       ConsumerBatch.@Nullable Fence fence,
       boolean visiting,
+      boolean expiring,
       String context) {
     this.fence = fence;
     this.visiting = visiting;
+    this.expiring = expiring;
     this.keys = keys;
     this.commits = commits;
     this.states = states;
@@ -148,6 +167,7 @@ final class InlineRunner<S, M> {
                   CompletableFuture<List<KeyValue>> head = queue.peek(tx, 1);
                   CompletableFuture<byte @Nullable []> lock = tx.getAsync(keys.lockKey());
                   CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, false);
+                  CompletableFuture<byte @Nullable []> entry = readEntry(tx);
                   // Without a cached state to validate, the state is read in the same round as
                   // the queue's head (a visiting ref's usual case): one round trip, not two.
                   CompletableFuture<StateStore.Loaded<S>> early =
@@ -158,6 +178,7 @@ final class InlineRunner<S, M> {
                           head,
                           lock,
                           version != null ? version : CompletableFuture.completedFuture(null),
+                          entry,
                           fence != null
                               ? fence.check(tx)
                               : CompletableFuture.completedFuture(null));
@@ -178,6 +199,9 @@ final class InlineRunner<S, M> {
                           calls.push(tx, envelope.get(), waiting);
                           queue.wakeConsumers(tx); // it has work already: no activation needed
                           return ours.thenApply(v -> Outcome.<S>queuedInstead());
+                        }
+                        if (expiring && !Expiry.inlineAllowed(entry.join())) {
+                          throw new QueueInstead("the server may have expired: its holder judges");
                         }
                         long start = began.join();
                         return Async.thenApply(
@@ -307,6 +331,7 @@ final class InlineRunner<S, M> {
    *
    * @throws ServerLockedException if the server is locked and the callback changed the state
    * @throws io.dgen.CallRejectedException if the callback refused the message (nothing committed)
+   * @throws ToHolder if the server's kind has an expiry and its holder has not judged it
    */
   private Outcome<S> priority(String name, Invocation<S> callback, @Nullable String replies) {
     lifecycle.ensureAlive();
@@ -319,10 +344,15 @@ final class InlineRunner<S, M> {
                 long start = nanoTime.getAsLong();
                 // Read serializably, so that a lock taken concurrently aborts a state change.
                 CompletableFuture<byte @Nullable []> lock = tx.getAsync(keys.lockKey());
+                CompletableFuture<byte @Nullable []> entry = readEntry(tx);
+                var loaded = states.load(tx, null, false);
+                if (expiring && !Expiry.inlineAllowed(Futures.join(entry))) {
+                  throw new ToHolder();
+                }
                 Outcome<S> o =
                     runOnState(
                         tx,
-                        states.load(tx, null, false),
+                        loaded,
                         start,
                         callback,
                         () ->
@@ -357,6 +387,11 @@ final class InlineRunner<S, M> {
     }
     afterCommit(Objects.requireNonNull(outcome));
     return outcome;
+  }
+
+  /** Starts the serializable read of the server's entry if its kind has an expiry. */
+  private CompletableFuture<byte @Nullable []> readEntry(Transaction tx) {
+    return expiring ? tx.getAsync(queue.entry().key()) : CompletableFuture.completedFuture(null);
   }
 
   /** Runs the actions and honours a stop; a fatal error of an action stops the process. */
