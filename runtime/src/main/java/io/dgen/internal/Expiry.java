@@ -179,8 +179,10 @@ final class Expiry {
    * judgement fails, {@code unload} runs first (the loop of the stopped process only ends).
    */
   void startJudged(ServerProcess<?, ?> p, ConsumerBatch.Fence fence, Runnable unload) {
+    // On the executor: the loop's start registers with the doorbell, which may look at the bucket,
+    // and must not run on whichever thread completed the commit.
     atLoad(p.keys(), fence)
-        .whenComplete(
+        .whenCompleteAsync(
             (expired, err) -> {
               if (err != null) {
                 log.warn(
@@ -191,7 +193,8 @@ final class Expiry {
                 unload.run();
               }
               p.startConsuming();
-            });
+            },
+            core.executor());
   }
 
   /**
@@ -216,20 +219,59 @@ final class Expiry {
 
   /**
    * Collects the expired servers of every bucket of the kind this runtime holds, in the caller's
-   * thread: {@value #CHUNK} index entries a transaction, until each bucket has none due. A bucket
-   * whose read fails is tried again by the next collection.
+   * thread: one read-only transaction finds the buckets with a server due (a snapshot read of one
+   * index entry per held bucket, all issued at once), then {@value #CHUNK} index entries a
+   * transaction, until each such bucket has none due. A bucket whose read fails is tried again by
+   * the next collection.
    *
    * @return how many servers were deleted
    */
   synchronized int collect() {
     int deleted = 0;
-    int buckets = tenant.buckets().count();
-    for (int b = 0; b < buckets; b++) {
-      if (kind.holds(b)) {
-        deleted += collect(b);
-      }
+    for (int b : due()) {
+      deleted += collect(b);
     }
     return deleted;
+  }
+
+  /** The held buckets with a server due now: an idle holder's whole cost, one transaction. */
+  private List<Integer> due() {
+    long now = core.wallMillis();
+    List<Integer> held = new ArrayList<>();
+    for (int b = 0; b < tenant.buckets().count(); b++) {
+      if (kind.holds(b)) {
+        held.add(b);
+      }
+    }
+    if (held.isEmpty()) {
+      return held;
+    }
+    try {
+      return core.backend()
+          .run(
+              tx -> {
+                List<CompletableFuture<List<KeyValue>>> firsts = new ArrayList<>(held.size());
+                for (int b : held) {
+                  Subspace index = tenant.expiring(kind.kind(), b);
+                  byte[] end = index.pack(Tuple.from(now + 1));
+                  firsts.add(tx.snapshot().getRangeAsync(index.range().begin, end, 1, false));
+                }
+                List<Integer> due = new ArrayList<>();
+                for (int i = 0; i < held.size(); i++) {
+                  if (!firsts.get(i).join().isEmpty()) {
+                    due.add(held.get(i));
+                  }
+                }
+                return due;
+              });
+    } catch (RuntimeException e) {
+      log.warn(
+          "looking for expired servers of kind {} failed; the next collection tries again: {}",
+          kind.kind(),
+          owner.path(),
+          e);
+      return List.of();
+    }
   }
 
   private int collect(int bucket) {
