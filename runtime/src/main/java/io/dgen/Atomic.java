@@ -39,7 +39,8 @@ import org.jspecify.annotations.Nullable;
  * for the lock ({@code Result.lock}) or, for a hosted server, to stop ({@code Result.stop}): a
  * {@link DGenException}, since only the server's holder takes the lock or deactivates it. A server
  * that does not exist yet: a {@link DGenException}, since its holder creates it ({@code init}) with
- * its first queued message.
+ * its first queued message; so is an idle server of a kind with an expiry, which only its holder
+ * judges.
  *
  * <p><b>Limits.</b> At most {@link #MAX_SERVERS} servers; callbacks and body together within 4 of
  * FoundationDB's 5 seconds ({@link TransactionTooLongException}); writes within its 10,000,000

@@ -189,14 +189,20 @@ public final class DGen implements AutoCloseable {
    * @return the process: a {@link ServerRef} for its clients, and {@link ProcessRef#stop} to stop
    *     it
    * @throws DGenException if {@code init} fails or refuses
-   * @throws IllegalArgumentException if the tenant belongs to another {@code DGen} or the types
-   *     cannot be resolved
+   * @throws IllegalArgumentException if the tenant belongs to another {@code DGen}, the types
+   *     cannot be resolved, or the options set {@link StartOptions.Builder#expireAfter} (a started
+   *     server is kept until killed)
    * @throws IllegalStateException if the name is taken
    */
   public <S, M> ProcessRef<M> start(
       DGenServer<S, M> server, @Nullable Object arg, StartOptions options) {
     Objects.requireNonNull(options, "options must not be null");
     checkTenant(options.tenant());
+    if (options.expireAfter().isPresent()) {
+      throw new IllegalArgumentException(
+          "expireAfter applies to hosted kinds only (DGen.host): a started server has no holder"
+              + " to create it again after it expired, and is kept until killed");
+    }
     core.checkLimits(options);
     return ServerProcess.start(core, server, arg, options);
   }
@@ -486,8 +492,9 @@ public final class DGen implements AutoCloseable {
    * test does: the timers due by the clock's new time, in the buckets where this runtime fires
    * timers (those it holds a lease in for a hosted kind, and those its started processes live in),
    * are moved into their servers' queues before this returns (in the caller's thread), instead of
-   * after the real time that the runtime computed from the clock's earlier reading. Not needed with
-   * a real clock.
+   * after the real time that the runtime computed from the clock's earlier reading, and the hosted
+   * servers expired by then ({@link StartOptions.Builder#expireAfter}) in the buckets it holds are
+   * collected. Not needed with a real clock.
    */
   public void clockAdvanced() {
     core.clockAdvanced();
@@ -560,12 +567,12 @@ public final class DGen implements AutoCloseable {
 
     /**
      * The wall clock used for lock ages ({@code lockTimeout}), timestamps of dead letters and reply
-     * slots, and the due times of timers ({@link ServerRef#castAfter}); a manual clock in a test
-     * tells the runtime it advanced through {@link DGen#clockAdvanced()}. Default {@link
-     * Clock#systemUTC()}. Every process of a server, in every JVM, should have clocks that agree to
-     * well within the lock timeout. Commit markers are not aged by it: they are keyed and swept by
-     * the backend's run ids ({@link io.dgen.backend.RunIds}), so this clock cannot make them expire
-     * early or never.
+     * slots, hosted servers' expiry ({@link StartOptions.Builder#expireAfter}), and the due times
+     * of timers ({@link ServerRef#castAfter}); a manual clock in a test tells the runtime it
+     * advanced through {@link DGen#clockAdvanced()}. Default {@link Clock#systemUTC()}. Every
+     * process of a server, in every JVM, should have clocks that agree to well within the lock
+     * timeout. Commit markers are not aged by it: they are keyed and swept by the backend's run ids
+     * ({@link io.dgen.backend.RunIds}), so this clock cannot make them expire early or never.
      *
      * @param clock the clock
      * @return this builder

@@ -65,4 +65,17 @@ public interface DGenListener {
    * @param reason what the handler threw
    */
   default void castRefused(ServerRef<?> server, Object message, TerminalException reason) {}
+
+  /**
+   * A hosted server expired: it received no message for its kind's {@link
+   * StartOptions.Builder#expireAfter} and was deleted, with its state, queue, timers and kept
+   * replies. Called once per expired server, after the deletion committed, in the runtime that
+   * deleted it: its bucket's holder, either by the background collection or when a message found
+   * the server expired (the message then went to a new server). Also counted as {@code
+   * dgen.servers.expired}.
+   *
+   * @param tenant the server's tenant
+   * @param tuid the server's tuid: its kind, then its id
+   */
+  default void serverExpired(Tenant tenant, com.apple.foundationdb.tuple.Tuple tuid) {}
 }

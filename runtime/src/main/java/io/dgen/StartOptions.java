@@ -34,6 +34,7 @@ public final class StartOptions {
   private final Duration idempotencyRetention;
   private final Duration idleTimeout;
   private final boolean holdsBuckets;
+  private final @Nullable Duration expireAfter;
   private final @Nullable String rateLimit;
   private final @Nullable String concurrencyLimit;
 
@@ -51,6 +52,7 @@ public final class StartOptions {
     this.idempotencyRetention = b.idempotencyRetention;
     this.idleTimeout = b.idleTimeout;
     this.holdsBuckets = b.holdBuckets;
+    this.expireAfter = b.expireAfter;
     this.rateLimit = b.rateLimit;
     this.concurrencyLimit = b.concurrencyLimit;
   }
@@ -142,6 +144,16 @@ public final class StartOptions {
   }
 
   /**
+   * For servers hosted by id: how long a server may go without a message before it is deleted, if
+   * ever (see {@link Builder#expireAfter}). Empty by default: servers are kept until killed.
+   *
+   * @return the idle time after which a server of the kind expires
+   */
+  public Optional<Duration> expireAfter() {
+    return Optional.ofNullable(expireAfter);
+  }
+
+  /**
    * The rate limit whose permits this server's consumed messages take, if any (see {@link
    * Builder#rateLimit}).
    */
@@ -174,6 +186,7 @@ public final class StartOptions {
     private Duration idempotencyRetention = Duration.ofHours(24);
     private Duration idleTimeout = Duration.ofSeconds(60);
     private boolean holdBuckets = true;
+    private @Nullable Duration expireAfter;
     private @Nullable String rateLimit;
     private @Nullable String concurrencyLimit;
 
@@ -376,6 +389,36 @@ public final class StartOptions {
     }
 
     /**
+     * For servers hosted by id ({@link DGen#host}) only: a server of the kind that received no
+     * message for {@code idle} is deleted, with its state, queue, timers and kept replies, as a
+     * {@code kill} deletes it; its next message creates it anew (its {@code init} runs again). The
+     * idle time counts from when its holder unloaded it, which is {@link #idleTimeout} after its
+     * last message: a server is deleted no sooner than {@code idle} after its last message, and
+     * usually within {@code idleTimeout + idle} plus a collection period. A message that arrives
+     * once the idle time is over finds a new server, even before the background collection ran. A
+     * server with a pending timer, a queued message, a held lock or a pause is not idle. Expiry
+     * costs no write per message: the unload that marks the server idle also records when it
+     * expires. Every runtime that hosts the kind should give it the same expiry. Default: none,
+     * servers are kept until killed. See {@code docs/scale-out.md}.
+     *
+     * @param idle positive, at least the call timeout ({@link #callTimeout}); {@link DGen#host}
+     *     also refuses one shorter than the runtime's lease ({@link DGen.Builder#leaseDuration})
+     * @return this builder
+     * @throws IllegalArgumentException if zero or negative; {@link #build} throws it if shorter
+     *     than the call timeout, and {@link DGen#start} for any expiry (a started server is kept
+     *     until killed)
+     */
+    public Builder expireAfter(Duration idle) {
+      Objects.requireNonNull(idle, "expireAfter must not be null");
+      if (idle.isNegative() || idle.isZero()) {
+        throw new IllegalArgumentException(
+            "expireAfter must be positive (a server idle for that long is deleted), was " + idle);
+      }
+      this.expireAfter = idle;
+      return this;
+    }
+
+    /**
      * Paces this server's consumption with the rate limit {@code name}, configured on a runtime
      * with {@link DGen.Builder#rateLimit}: each message the server consumes from its queue takes
      * one permit of the limit's bucket, which every server of every runtime that names it shares. A
@@ -429,9 +472,18 @@ public final class StartOptions {
      *
      * @return the options
      * @throws IllegalArgumentException if a concurrency limit is named without a {@link
-     *     #lockTimeout} (its permits expire with the lock)
+     *     #lockTimeout} (its permits expire with the lock), or {@link #expireAfter} is shorter than
+     *     the call timeout
      */
     public StartOptions build() {
+      if (expireAfter != null && expireAfter.compareTo(callTimeout) < 0) {
+        throw new IllegalArgumentException(
+            "expireAfter ("
+                + expireAfter
+                + ") must not be shorter than the call timeout ("
+                + callTimeout
+                + "): a server could expire while a call to it waits");
+      }
       if (concurrencyLimit != null && lockTimeout == null) {
         throw new IllegalArgumentException(
             "concurrencyLimit("

@@ -158,6 +158,14 @@ abstract class RuntimeBehaviourSuite {
   }
 
   @Nested
+  class Expiry extends ExpiryTest {
+    @Override
+    Backend newBackend() {
+      return backend();
+    }
+  }
+
+  @Nested
   class Idempotency extends IdempotencyTest {
     @Override
     Backend newBackend() {

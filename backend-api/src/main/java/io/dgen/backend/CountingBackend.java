@@ -47,6 +47,8 @@ public final class CountingBackend extends ForwardingBackend {
   private final LongAdder bytesWritten = new LongAdder();
   private final LongAdder watchesArmed = new LongAdder();
   private final LongAdder watchesFired = new LongAdder();
+  private final java.util.concurrent.atomic.AtomicLong mostWrites =
+      new java.util.concurrent.atomic.AtomicLong();
 
   private CountingBackend(Backend delegate) {
     super(delegate);
@@ -82,6 +84,22 @@ public final class CountingBackend extends ForwardingBackend {
         bytesWritten.sum(),
         watchesArmed.sum(),
         watchesFired.sum());
+  }
+
+  /**
+   * The most writes (sets, clears, range clears, atomic operations, versionstamped writes) one
+   * committed attempt made since this backend was created or {@link #resetMostWritesPerCommit}:
+   * what bounds a transaction's size, whatever the total.
+   *
+   * @return the largest number of writes of one committed attempt
+   */
+  public long mostWritesPerCommit() {
+    return mostWrites.get();
+  }
+
+  /** Starts {@link #mostWritesPerCommit} again from zero. */
+  public void resetMostWritesPerCommit() {
+    mostWrites.set(0);
   }
 
   /** {@inheritDoc} <b>The body may execute more than once.</b> */
@@ -160,6 +178,7 @@ public final class CountingBackend extends ForwardingBackend {
       if (attempt.wrote) {
         transactionsCommitted.increment();
         bytesWritten.add(attempt.bytesWritten);
+        mostWrites.accumulateAndGet(attempt.writes, Math::max);
       } else {
         readOnlyCommits.increment();
       }
@@ -172,6 +191,7 @@ public final class CountingBackend extends ForwardingBackend {
     private final ReadTransaction snapshot;
     private volatile boolean wrote;
     private long bytesWritten;
+    private long writes;
     private volatile int watches;
 
     Attempt(Transaction delegate) {
@@ -183,6 +203,9 @@ public final class CountingBackend extends ForwardingBackend {
     void wrote(long bytes) {
       wrote = true;
       bytesWritten += bytes;
+      if (bytes > 0) {
+        writes++; // not a conflict range
+      }
     }
 
     @Override

@@ -47,9 +47,12 @@ import org.jspecify.annotations.Nullable;
  * idle-hosted}) run on every backend; {@code idle-hosted} sets up {@code -Ddgen.bench.idleHosted=N}
  * servers (default: the idle scenario's), 64 made through the runtime and the rest copies of their
  * keys (the cluster the benchmarks start gets room for them in its memory engine, or {@code
- * -Ddgen.bench.fdbStorageMemory=SIZE}). With {@code --backend fdb} three more rows start child JVMs
- * ({@link HostingMember}) on the same cluster: {@code jvms-aborts}, {@code jvms-join} and {@code
- * jvms-failover}, one sequence of about five minutes here.
+ * -Ddgen.bench.fdbStorageMemory=SIZE}); {@code expiry-hosted} makes {@code
+ * -Ddgen.bench.expiryHosted=N} servers the same way (same default), with {@code expireAfter(1 h)},
+ * and times their collection once a manual clock passed their expiry. With {@code --backend fdb}
+ * three more rows start child JVMs ({@link HostingMember}) on the same cluster: {@code
+ * jvms-aborts}, {@code jvms-join} and {@code jvms-failover}, one sequence of about five minutes
+ * here.
  *
  * <p>The table goes to standard output, progress to standard error. See {@code docs/performance.md}
  * for what each scenario measures and how to read it.
@@ -265,6 +268,7 @@ public final class Benchmarks {
     rows.add(new Planned("cast-started", s::castStarted));
     rows.add(new Planned("cast-ref", s::castRef));
     rows.add(new Planned("idle-hosted", s::idleHosted));
+    rows.add(new Planned("expiry-hosted", new ExpiryScenarios(settings, target)::expiryHosted));
     if (target.rocksdbSync() != null) {
       rows.add(new Planned("cold-servers", s::coldServers));
     }

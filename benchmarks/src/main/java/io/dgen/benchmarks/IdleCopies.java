@@ -6,6 +6,7 @@ import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.Backend;
 import io.dgen.backend.KeyValue;
 import io.dgen.internal.TenantKeys;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -28,23 +29,29 @@ import java.util.function.LongFunction;
  *       copy has none, as a server made long ago has none.
  * </ul>
  *
- * Anything else (a ready index entry, a timer, a key outside these) fails the copy: it would name a
- * template in a way the copy does not rewrite. {@link #write} then writes, for each further tuid,
- * one template's keys with the template's tuid replaced by it: the key bytes after the tenant
- * prefix are the packed tuid followed by the key's own suffix, so the replacement is exact, and
- * nothing a server keeps depends on its bucket (the ready index, the only per-bucket key naming a
- * hosted server, is empty for an idle one). Values are copied as they are; none holds its tuid
- * ({@link #read} checks).
+ * A template of a kind with an expiry ({@code expireAfter}) also has its expiry index entry {@code
+ * FF (13, kind, bucket, expiresAt, tuid..)}, and its idle entry carries {@code expiresAt}: each
+ * copy gets the template's time, indexed under its own bucket. Anything else (a ready index entry,
+ * a timer, a key outside these) fails the copy: it would name a template in a way the copy does not
+ * rewrite. {@link #write} then writes, for each further tuid, one template's keys with the
+ * template's tuid replaced by it: the key bytes after the tenant prefix are the packed tuid
+ * followed by the key's own suffix, so the replacement is exact, and nothing a server keeps depends
+ * on its bucket (the ready index, the only per-bucket key naming a hosted server, is empty for an
+ * idle one). Values are copied as they are; none holds its tuid ({@link #read} checks).
  */
 final class IdleCopies {
 
   /** A hosted server's idle entry in the server index (hosted marker 0, state 0 idle). */
   private static final byte[] IDLE_ENTRY = {0, 0};
 
+  /** What a template without an expiry index entry has as its expiry time. */
+  private static final long NO_EXPIRY = Long.MIN_VALUE;
+
   private static final int BYTES_PER_TRANSACTION = 400_000;
 
   /** One template server: its entry's value and its keys' suffixes after its packed tuid. */
-  private record Template(Tuple tuid, byte[] entry, List<KeyValue> suffixes, int bytes) {}
+  private record Template(
+      Tuple tuid, byte[] entry, List<KeyValue> suffixes, int bytes, long expiresAt) {}
 
   private final Subspace tenant;
   private final TenantKeys keys;
@@ -83,6 +90,8 @@ final class IdleCopies {
     byte[][] entries = tuids.stream().map(keys::serverKey).toArray(byte[][]::new);
     List<List<KeyValue>> suffixes = new ArrayList<>();
     byte[][] entryValues = new byte[tuids.size()][];
+    long[] expiresAt = new long[tuids.size()];
+    Arrays.fill(expiresAt, NO_EXPIRY);
     for (int i = 0; i < tuids.size(); i++) {
       suffixes.add(new ArrayList<>());
     }
@@ -111,6 +120,13 @@ final class IdleCopies {
       long what = reserved.unpack(k).getLong(0);
       if (what == 6) { // a bucket's wake log: ring history, trimmed; a copy has none
         wakeLog++;
+      } else if (what == 13) { // an expiry index entry: (13, kind, bucket, expiresAt, tuid..)
+        Tuple t = reserved.unpack(k);
+        int i = tuids.indexOf(Tuple.fromList(t.getItems().subList(4, t.size())));
+        if (i < 0) {
+          throw new IllegalStateException("an expiry index entry of no template: " + t);
+        }
+        expiresAt[i] = t.getLong(3);
       } else if (what == 5 || what == 8 || what == 9 || what == 10 || what == 12) {
         tenantLevel++; // bells, placement, members, leases, the kind's type table: no server
       } else {
@@ -122,7 +138,16 @@ final class IdleCopies {
     int serverKeys = 0;
     for (int i = 0; i < tuids.size(); i++) {
       Tuple tuid = tuids.get(i);
-      if (!Arrays.equals(entryValues[i], IDLE_ENTRY)) {
+      byte[] entry = entryValues[i];
+      boolean idle =
+          entry != null
+              && entry.length >= IDLE_ENTRY.length
+              && Arrays.equals(entry, 0, IDLE_ENTRY.length, IDLE_ENTRY, 0, IDLE_ENTRY.length);
+      long entryAt =
+          entry != null && entry.length == IDLE_ENTRY.length + Long.BYTES
+              ? ByteBuffer.wrap(entry, IDLE_ENTRY.length, Long.BYTES).getLong()
+              : NO_EXPIRY;
+      if (!idle || entryAt != expiresAt[i]) { // the entry's time is the index entry's
         throw new IllegalStateException(
             "template " + tuid + " is not idle: entry " + ByteArrayUtil.printable(entryValues[i]));
       }
@@ -138,9 +163,10 @@ final class IdleCopies {
       if (suffixes.get(i).isEmpty()) {
         throw new IllegalStateException("template " + tuid + " has no keys");
       }
-      bytes += entries[i].length + IDLE_ENTRY.length;
+      byte[] stored = java.util.Objects.requireNonNull(entry);
+      bytes += entries[i].length + stored.length;
       serverKeys += suffixes.get(i).size();
-      templates.add(new Template(tuid, entryValues[i], List.copyOf(suffixes.get(i)), bytes));
+      templates.add(new Template(tuid, stored, List.copyOf(suffixes.get(i)), bytes, expiresAt[i]));
     }
     List<String> kinds = new ArrayList<>();
     for (KeyValue kv : suffixes.get(0)) {
@@ -197,6 +223,9 @@ final class IdleCopies {
                     tx.set(ByteArrayUtil.join(root, kv.key()), kv.value());
                   }
                   tx.set(keys.serverKey(id), t.entry());
+                  if (t.expiresAt() != NO_EXPIRY) {
+                    tx.set(keys.expiringKey(keys.buckets().of(id), t.expiresAt(), id), new byte[0]);
+                  }
                 }
                 return null;
               });

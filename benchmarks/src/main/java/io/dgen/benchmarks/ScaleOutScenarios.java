@@ -697,7 +697,7 @@ final class ScaleOutScenarios {
   }
 
   /** Waits until no hosted server of {@code tenant} is ready (every one evicted). */
-  private static void awaitNoneReady(Backend backend, Tenant tenant) {
+  static void awaitNoneReady(Backend backend, Tenant tenant) {
     Subspace ready = new TenantKeys(tenant.subspace(), Buckets.of(tenant.bucketCount())).ready();
     long deadline = System.nanoTime() + APPLIED_TIMEOUT.toNanos();
     while (!backend

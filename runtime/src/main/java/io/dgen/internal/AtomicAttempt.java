@@ -327,6 +327,15 @@ final class AtomicAttempt implements Atomic {
                     : ServerBusyException.Reason.QUEUED;
         throw turns.busy(tuid, why, part.context());
       }
+      if (opened.holderJudges()) {
+        throw new DGenException(
+            "server "
+                + tuid
+                + " is idle and its kind has an expiry: it may have expired, which only its holder"
+                + " judges, when it loads it for its next queued message; nothing was committed."
+                + " Send it a message first: "
+                + part.context());
+      }
       StateStore.Loaded<S> l = loaded();
       if (l.absent()) {
         throw new DGenException(

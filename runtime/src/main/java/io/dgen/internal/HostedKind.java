@@ -88,6 +88,7 @@ final class HostedKind<S, M> {
   private final KindTypes types;
   private final String context;
   private final Map<Tuple, Loaded<S, M>> loaded = new ConcurrentHashMap<>();
+  private final @Nullable Expiry expiry;
 
   /**
    * Servers whose state did not decode when last loaded, with how many loads failed so: they are
@@ -119,6 +120,11 @@ final class HostedKind<S, M> {
             kind,
             core.types(messageType, stateType, options.allowedTypes()));
     this.context = "tenant=" + options.tenant().path() + " kind=" + kind;
+    this.expiry =
+        options
+            .expireAfter()
+            .map(idle -> new Expiry(core, this, hosting.runtime().keys(), idle))
+            .orElse(null);
     // A missing migration of the state type is refused here, not when a server first loads.
     new StateTag(stateType.getRawClass(), core.serde().migrations());
   }
@@ -206,6 +212,11 @@ final class HostedKind<S, M> {
     return hosting;
   }
 
+  /** The expiry of the kind's servers, if its options set one. */
+  @Nullable Expiry expiry() {
+    return expiry;
+  }
+
   /** A fresh behaviour instance, for one server. */
   DGenServer<S, M> newBehaviour() {
     DGenServer<S, M> b = behaviour.get();
@@ -280,6 +291,9 @@ final class HostedKind<S, M> {
     Loaded<S, M> fresh = made[0];
     if (fresh != null) {
       fresh.process.onStop(() -> loaded.remove(tuid, fresh));
+      if (expiry != null) {
+        Futures.join(expiry.atLoad(fresh.process.keys(), fence(hosting.buckets().of(tuid))));
+      }
     }
     return java.util.Objects.requireNonNull(now).process;
   }
@@ -403,7 +417,18 @@ final class HostedKind<S, M> {
                   deactivated(tuid, p, cause);
                 }
               });
-      p.startConsuming();
+      if (expiry == null) {
+        p.startConsuming();
+      } else { // a judgement that fails unloads it; it is loaded again after a backoff
+        expiry.startJudged(
+            p,
+            fence(bucket),
+            () -> {
+              l.unloaded = true;
+              p.stop();
+              schedule(() -> activate(tuid), core.backoffNanos(Integer.MAX_VALUE));
+            });
+      }
     }
   }
 

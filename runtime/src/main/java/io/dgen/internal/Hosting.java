@@ -156,6 +156,32 @@ final class Hosting implements Placement.Holder {
           core.scheduler()
               .scheduleWithFixedDelay(
                   () -> execute(kind::sweep), period, period, TimeUnit.NANOSECONDS));
+      Expiry expiry = kind.expiry();
+      if (expiry != null) {
+        // Collections read and write in transactions of their own, waiting for each: off the
+        // worker pool. One runs at a time (a slow one delays the next).
+        long every = Expiry.collectPeriodNanos(expiry.idle());
+        sweeps.add(
+            core.scheduler()
+                .scheduleWithFixedDelay(
+                    () -> execute(core.blocking(), expiry::collect),
+                    every,
+                    every,
+                    TimeUnit.NANOSECONDS));
+      }
+    }
+  }
+
+  /**
+   * The clock may have jumped ahead (a test's manual clock): collects the expired servers of the
+   * buckets held here, in the caller's thread.
+   */
+  void clockAdvanced() {
+    for (HostedKind<?, ?> k : hosted.values()) {
+      Expiry expiry = k.expiry();
+      if (expiry != null && k.options().holdsBuckets()) {
+        expiry.collect();
+      }
     }
   }
 

@@ -76,14 +76,17 @@ final class InlineRunner<S, M> {
   /**
    * What an inline attempt read of its server in one round: when its work began (the read version's
    * arrival), the queue's head (a snapshot read), the lock, the version key's read if the cache is
-   * on, and the state's read if no cached state could save it.
+   * on, the state's read if no cached state could save it, and, for a kind with an expiry, whether
+   * the server is one its holder must judge first (unloaded since its last message: it may have
+   * expired), so that nothing runs here on a state that may be gone.
    */
   record Opened<S>(
       long start,
       List<KeyValue> head,
       byte @Nullable [] lock,
       @Nullable CompletableFuture<byte @Nullable []> version,
-      @Nullable CompletableFuture<StateStore.Loaded<S>> early) {
+      @Nullable CompletableFuture<StateStore.Loaded<S>> early,
+      boolean holderJudges) {
     /** Whether the call must wait its turn: messages are queued, or the server is locked. */
     boolean busy() {
       return !head.isEmpty() || lock != null;
@@ -101,7 +104,21 @@ final class InlineRunner<S, M> {
   private final Executor executor;
   private final ConsumerBatch.@Nullable Fence fence;
   private final boolean visiting;
+  private final boolean expiring;
   private final String context;
+
+  /**
+   * A priority message to a server of a kind with an expiry that its holder has not loaded and
+   * judged ({@link Expiry#inlineAllowed}): nothing ran; it is sent to the holder instead, which
+   * runs it on a new server if the old one expired.
+   */
+  static final class ToHolder extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    ToHolder() {
+      super("the server may have expired: its holder runs it", null, false, false);
+    }
+  }
 
   /**
    * @param fence a hosted server's: an inline call reads its bucket's lease, and commits only while
@@ -110,6 +127,9 @@ final class InlineRunner<S, M> {
    *     but does not run the server (a ref's, outside the holder's loaded process): a call runs on
    *     the durable state as at the holder, exact by the same conflicts, but one that would create
    *     the server or stop it is queued for the holder instead
+   * @param expiring whether the server's kind has an expiry: a call runs inline only on a server
+   *     its holder has loaded and judged ({@link Expiry#inlineAllowed}), else it is queued for the
+   *     holder, and a priority message sent to it ({@link ToHolder}); costs one read
    */
   InlineRunner(
       ServerKeys keys,
@@ -123,9 +143,11 @@ final class InlineRunner<S, M> {
       Executor executor,
       ConsumerBatch.@Nullable Fence fence,
       boolean visiting,
+      boolean expiring,
       String context) {
     this.fence = fence;
     this.visiting = visiting;
+    this.expiring = expiring;
     this.keys = keys;
     this.commits = commits;
     this.states = states;
@@ -177,6 +199,10 @@ final class InlineRunner<S, M> {
                             calls.push(tx, envelope.get(), waiting);
                             queue.wakeConsumers(tx); // it has work already: no activation needed
                             return ours.thenApply(v -> Outcome.<S>queuedInstead());
+                          }
+                          if (opened.holderJudges()) {
+                            throw new QueueInstead(
+                                "the server may have expired: its holder judges");
                           }
                           return Async.thenApply(
                               state(tx, opened),
@@ -256,22 +282,33 @@ final class InlineRunner<S, M> {
    * operations); the lock key and the version key serializably, as the holder's batches read them,
    * so that whichever of two overlapping transactions commits second conflicts; and, without a
    * cached state to validate, the state itself (a visiting ref's usual case): one round trip, not
-   * two.
+   * two. For a kind with an expiry, also the server's entry serializably: a server its holder has
+   * not judged since it was unloaded ({@link Opened#holderJudges}) may have expired.
    */
   CompletableFuture<Opened<S>> open(Transaction tx) {
     CompletableFuture<Long> began = ConsumerBatch.startOf(tx, nanoTime);
     CompletableFuture<List<KeyValue>> head = queue.peek(tx, 1);
     CompletableFuture<byte @Nullable []> lock = tx.getAsync(keys.lockKey());
     CompletableFuture<byte @Nullable []> version = states.prefetchVersion(tx, false);
+    CompletableFuture<byte @Nullable []> entry = readEntry(tx);
     CompletableFuture<StateStore.Loaded<S>> early =
         states.cold() ? states.loadAsync(tx, null, false) : null;
     return CompletableFuture.allOf(
             began,
             head,
             lock,
+            entry,
             version != null ? version : CompletableFuture.completedFuture(null),
             fence != null ? fence.check(tx) : CompletableFuture.completedFuture(null))
-        .thenApply(v -> new Opened<>(began.join(), head.join(), lock.join(), version, early));
+        .thenApply(
+            v ->
+                new Opened<>(
+                    began.join(),
+                    head.join(),
+                    lock.join(),
+                    version,
+                    early,
+                    expiring && !Expiry.inlineAllowed(entry.join())));
   }
 
   /** The state {@code opened} read, or its load now (validated by the version key read). */
@@ -378,6 +415,7 @@ final class InlineRunner<S, M> {
    *
    * @throws ServerLockedException if the server is locked and the callback changed the state
    * @throws io.dgen.CallRejectedException if the callback refused the message (nothing committed)
+   * @throws ToHolder if the server's kind has an expiry and its holder has not judged it
    */
   private Outcome<S> priority(String name, Invocation<S> callback, @Nullable String replies) {
     lifecycle.ensureAlive();
@@ -390,10 +428,15 @@ final class InlineRunner<S, M> {
                 long start = nanoTime.getAsLong();
                 // Read serializably, so that a lock taken concurrently aborts a state change.
                 CompletableFuture<byte @Nullable []> lock = tx.getAsync(keys.lockKey());
+                CompletableFuture<byte @Nullable []> entry = readEntry(tx);
+                var loaded = states.load(tx, null, false);
+                if (expiring && !Expiry.inlineAllowed(Futures.join(entry))) {
+                  throw new ToHolder();
+                }
                 Outcome<S> o =
                     runOnState(
                         tx,
-                        states.load(tx, null, false),
+                        loaded,
                         start,
                         callback,
                         () ->
@@ -428,6 +471,11 @@ final class InlineRunner<S, M> {
     }
     afterCommit(Objects.requireNonNull(outcome));
     return outcome;
+  }
+
+  /** Starts the serializable read of the server's entry if its kind has an expiry. */
+  private CompletableFuture<byte @Nullable []> readEntry(Transaction tx) {
+    return expiring ? tx.getAsync(queue.entry().key()) : CompletableFuture.completedFuture(null);
   }
 
   /** Runs the actions and honours a stop; a fatal error of an action stops the process. */

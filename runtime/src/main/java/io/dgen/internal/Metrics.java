@@ -47,6 +47,9 @@ public interface Metrics {
    */
   default void hosted(String tenant, String kind, IntSupplier buckets, IntSupplier loaded) {}
 
+  /** A hosted server of {@code kind} expired and was deleted ({@code expireAfter}). */
+  default void expired(String tenant, String kind) {}
+
   /**
    * The meters of the limit {@code name} of {@code type} ({@code "rate"} or {@code "concurrency"})
    * in this runtime, with the gauge of its servers waiting for a permit now.

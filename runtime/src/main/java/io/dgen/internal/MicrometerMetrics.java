@@ -125,6 +125,15 @@ public final class MicrometerMetrics implements Metrics {
   }
 
   @Override
+  public void expired(String tenant, String kind) {
+    Counter.builder("dgen.servers.expired")
+        .tags(Tags.of("tenant", tenant, "kind", kind))
+        .description("hosted servers deleted after their kind's expireAfter without a message")
+        .register(registry)
+        .increment();
+  }
+
+  @Override
   public Metrics.Limit limit(String name, String type, IntSupplier throttled) {
     Tags tags = Tags.of("limit", name, "type", type);
     Gauge.builder("dgen.limit.throttled", throttled::getAsInt)

@@ -385,6 +385,19 @@ public final class RuntimeCore implements AutoCloseable {
     }
   }
 
+  /**
+   * Tells the listener and the metrics that a hosted server expired; a listener's failure is
+   * logged.
+   */
+  void serverExpired(Tenant tenant, com.apple.foundationdb.tuple.Tuple tuid) {
+    hooks.metrics().expired(tenant.path().toString(), String.valueOf(tuid.get(0)));
+    try {
+      listener.serverExpired(tenant, tuid);
+    } catch (RuntimeException e) {
+      log.error("DGenListener.serverExpired failed", e);
+    }
+  }
+
   /** The backoff before retry number {@code failures} (1-based): doubling, capped. */
   long backoffNanos(int failures) {
     long base = retryInitial.toNanos();
@@ -415,8 +428,8 @@ public final class RuntimeCore implements AutoCloseable {
    *
    * @param messageType the message type of a kind hosted by {@code io.dgen.Kind}, or null for one
    *     hosted by name (the behaviour's own message type)
-   * @throws IllegalArgumentException if the behaviour does not accept {@code messageType}, or this
-   *     runtime gave the kind's name another message type
+   * @throws IllegalArgumentException if the behaviour does not accept {@code messageType}, this
+   *     runtime gave the kind's name another message type, or the expiry is shorter than the lease
    * @throws IllegalStateException if this runtime hosts the kind in the tenant already
    */
   public <S, M> void host(
@@ -425,6 +438,7 @@ public final class RuntimeCore implements AutoCloseable {
       @Nullable Class<M> messageType,
       java.util.function.Supplier<? extends io.dgen.DGenServer<S, M>> behaviour,
       StartOptions options) {
+    Expiry.checkLease(options, leaseDuration);
     io.dgen.DGenServer<S, M> sample = behaviour.get();
     if (sample == null) {
       throw new IllegalArgumentException(

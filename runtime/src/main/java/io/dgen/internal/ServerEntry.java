@@ -42,6 +42,13 @@ import org.slf4j.LoggerFactory;
  * a server that no longer exists, and nothing encoded with them may reach the new one. A hosted
  * server has no incarnation: its kind's type table is never cleared, so its indexes never change.
  *
+ * <p>A hosted server of a kind with an expiry ({@code StartOptions.expireAfter}) has the wall-clock
+ * millisecond it expires at appended to its idle entry by the unload that marks it idle (with its
+ * {@link Expiry} index entry); the push that activates it clears the index entry and, if the time
+ * has passed on the pusher's clock, keeps it in its ready entry, so that its holder, loading it,
+ * deletes the old server before the message runs ({@link Expiry#atLoad}). A timer scheduled
+ * meanwhile removes the time.
+ *
  * <p>Never commits. Thread-safe. Public for the admin tools ({@code io.dgen.admin}); not an API.
  */
 public final class ServerEntry {
@@ -64,6 +71,7 @@ public final class ServerEntry {
   private final long wakeId;
   private final boolean hosted;
   private final Lifecycle lifecycle;
+  private final java.util.function.LongSupplier wallMillis;
   private final String context;
 
   /** The incarnation this process started in; 0 until its start committed. */
@@ -72,9 +80,17 @@ public final class ServerEntry {
   /**
    * @param hosted whether the server is addressed by id (a ref): its first push creates it
    * @param lifecycle the process's: a publish that finds a started server killed stops it
+   * @param wallMillis the runtime's clock: a push that activates a server with an expiry time still
+   *     ahead removes the time (the server got a message in time)
    */
   ServerEntry(
-      TenantKeys tenant, ServerKeys server, boolean hosted, Lifecycle lifecycle, String context) {
+      TenantKeys tenant,
+      ServerKeys server,
+      boolean hosted,
+      Lifecycle lifecycle,
+      java.util.function.LongSupplier wallMillis,
+      String context) {
+    this.wallMillis = wallMillis;
     this.tenant = tenant;
     this.tuid = server.tuid();
     this.key = tenant.serverKey(tuid);
@@ -85,9 +101,42 @@ public final class ServerEntry {
     this.context = context;
   }
 
+  /** What {@link #expiresAt} returns for an entry that carries no expiry time. */
+  static final long NO_EXPIRY = Long.MIN_VALUE;
+
   /** Whether a stored entry is a hosted server's. */
   static boolean isHosted(byte @Nullable [] value) {
-    return value != null && value.length == 2 && value[0] == HOSTED;
+    return value != null
+        && (value.length == 2 || value.length == 2 + Long.BYTES)
+        && value[0] == HOSTED;
+  }
+
+  /** Whether a stored entry is a hosted server's that is idle (unloaded with an empty queue). */
+  static boolean isIdle(byte @Nullable [] value) {
+    return isHosted(value) && value[1] == IDLE;
+  }
+
+  /**
+   * The wall-clock millisecond a hosted server's entry says it expires at, or {@link #NO_EXPIRY}.
+   */
+  static long expiresAt(byte @Nullable [] value) {
+    return isHosted(value) && value.length == 2 + Long.BYTES
+        ? java.nio.ByteBuffer.wrap(value, 2, Long.BYTES).getLong()
+        : NO_EXPIRY;
+  }
+
+  /**
+   * A hosted server's entry: ready or idle, with the time it expires at if not {@link #NO_EXPIRY}.
+   */
+  static byte[] hostedEntry(boolean ready, long expiresAt) {
+    if (expiresAt == NO_EXPIRY) {
+      return ready ? HOSTED_READY : HOSTED_IDLE;
+    }
+    return java.nio.ByteBuffer.allocate(2 + Long.BYTES)
+        .put(HOSTED)
+        .put(ready ? READY : IDLE)
+        .putLong(expiresAt)
+        .array();
   }
 
   /** Whether a stored entry is a hosted server's that may have work. */
@@ -98,7 +147,9 @@ public final class ServerEntry {
   /** What an entry says of its server, for tools: the behaviour, or the hosted server's state. */
   public static String describe(byte[] value) {
     if (isHosted(value)) {
-      return value[1] == READY ? "hosted (ready)" : "hosted (idle)";
+      long at = expiresAt(value);
+      String expires = at == NO_EXPIRY ? "" : ", expires at " + java.time.Instant.ofEpochMilli(at);
+      return (value[1] == READY ? "hosted (ready" : "hosted (idle") + expires + ")";
     }
     return TenantKeys.behaviourOf(value);
   }
@@ -242,7 +293,15 @@ public final class ServerEntry {
             v -> {
               if (isHosted(v)) {
                 byte[] seen = evenIfReady ? null : v; // as if absent: an activation
-                activate(tx, tenant, server.tuid(), key, server.bucket(), server.wakeId(), seen);
+                activate(
+                    tx,
+                    tenant,
+                    server.tuid(),
+                    key,
+                    server.bucket(),
+                    server.wakeId(),
+                    seen,
+                    NO_EXPIRY); // no clock here: the holder judges at load
               } else {
                 tenant.ring(tx, server.bucket(), server.wakeId());
               }
@@ -253,7 +312,7 @@ public final class ServerEntry {
   /** The second half of {@link #publish}: rings (or activates) the server, given its entry. */
   void ring(Transaction tx, byte @Nullable [] entry) {
     if (hosted || isHosted(entry)) {
-      activate(tx, tenant, tuid, key, bucket, wakeId, entry);
+      activate(tx, tenant, tuid, key, bucket, wakeId, entry, wallMillis.getAsLong());
     } else {
       tenant.ring(tx, bucket, wakeId);
     }
@@ -266,12 +325,23 @@ public final class ServerEntry {
       byte[] key,
       int bucket,
       long wakeId,
-      byte @Nullable [] entry) {
+      byte @Nullable [] entry,
+      long nowMillis) {
     if (isReady(entry)) {
       tenant.ring(tx, bucket, wakeId);
       return;
     }
-    tx.set(key, HOSTED_READY);
+    // A time still ahead by the pusher's clock is removed: the message came in time. A time that
+    // passed (or a push without a clock) stays for the holder to judge at load. The index entry
+    // goes with the idle mark.
+    long at = expiresAt(entry);
+    if (at != NO_EXPIRY) {
+      tx.clear(tenant.expiringKey(bucket, at, tuid));
+      if (nowMillis != NO_EXPIRY && nowMillis < at) {
+        at = NO_EXPIRY;
+      }
+    }
+    tx.set(key, hostedEntry(true, at));
     tx.set(tenant.readyKey(bucket, tuid), new byte[0]);
     tenant.ringActivating(tx, bucket, wakeId, tuid.pack());
   }
@@ -295,28 +365,50 @@ public final class ServerEntry {
                 }
               } else if (v == null) {
                 tx.set(key, HOSTED_IDLE);
+              } else {
+                notExpiring(tx, v); // a pending timer keeps the server
               }
               return null;
             });
+  }
+
+  /** Removes the expiry time of a hosted server's entry {@code v}, and its index entry, if any. */
+  void notExpiring(Transaction tx, byte[] v) {
+    long at = expiresAt(v);
+    if (at != NO_EXPIRY) {
+      tx.set(key, hostedEntry(isReady(v), NO_EXPIRY));
+      tx.clear(tenant.expiringKey(bucket, at, tuid));
+    }
   }
 
   /**
    * Evicts a hosted server in {@code tx}: marks its entry idle and clears its ready index entry.
    * The caller has read the queue (serializably, and found it empty) and the lock in {@code tx}.
    *
+   * @param expiresAt when the idle server expires, {@link #NO_EXPIRY} for never: recorded in its
+   *     entry and in its bucket's expiry index (one write per eviction, none per message)
    * @return false if the entry is gone (a kill) or not a ready hosted server's
    */
-  CompletableFuture<Boolean> evict(Transaction tx) {
+  CompletableFuture<Boolean> evict(Transaction tx, CompletableFuture<Long> expiresAt) {
     return tx.getAsync(key)
-        .thenApply(
-            v -> {
+        .thenCombine(
+            expiresAt,
+            (v, at) -> {
               if (!isReady(v)) {
                 return false;
               }
-              tx.set(key, HOSTED_IDLE);
+              tx.set(key, hostedEntry(false, at));
               tx.clear(tenant.readyKey(bucket, tuid));
+              if (at != NO_EXPIRY) {
+                tx.set(tenant.expiringKey(bucket, at, tuid), new byte[0]);
+              }
               return true;
             });
+  }
+
+  /** The entry's key in the server index. */
+  byte[] key() {
+    return key;
   }
 
   /**

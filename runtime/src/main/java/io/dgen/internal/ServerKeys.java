@@ -339,18 +339,23 @@ public final class ServerKeys {
             tx.clear(
                 tenant.timers(bucket).pack(Tuple.from(due, timers.unpack(kv.key()).getUUID(0))));
           }
-          for (KeyValue kv : slots.join()) {
-            Tuple t = calls.unpack(kv.key());
-            if (t.size() >= 2 && t.get(0) instanceof Long sec && t.get(1) instanceof String id) {
-              tenant.ring(tx, bucket, slotWakeId(sec, id));
-            }
-          }
+          ringSlots(tx, tenant, slots.join());
           tenant.ring(tx, bucket, wakeId);
           tx.clearRange(root.range().begin, root.range().end);
           tx.clear(tenant.serverKey(tuid));
           tx.clear(tenant.readyKey(bucket, tuid));
           return true;
         });
+  }
+
+  /** Rings the wake id of each reply slot of {@code slots} (as read from {@link #calls}). */
+  void ringSlots(Transaction tx, TenantKeys tenant, List<KeyValue> slots) {
+    for (KeyValue kv : slots) {
+      Tuple t = calls.unpack(kv.key());
+      if (t.size() >= 2 && t.get(0) instanceof Long sec && t.get(1) instanceof String id) {
+        tenant.ring(tx, bucket, slotWakeId(sec, id));
+      }
+    }
   }
 
   /** Chunk {@code n} of a reply slot. */

@@ -121,7 +121,8 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
     // Wired bottom-up: each component gets only the ones below it.
     // A started server's entry names the incarnation its processes belong to; a hosted one's
     // (a ref's, too) is created by its first push.
-    ServerEntry entry = new ServerEntry(here.keys(), keys, kindTypes != null, lifecycle, context);
+    ServerEntry entry =
+        new ServerEntry(here.keys(), keys, kindTypes != null, lifecycle, core::wallMillis, context);
     this.states =
         new StateStore<>(
             keys,
@@ -207,6 +208,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
             core.executor(),
             fence,
             role == Role.REF,
+            role != Role.STARTED && options.expireAfter().isPresent(),
             context);
     this.deadLetters =
         new DeadLetters<>(
@@ -431,9 +433,14 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
     return kind.hosting().core();
   }
 
-  /** Starts a hosted process's consume loop (after it was put where activations find it). */
+  /**
+   * Starts a hosted process's consume loop (after it was put where activations find it); the loop
+   * of one stopped meanwhile only ends, so that its {@link #quiet} completes.
+   */
   void startConsuming() {
-    doorbell.register(keys.bucket(), keys.wakeId(), loop);
+    if (lifecycle.isAlive()) {
+      doorbell.register(keys.bucket(), keys.wakeId(), loop);
+    }
     loop.start();
   }
 
@@ -455,7 +462,8 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
   /**
    * A hosted server's eviction: one transaction that reads its queue (serializably: a push landing
    * meanwhile conflicts with it) and its lock, and if the queue is empty and the server unlocked,
-   * marks its entry idle and clears its ready index entry.
+   * marks its entry idle and clears its ready index entry; with an expiry, records when it expires
+   * unless a timer of it is pending ({@link Expiry}).
    *
    * @return true if it was evicted, or is gone (killed); false if it has work or a lock
    */
@@ -466,7 +474,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
               var head =
                   tx.getRangeAsync(keys.items().range().begin, keys.items().range().end, 1, false);
               var lock = tx.getAsync(keys.lockKey());
-              var entry = queue.entry().evict(tx);
+              var entry = queue.entry().evict(tx, Expiry.expiresAt(core, options, keys, tx));
               tx.clear(keys.stuckKey()); // a server that could be evicted is stuck no more
               // The entry's idle mark is written whatever the queue holds: a busy server throws,
               // and the transaction commits nothing.
@@ -762,10 +770,14 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
           if (behaviourElsewhere()) {
             return toHolder(Envelope.CALL, request, replyType);
           }
-          return meters.priority(
-              () ->
-                  slots.<R>local(
-                      inline.priorityCall(message(request), slots.newFrom()), replyType));
+          try {
+            return meters.priority(
+                () ->
+                    slots.<R>local(
+                        inline.priorityCall(message(request), slots.newFrom()), replyType));
+          } catch (InlineRunner.ToHolder mayHaveExpired) {
+            return toHolder(Envelope.CALL, request, replyType);
+          }
         });
   }
 
@@ -792,7 +804,11 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
           if (behaviourElsewhere()) {
             return toHolder(type, message, null);
           }
-          here.run();
+          try {
+            here.run();
+          } catch (InlineRunner.ToHolder mayHaveExpired) {
+            return toHolder(type, message, null);
+          }
           return null;
         });
   }

@@ -33,6 +33,10 @@ import org.jspecify.annotations.Nullable;
  * &lt;tenant&gt; FF (10, kind, b)       the lease of (kind, bucket): (memberId, epoch)
  * &lt;tenant&gt; FF (11, b, tuid..)     ready index: hosted servers of bucket b that may have work
  * &lt;tenant&gt; FF (12, kind, n)       a kind's type table: message class names by index
+ * &lt;tenant&gt; FF (13, kind, b, at, tuid..) expiry index: idle hosted servers of (kind, bucket) b
+ *                                   by the wall-clock millisecond they expire at ({@link Expiry});
+ *                                   written by the unload that marks one idle, cleared by its next
+ *                                   activation or its collection
  * </pre>
  *
  * Keys {@code (0)}, {@code (1, VS)} and {@code (4)} were the tenant-wide bell, wake log and timer
@@ -56,6 +60,7 @@ public final class TenantKeys {
   static final long LEASES = 10;
   static final long READY = 11;
   static final long KIND_TYPES = 12;
+  static final long EXPIRING = 13;
 
   /** The byte after the tenant's prefix that no packed tuple starts with. */
   private static final byte RESERVED = (byte) 0xFF;
@@ -77,6 +82,7 @@ public final class TenantKeys {
   private final Subspace leases;
   private final Subspace ready;
   private final Subspace kindTypes;
+  private final Subspace expiring;
 
   /** The tenant-level keys of {@code tenant}, whose servers hash into {@code buckets}. */
   public TenantKeys(Subspace tenant, Buckets buckets) {
@@ -93,6 +99,7 @@ public final class TenantKeys {
     this.leases = runtime.subspace(Tuple.from(LEASES));
     this.ready = runtime.subspace(Tuple.from(READY));
     this.kindTypes = runtime.subspace(Tuple.from(KIND_TYPES));
+    this.expiring = runtime.subspace(Tuple.from(EXPIRING));
   }
 
   private static byte[] prefix(Subspace tenant) {
@@ -153,6 +160,9 @@ public final class TenantKeys {
    * carried one.
    */
   public static long incarnationOf(byte[] entry) {
+    if (entry.length > 0 && entry[0] == 0) {
+      return 0; // a hosted server's entry (ServerEntry): none
+    }
     int zero = entry.length - Long.BYTES - 1;
     return zero >= 0 && entry[zero] == 0
         ? ByteBuffer.wrap(entry, zero + 1, Long.BYTES).getLong()
@@ -319,5 +329,18 @@ public final class TenantKeys {
   /** The type table of {@code kind}: message class names by index, shared by its servers. */
   Subspace kindTypes(String kind) {
     return kindTypes.subspace(Tuple.from(kind));
+  }
+
+  /** The expiry index of the idle servers of {@code kind} in {@code bucket}, by expiry time. */
+  public Subspace expiring(String kind, int bucket) {
+    return expiring.subspace(Tuple.from(kind, bucket));
+  }
+
+  /**
+   * The expiry index entry of hosted server {@code tuid} (its kind first), idle until {@code
+   * expiresAt} (wall-clock millis).
+   */
+  public byte[] expiringKey(int bucket, long expiresAt, Tuple tuid) {
+    return expiring.pack(Tuple.from(tuid.get(0), bucket, expiresAt).addAll(tuid));
   }
 }

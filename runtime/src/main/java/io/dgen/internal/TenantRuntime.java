@@ -171,12 +171,17 @@ final class TenantRuntime {
 
   /**
    * The clock may have jumped ahead (a test's manual clock): the timers now due in this runtime's
-   * buckets fire in the caller's thread, and every scheduler re-arms its sleep.
+   * buckets fire in the caller's thread, every scheduler re-arms its sleep, and the hosted servers
+   * expired in the buckets it holds are collected.
    */
   void clockAdvanced() {
     for (Counted c : timers.values()) {
       c.scheduler.fireDue();
       c.scheduler.wake(); // re-arms its sleep for the next due time
+    }
+    Hosting h = hosting;
+    if (h != null) {
+      h.clockAdvanced(); // collects the servers that expired
     }
   }
 

@@ -97,6 +97,14 @@ public @interface DGenHosted {
   String idleTimeout() default "";
 
   /**
+   * {@code StartOptions.Builder.expireAfter}: a server of the kind that received no message for
+   * this long is deleted, and its next message creates it anew. Default {@code ""}: never.
+   *
+   * @return a duration, or empty
+   */
+  String expireAfter() default "";
+
+  /**
    * {@code StartOptions.Builder.callTimeout}: the default timeout of a call. Default {@code ""}:
    * the runtime's, 5 s.
    *

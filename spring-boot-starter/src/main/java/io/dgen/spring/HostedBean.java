@@ -110,6 +110,7 @@ record HostedBean(
     }
     duration("lockTimeout", a.lockTimeout(), b::lockTimeout);
     duration("idleTimeout", a.idleTimeout(), b::idleTimeout);
+    duration("expireAfter", a.expireAfter(), b::expireAfter);
     duration("callTimeout", a.callTimeout(), b::callTimeout);
     duration("idempotencyRetention", a.idempotencyRetention(), b::idempotencyRetention);
     if (a.allowTypes().length > 0) {

@@ -134,6 +134,7 @@ class DGenHostedTest {
       deadLetterThreshold = 3,
       lockTimeout = "30s",
       idleTimeout = "PT10M",
+      expireAfter = "${test.expiry:1h}",
       callTimeout = "1500ms",
       idempotencyRetention = "${test.retention:2d}",
       cache = false,
@@ -158,6 +159,7 @@ class DGenHostedTest {
       assertThat(o.deadLetterThreshold()).hasValue(3);
       assertThat(o.lockTimeout()).hasValue(Duration.ofSeconds(30));
       assertThat(o.idleTimeout()).isEqualTo(Duration.ofMinutes(10));
+      assertThat(o.expireAfter()).hasValue(Duration.ofHours(1));
       assertThat(o.callTimeout()).isEqualTo(Duration.ofMillis(1500));
       assertThat(o.idempotencyRetention()).isEqualTo(Duration.ofDays(2));
       assertThat(o.cache()).isFalse();
@@ -172,6 +174,7 @@ class DGenHostedTest {
       assertThat(defaults.deadLetterThreshold()).isEqualTo(runtimes.deadLetterThreshold());
       assertThat(defaults.lockTimeout()).isEqualTo(runtimes.lockTimeout());
       assertThat(defaults.idleTimeout()).isEqualTo(runtimes.idleTimeout());
+      assertThat(defaults.expireAfter()).isEqualTo(runtimes.expireAfter()).isEmpty();
       assertThat(defaults.callTimeout()).isEqualTo(runtimes.callTimeout());
       assertThat(defaults.idempotencyRetention()).isEqualTo(runtimes.idempotencyRetention());
       assertThat(defaults.cache()).isEqualTo(runtimes.cache());
