@@ -5,10 +5,14 @@ import io.dgen.backend.BackendException;
 import io.dgen.backend.Futures;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.StoredState;
+import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
@@ -82,6 +86,9 @@ final class ConsumeGroups {
     final Supplier<CompletableFuture<ConsumerBatch.Batch<S, M>>> alone;
     final CompletableFuture<ConsumerBatch.Batch<S, M>> done = new CompletableFuture<>();
 
+    /** The server's index key: a group carries one batch per server. */
+    final ByteBuffer server;
+
     /** What this member's batch failed with in the latest attempt; reset by each attempt. */
     volatile @Nullable Throwable failed;
 
@@ -94,6 +101,7 @@ final class ConsumeGroups {
       this.attempt = attempt;
       this.commits = commits;
       this.alone = alone;
+      this.server = ByteBuffer.wrap(batches.serverKey());
     }
 
     /** Runs this member alone, as its loop would without groups, and settles it by the outcome. */
@@ -208,9 +216,7 @@ final class ConsumeGroups {
         // A full group need not wait: with many servers ready (a slow cluster, a backlog) as many
         // batches stay in flight as without groups, a sixteenth of the transactions each.
         full = new ArrayList<>(MAX_MEMBERS);
-        while (full.size() < MAX_MEMBERS) {
-          full.add(waiting.poll());
-        }
+        fill(full);
       }
       inFlight++;
     }
@@ -374,20 +380,37 @@ final class ConsumeGroups {
 
   /**
    * Runs the next group: {@code first} (members of a group that run again) and then the waiting
-   * batches, up to {@link #MAX_MEMBERS}; or counts one group fewer in flight.
+   * batches ({@link #fill}); or counts one group fewer in flight.
    */
   private void next(List<Member<?, ?>> first) {
     List<Member<?, ?>> group = new ArrayList<>(first);
     synchronized (this) {
-      while (!waiting.isEmpty() && group.size() < MAX_MEMBERS) {
-        group.add(waiting.poll());
-      }
+      fill(group);
       if (group.isEmpty()) {
         inFlight--;
         return;
       }
     }
     start(group);
+  }
+
+  /**
+   * Moves waiting batches into {@code group}, in their order, up to {@link #MAX_MEMBERS}, at most
+   * one per server: two consumers of one server in one transaction would pop the same queue and
+   * write the same version key (a versionstamped value it cannot read back), so a second one waits
+   * for the next group. Called holding this object's lock.
+   */
+  private void fill(List<Member<?, ?>> group) {
+    Set<ByteBuffer> servers = new HashSet<>();
+    group.forEach(m -> servers.add(m.server));
+    for (Iterator<Member<?, ?>> it = waiting.iterator();
+        it.hasNext() && group.size() < MAX_MEMBERS; ) {
+      Member<?, ?> m = it.next();
+      if (servers.add(m.server)) {
+        it.remove();
+        group.add(m);
+      }
+    }
   }
 
   /** Runs {@code group}, counted in flight already, on the executor. */

@@ -352,6 +352,11 @@ final class ConsumerBatch<S, M> {
     this.nanoTime = nanoTime;
   }
 
+  /** The server's index key in its tenant: the same for every consumer of the server. */
+  byte[] serverKey() {
+    return queue.entry().key();
+  }
+
   /**
    * One consumer transaction: check the lock, peek up to {@code limit} items, run their callbacks
    * carrying the state in memory, write the state once, write replies, pop the items. Its reads are
