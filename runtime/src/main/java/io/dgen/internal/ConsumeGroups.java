@@ -175,6 +175,8 @@ final class ConsumeGroups {
   private final LongSupplier nanoTime;
   private final Metrics metrics;
   private final ArrayDeque<Member<?, ?>> waiting = new ArrayDeque<>();
+  // The servers of the waiting batches: another consumer of one of them runs alone, at once.
+  private final Set<ByteBuffer> waitingServers = new HashSet<>();
   private int inFlight;
   private boolean closed;
 
@@ -208,8 +210,9 @@ final class ConsumeGroups {
       if (closed) {
         return CompletableFuture.failedFuture(closedBeforeRun());
       }
-      if (inFlight >= IN_FLIGHT) {
+      if (inFlight >= IN_FLIGHT && !waitingServers.contains(m.server)) {
         waiting.add(m);
+        waitingServers.add(m.server);
         if (waiting.size() < MAX_MEMBERS) {
           return m.done;
         }
@@ -236,6 +239,7 @@ final class ConsumeGroups {
       closed = true;
       failed = new ArrayList<>(waiting);
       waiting.clear();
+      waitingServers.clear();
     }
     failed.forEach(m -> m.done.completeExceptionally(closedBeforeRun()));
   }
@@ -397,8 +401,9 @@ final class ConsumeGroups {
   /**
    * Moves waiting batches into {@code group}, in their order, up to {@link #MAX_MEMBERS}, at most
    * one per server: two consumers of one server in one transaction would pop the same queue and
-   * write the same version key (a versionstamped value it cannot read back), so a second one waits
-   * for the next group. Called holding this object's lock.
+   * write the same version key (a versionstamped value it cannot read back). A second consumer of a
+   * server with a batch waiting does not wait at all: it runs alone, as without groups ({@link
+   * #run}). Called holding this object's lock.
    */
   private void fill(List<Member<?, ?>> group) {
     Set<ByteBuffer> servers = new HashSet<>();
@@ -408,6 +413,7 @@ final class ConsumeGroups {
       Member<?, ?> m = it.next();
       if (servers.add(m.server)) {
         it.remove();
+        waitingServers.remove(m.server);
         group.add(m);
       }
     }
