@@ -13,6 +13,7 @@ import io.dgen.spring.Tally.Summary;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -148,6 +149,12 @@ class GracefulShutdownTest {
 
     CompletableFuture<Void> closing = CompletableFuture.runAsync(ctx::close);
     Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !lifecycle.isRunning());
+    // The lifecycle reports "not running" at once and closes DGen on a thread of its own: release
+    // the batch only once that close stopped the server and waits for the batch in flight.
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(10))
+        .pollInterval(Duration.ofMillis(10)) // it waits at most Placement.DRAIN_LIMIT (2 s)
+        .until(GracefulShutdownTest::shutdownWaitsForBatchesInFlight);
     assertThat(closing).as("the shutdown waits for the batch in flight").isNotDone();
     gate.release.countDown();
     closing.get(30, TimeUnit.SECONDS);
@@ -162,6 +169,23 @@ class GracefulShutdownTest {
 
     Tally.gate = Tally.Gate.NONE;
     restartAndExpectEveryMessageOnce(dir);
+  }
+
+  /**
+   * Whether the starter's shutdown thread is parked in the placement's close: every hosted server
+   * is stopped by then, and the close waits for the batches in flight to drain.
+   */
+  private static boolean shutdownWaitsForBatchesInFlight() {
+    return Thread.getAllStackTraces().entrySet().stream()
+        .anyMatch(
+            e ->
+                e.getKey().getName().equals("dgen-shutdown")
+                    && e.getKey().getState() == Thread.State.TIMED_WAITING
+                    && Arrays.stream(e.getValue())
+                        .anyMatch(
+                            f ->
+                                f.getClassName().endsWith(".Placement")
+                                    && f.getMethodName().equals("close")));
   }
 
   @ParameterizedTest(name = "{0}")
