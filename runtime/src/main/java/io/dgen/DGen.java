@@ -3,7 +3,6 @@ package io.dgen;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.Backend;
-import io.dgen.internal.AtomicWork;
 import io.dgen.internal.Buckets;
 import io.dgen.internal.LimitKeys;
 import io.dgen.internal.Metrics;
@@ -12,7 +11,7 @@ import io.dgen.internal.OperationTimeouts;
 import io.dgen.internal.OtelTracing;
 import io.dgen.internal.RuntimeCore;
 import io.dgen.internal.RuntimeHooks;
-import io.dgen.internal.ServerProcess;
+import io.dgen.internal.RuntimeSettings;
 import io.dgen.internal.Tracing;
 import io.dgen.internal.codec.Migrations;
 import io.dgen.internal.codec.Serde;
@@ -76,24 +75,25 @@ public final class DGen implements AutoCloseable {
         new Serde(b.mapper != null ? b.mapper : Serde.defaultMapper(), Migrations.of(b.migrations));
     this.core =
         new RuntimeCore(
-            backend,
-            serde,
-            b.stateEncoding == StateEncoding.TERM
-                ? new TermStateCodec(serde)
-                : new StructuredStateCodec(serde),
-            b.ticker,
-            b.clock,
-            b.executor,
-            b.workerThreads,
-            b.maxBatchesInFlight,
-            b.retryInitial,
-            b.retryMax,
-            b.listener,
-            new RuntimeHooks(b.backgroundConsumers, b.metrics, b.tracing),
-            b.operationTimeout,
-            b.leaseDuration,
-            b.rateLimits,
-            b.concurrencyLimits);
+            new RuntimeSettings(
+                backend,
+                serde,
+                b.stateEncoding == StateEncoding.TERM
+                    ? new TermStateCodec(serde)
+                    : new StructuredStateCodec(serde),
+                b.ticker,
+                b.clock,
+                b.executor,
+                b.workerThreads,
+                b.maxBatchesInFlight,
+                b.retryInitial,
+                b.retryMax,
+                b.listener,
+                new RuntimeHooks(b.backgroundConsumers, b.metrics, b.tracing),
+                b.operationTimeout,
+                b.leaseDuration,
+                b.rateLimits,
+                b.concurrencyLimits));
   }
 
   /**
@@ -204,7 +204,7 @@ public final class DGen implements AutoCloseable {
               + " to create it again after it expired, and is kept until killed");
     }
     core.checkLimits(options);
-    return ServerProcess.start(core, server, arg, options);
+    return core.start(server, arg, options);
   }
 
   /**
@@ -380,8 +380,7 @@ public final class DGen implements AutoCloseable {
     Objects.requireNonNull(kind, "kind must not be null");
     Objects.requireNonNull(id, "id must not be null");
     checkTenant(tenant);
-    return ServerProcess.ref(
-        core,
+    return core.ref(
         tenant,
         kind.name(),
         kind.messageType(),
@@ -410,13 +409,8 @@ public final class DGen implements AutoCloseable {
     Objects.requireNonNull(tuid, "tuid must not be null");
     Kind.checkName(kind);
     checkTenant(tenant);
-    return ServerProcess.ref(
-        core,
-        tenant,
-        kind,
-        null,
-        Tuple.from(kind).addAll(tuid),
-        StartOptions.builder(tenant).build());
+    return core.ref(
+        tenant, kind, null, Tuple.from(kind).addAll(tuid), StartOptions.builder(tenant).build());
   }
 
   /**
@@ -448,7 +442,7 @@ public final class DGen implements AutoCloseable {
   public <T> T transact(Tenant tenant, AtomicBody<T> body) {
     Objects.requireNonNull(tenant, "tenant must not be null");
     checkTenant(tenant);
-    return AtomicWork.transact(core, tenant, body);
+    return core.atomic(tenant).transact(body);
   }
 
   /**
@@ -463,7 +457,7 @@ public final class DGen implements AutoCloseable {
   public <T> CompletableFuture<T> transactAsync(Tenant tenant, AtomicBody<T> body) {
     Objects.requireNonNull(tenant, "tenant must not be null");
     checkTenant(tenant);
-    return AtomicWork.transactAsync(core, tenant, body);
+    return core.atomic(tenant).transactAsync(body);
   }
 
   private void checkTenant(Tenant tenant) {

@@ -57,7 +57,7 @@ final class AtomicAttempt implements Atomic {
       ServerKeys keys,
       String context) {}
 
-  private final RuntimeCore core;
+  private final RuntimeServices services;
   private final Tenant tenant;
   private final Transaction tx;
   private final long start;
@@ -65,12 +65,12 @@ final class AtomicAttempt implements Atomic {
   private final Map<Tuple, Participant<?, ?>> participants = new LinkedHashMap<>();
   private @Nullable RuntimeException failure;
 
-  AtomicAttempt(RuntimeCore core, Tenant tenant, Transaction tx, Turns turns) {
-    this.core = core;
+  AtomicAttempt(RuntimeServices services, Tenant tenant, Transaction tx, Turns turns) {
+    this.services = services;
     this.tenant = tenant;
     this.tx = tx;
     this.turns = turns;
-    this.start = core.nanoTime();
+    this.start = services.nanoTime();
   }
 
   @Override
@@ -199,7 +199,7 @@ final class AtomicAttempt implements Atomic {
               + " would be one more. Nothing was committed: split the work, or queue the rest"
               + " through outboxes");
     }
-    p = open(process.atomicPart(core), process.tuid());
+    p = open(process.atomicPart(services), process.tuid());
     participants.put(process.tuid(), p);
     return p;
   }
@@ -216,7 +216,7 @@ final class AtomicAttempt implements Atomic {
     if (failure != null) {
       throw failure;
     }
-    long elapsed = core.nanoTime() - start;
+    long elapsed = services.nanoTime() - start;
     if (elapsed > CallbackInvoker.CALLBACK_LIMIT_NANOS) {
       throw new TransactionTooLongException(
           "an atomic transaction's body ran "

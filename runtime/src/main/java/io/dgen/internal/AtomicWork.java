@@ -22,24 +22,25 @@ import java.util.concurrent.CompletableFuture;
  * checked first, as after any retry), until {@link Atomic#BUSY_WAIT} since the first such attempt
  * has passed; then the run ends with {@link ServerBusyException}.
  *
- * <p>Thread-safe; one per tenant and runtime ({@link TenantRuntime#atomic}).
+ * <p>Thread-safe; one per tenant and runtime, made by the runtime on first use.
  */
 public final class AtomicWork {
 
   /** The tuid under which the tenant's atomic runs keep their commit markers. */
   static final Tuple MARKERS = Tuple.from("dgen_atomic");
 
-  private final RuntimeCore core;
+  private final RuntimeServices services;
   private final Tenant tenant;
   private final CommitRunner commits;
 
-  private AtomicWork(RuntimeCore core, Tenant tenant) {
-    this.core = core;
+  /** The atomic work of {@code tenant} in the runtime of {@code services}. */
+  public AtomicWork(RuntimeServices services, Tenant tenant) {
+    this.services = services;
     this.tenant = tenant;
     String context = "tenant=" + tenant.path() + " atomic";
     this.commits =
         new CommitRunner(
-            core.backend(),
+            services.backend(),
             new ServerKeys(tenant.subspace(), Buckets.of(tenant.bucketCount()), MARKERS),
             new CommitRunner.Observer() {
               @Override
@@ -48,20 +49,19 @@ public final class AtomicWork {
               @Override
               public void replayed() {}
             },
-            core::nanoTime,
-            core.operations(),
+            services::nanoTime,
+            services.operations(),
             context);
   }
 
   /**
-   * Runs {@code body} as one atomic transaction in {@code tenant}; see {@link Atomic}.
+   * Runs {@code body} as one atomic transaction in the tenant; see {@link Atomic}.
    *
    * @return the body's value, once the transaction committed and its actions ran
    */
-  public static <T> T transact(RuntimeCore core, Tenant tenant, AtomicBody<T> body) {
-    Objects.requireNonNull(tenant, "tenant must not be null");
+  public <T> T transact(AtomicBody<T> body) {
     Objects.requireNonNull(body, "body must not be null");
-    return core.tenant(tenant).atomic(() -> new AtomicWork(core, tenant)).run(body);
+    return run(body);
   }
 
   /**
@@ -69,12 +69,10 @@ public final class AtomicWork {
    * reads; the pool is bounded, and shared with {@code handleLocked}): the future completes with
    * what {@code transact} returns or fails with what it throws.
    */
-  public static <T> CompletableFuture<T> transactAsync(
-      RuntimeCore core, Tenant tenant, AtomicBody<T> body) {
-    Objects.requireNonNull(tenant, "tenant must not be null");
+  public <T> CompletableFuture<T> transactAsync(AtomicBody<T> body) {
     Objects.requireNonNull(body, "body must not be null");
     try {
-      return CompletableFuture.supplyAsync(() -> transact(core, tenant, body), core.blocking());
+      return CompletableFuture.supplyAsync(() -> run(body), services.blocking());
     } catch (java.util.concurrent.RejectedExecutionException full) {
       return CompletableFuture.failedFuture(
           new DGenException(
@@ -99,7 +97,7 @@ public final class AtomicWork {
 
     @Override
     public RuntimeException busy(Tuple server, ServerBusyException.Reason reason, String context) {
-      long now = core.nanoTime();
+      long now = services.nanoTime();
       if (since < 0) {
         since = now;
       }
@@ -136,7 +134,7 @@ public final class AtomicWork {
       done =
           commits.commit(
               tx -> {
-                AtomicAttempt attempt = new AtomicAttempt(core, tenant, tx, turns);
+                AtomicAttempt attempt = new AtomicAttempt(services, tenant, tx, turns);
                 T value;
                 try {
                   value = body.run(attempt);

@@ -34,7 +34,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class CallProtocol {
 
-  private final RuntimeCore core;
+  private final RuntimeServices services;
   private final CommitRunner commits;
   private final ServerQueue<?> queue;
   private final ReplySlots slots;
@@ -42,13 +42,13 @@ final class CallProtocol {
   private final String context;
 
   CallProtocol(
-      RuntimeCore core,
+      RuntimeServices services,
       CommitRunner commits,
       ServerQueue<?> queue,
       ReplySlots slots,
       TenantWatcher doorbell,
       String context) {
-    this.core = core;
+    this.services = services;
     this.commits = commits;
     this.queue = queue;
     this.slots = slots;
@@ -78,7 +78,7 @@ final class CallProtocol {
 
   /** A call that may be queued: its reply, once it comes, completes {@link Waiting#result()}. */
   <R> Waiting<R> waiting(From from, @Nullable Type replyType, Duration timeout) {
-    return new Waiting<>(from, replyType, core.nanoTime() + timeout.toNanos(), timeout);
+    return new Waiting<>(from, replyType, services.nanoTime() + timeout.toNanos(), timeout);
   }
 
   /**
@@ -119,7 +119,7 @@ final class CallProtocol {
               return live;
             },
             (tx, prior) -> prior,
-            core.executor()),
+            services.executor()),
         call);
   }
 
@@ -150,13 +150,13 @@ final class CallProtocol {
    * (an attempt already sent may still commit: the call may then still execute).
    */
   <T> CompletableFuture<T> bounded(CompletableFuture<T> transaction, Waiting<?> call) {
-    long left = call.deadline - core.nanoTime();
-    if (left >= core.operations().timeout().toNanos()) {
-      return commits.bounded(transaction, core.scheduler(), "call");
+    long left = call.deadline - services.nanoTime();
+    if (left >= services.operations().timeout().toNanos()) {
+      return commits.bounded(transaction, services.scheduler(), "call");
     }
     return OperationTimeouts.bound(
         transaction,
-        core.scheduler(),
+        services.scheduler(),
         left,
         () ->
             new CallTimeoutException(
@@ -299,10 +299,11 @@ final class CallProtocol {
     private void schedule(long at, Runnable step) {
       try {
         timer =
-            core.scheduler()
+            services
+                .scheduler()
                 .schedule(
-                    () -> core.executor().execute(step),
-                    Math.max(0, at - core.nanoTime()),
+                    () -> services.executor().execute(step),
+                    Math.max(0, at - services.nanoTime()),
                     TimeUnit.NANOSECONDS);
       } catch (RejectedExecutionException e) {
         fail(
@@ -328,7 +329,7 @@ final class CallProtocol {
       taken.whenComplete(
           (t, err) -> {
             try {
-              core.executor().execute(() -> afterFinalTake(t, err));
+              services.executor().execute(() -> afterFinalTake(t, err));
             } catch (RejectedExecutionException e) {
               fail(new ServerStoppedException("the runtime was closed: " + context));
             }
@@ -347,7 +348,7 @@ final class CallProtocol {
         return;
       }
       List<KeyValue> rows = taken.rows();
-      if (!rows.isEmpty() && rows.get(0).value().length == 0 && core.nanoTime() < deadline) {
+      if (!rows.isEmpty() && rows.get(0).value().length == 0 && services.nanoTime() < deadline) {
         return; // no reply, and none can come now: the call times out at its deadline
       }
       finish(rows);
@@ -386,7 +387,7 @@ final class CallProtocol {
       taken.whenComplete(
           (t, err) -> {
             try {
-              core.executor().execute(() -> afterTake(requests, t, err));
+              services.executor().execute(() -> afterTake(requests, t, err));
             } catch (RejectedExecutionException e) {
               fail(new ServerStoppedException("the runtime was closed: " + context));
             }

@@ -136,7 +136,7 @@ final class ConcurrencyGate {
 
   private final String name;
   private final LimitKeys keys;
-  private final RuntimeCore core;
+  private final RuntimeServices services;
   private final Metrics.Limit meters;
   // The slot each token took here, so that its holder reads one slot, not all of them; bounded,
   // as attempts that took a slot and did not commit leave theirs (a holder not found here reads
@@ -161,11 +161,11 @@ final class ConcurrencyGate {
   private long timerAt = -1;
   private boolean closed;
 
-  ConcurrencyGate(String name, LimitKeys keys, RuntimeCore core) {
+  ConcurrencyGate(String name, LimitKeys keys, RuntimeServices services) {
     this.name = name;
     this.keys = keys;
-    this.core = core;
-    this.meters = core.hooks().metrics().limit(name, "concurrency", this::waiting);
+    this.services = services;
+    this.meters = services.hooks().metrics().limit(name, "concurrency", this::waiting);
   }
 
   /** The limit's name. */
@@ -272,7 +272,7 @@ final class ConcurrencyGate {
    * {@link #passed}, so that the next one is woken.
    */
   Waiter await(Runnable wake) {
-    Waiter w = new Waiter(wake, core.nanoTime());
+    Waiter w = new Waiter(wake, services.nanoTime());
     synchronized (this) {
       if (closed) {
         return w;
@@ -333,13 +333,13 @@ final class ConcurrencyGate {
       checkAgain = false;
     }
     Limits.counted(
-            core.backend(),
+            services.backend(),
             meters,
             tx ->
                 read(tx, true)
                     .thenApply(
                         slots -> {
-                          int free = slots.freeCount(core.wallMillis());
+                          int free = slots.freeCount(services.wallMillis());
                           return new Check(
                               slots, free, free > 0 ? null : tx.watch(keys.releases(name)));
                         }))
@@ -354,7 +354,7 @@ final class ConcurrencyGate {
 
   private void checked(@Nullable Check r, @Nullable Throwable err) {
     List<Runnable> woken = new ArrayList<>();
-    long now = core.nanoTime();
+    long now = services.nanoTime();
     boolean again;
     synchronized (this) {
       checking = false;
@@ -368,7 +368,7 @@ final class ConcurrencyGate {
             name,
             RETRY_MILLIS,
             Futures.unwrap(err));
-        wakeAt(core.wallMillis() + RETRY_MILLIS);
+        wakeAt(services.wallMillis() + RETRY_MILLIS);
       } else {
         Slots s = r.slots();
         int free = r.free();
@@ -392,7 +392,7 @@ final class ConcurrencyGate {
                   check();
                 } else {
                   synchronized (this) {
-                    wakeAt(core.wallMillis() + RETRY_MILLIS); // a failed watch: no busy loop
+                    wakeAt(services.wallMillis() + RETRY_MILLIS); // a failed watch: no busy loop
                   }
                 }
               });
@@ -405,7 +405,7 @@ final class ConcurrencyGate {
     }
     for (Runnable wake : woken) {
       try {
-        core.executor().execute(wake);
+        services.executor().execute(wake);
       } catch (RejectedExecutionException e) {
         // the runtime is closing
       }
@@ -426,7 +426,8 @@ final class ConcurrencyGate {
     timerAt = atMillis;
     try {
       timer =
-          core.scheduler()
+          services
+              .scheduler()
               .schedule(
                   () -> {
                     synchronized (this) {
@@ -436,7 +437,7 @@ final class ConcurrencyGate {
                     }
                     check();
                   },
-                  Math.max(0, atMillis - core.wallMillis()),
+                  Math.max(0, atMillis - services.wallMillis()),
                   TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
       timer = null; // the runtime is closing

@@ -48,7 +48,8 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
   private static final int CACHE_MISS_BACKOFF_CAP_MS = 50;
   private static final long BATCH_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
-  private final RuntimeCore core;
+  private final RuntimeServices services;
+  private final ConsumeGroups groups;
   private final ConsumerParts<S, M> parts;
   private final CommitRunner commits;
   private final ConsumerBatch<S, M> batches;
@@ -93,14 +94,16 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
   private boolean uncreated;
 
   ConsumeLoop(
-      RuntimeCore core,
+      RuntimeServices services,
+      ConsumeGroups groups,
       ConsumerParts<S, M> parts,
       TenantWatcher doorbell,
       int bucket,
       @Nullable RateLimiter rate,
       @Nullable ConcurrencyGate gate,
       String context) {
-    this.core = core;
+    this.services = services;
+    this.groups = groups;
     this.rate = rate;
     this.gate = gate;
     this.parts = parts;
@@ -125,11 +128,11 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
 
   /** Runs the queue to empty in the caller instead: for processes without this loop running. */
   int drainInCaller(int maxFailures) {
-    if (core.hooks().backgroundConsumers()) {
+    if (services.hooks().backgroundConsumers()) {
       throw new IllegalStateException(
           "drainInCaller needs DGen.Builder.backgroundConsumers(false)");
     }
-    return new CallerDrain<>(parts, core::nanoTime).run(maxFailures);
+    return new CallerDrain<>(parts, services::nanoTime).run(maxFailures);
   }
 
   /** The process stopped: a parked loop stays parked for good. */
@@ -195,7 +198,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     seen = readVersion;
     if (lockExpiresAt >= 0 && lockExpiresAt != lockTimerFor) {
       // One timer per lock met, however many pushes wake the loop while the lock is held.
-      long delayMs = Math.max(0, lockExpiresAt - core.wallMillis()) + 1;
+      long delayMs = Math.max(0, lockExpiresAt - services.wallMillis()) + 1;
       lockTimerFor = lockExpiresAt;
       scheduleAfter(
           TimeUnit.MILLISECONDS.toNanos(delayMs),
@@ -217,7 +220,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
 
   private void execute(Runnable step) {
     try {
-      core.executor().execute(guarded(step));
+      services.executor().execute(guarded(step));
     } catch (RejectedExecutionException e) {
       // the runtime is closing
     }
@@ -251,14 +254,14 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
 
   private void scheduleAfter(long nanos, Runnable step) {
     try {
-      core.scheduler().schedule(() -> execute(step), nanos, TimeUnit.NANOSECONDS);
+      services.scheduler().schedule(() -> execute(step), nanos, TimeUnit.NANOSECONDS);
     } catch (RejectedExecutionException e) {
       // the runtime is closing
     }
   }
 
   private void drain() {
-    run(core.nanoTime() + BATCH_SLICE_NANOS, false);
+    run(services.nanoTime() + BATCH_SLICE_NANOS, false);
   }
 
   /**
@@ -271,8 +274,10 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
       if (!holdsPermit && !takeRatePermits()) {
         return; // the limiter runs the loop again with permits
       }
-      if (!holdsPermit && !core.permits().tryAcquire()) {
-        core.permits().enqueue(guarded(() -> run(core.nanoTime() + BATCH_SLICE_NANOS, true)));
+      if (!holdsPermit && !services.permits().tryAcquire()) {
+        services
+            .permits()
+            .enqueue(guarded(() -> run(services.nanoTime() + BATCH_SLICE_NANOS, true)));
         return;
       }
       holdsPermit = false;
@@ -280,7 +285,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
       if (!batch.isDone()) {
         batch.whenComplete(
             (b, err) -> {
-              core.permits().release();
+              services.permits().release();
               execute(
                   () -> {
                     if (afterBatch(b, err)) {
@@ -290,7 +295,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
             });
         return;
       }
-      core.permits().release();
+      services.permits().release();
       ConsumerBatch.Batch<S, M> b = null;
       Throwable err = null;
       try {
@@ -301,13 +306,13 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
       if (!afterBatch(b, err)) {
         return;
       }
-      if (core.nanoTime() - sliceEnd > 0) {
+      if (services.nanoTime() - sliceEnd > 0) {
         execute(this::drain); // let other servers' batches run, then continue
         return;
       }
     }
     if (holdsPermit) {
-      core.permits().release();
+      services.permits().release();
     }
     giveBackRatePermits(0);
     if (gateWoken) {
@@ -375,13 +380,13 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
         Math.min(
             oneByOne > 0 ? 1 : limitOverride > 0 ? limitOverride : consumeK,
             rate != null ? ratePermits : Integer.MAX_VALUE);
-    long start = core.nanoTime();
+    long start = services.nanoTime();
     try {
       // At K = 1 the batch may share its transaction with other servers' (ConsumeGroups).
       return (consumeK == 1 && limit == 1
-              ? core.consumeGroups().run(batches, attempt, commits, () -> alone(limit))
+              ? groups.run(batches, attempt, commits, () -> alone(limit))
               : alone(limit))
-          .whenComplete((b, err) -> Meters.batch(invoker.meters(), b, core.nanoTime() - start));
+          .whenComplete((b, err) -> Meters.batch(invoker.meters(), b, services.nanoTime() - start));
     } catch (Throwable e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -390,9 +395,9 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
   /** The next batch in a transaction of its own. */
   private CompletableFuture<ConsumerBatch.Batch<S, M>> alone(int limit) {
     return commits.commitAsync(
-        tx -> batches.run(tx, limit, core.executor(), attempt),
+        tx -> batches.run(tx, limit, services.executor(), attempt),
         (tx, prior) -> prior,
-        core.executor());
+        services.executor());
   }
 
   /**
@@ -421,7 +426,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
       if (uncreated) {
         return deactivateUncreated();
       }
-      idleSince = core.nanoTime();
+      idleSince = services.nanoTime();
       park(batch.readVersion(), -1);
       return false;
     }
@@ -454,7 +459,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
         return deactivateUncreated();
       }
       // Nothing was left as of the batch's read: a later push rings; no empty batch to find out.
-      idleSince = core.nanoTime();
+      idleSince = services.nanoTime();
       park(batch.readVersion(), -1);
       return false;
     }
@@ -483,11 +488,11 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
    */
   private void handOver(Supplier<LockCoordinator.Run> step) {
     try {
-      core.blocking().execute(guarded(() -> afterLocked(step.get())));
+      services.blocking().execute(guarded(() -> afterLocked(step.get())));
     } catch (RejectedExecutionException e) {
       consecutiveFailures++;
       log.warn("no thread for handleLocked; trying again in a moment: {}", context, e);
-      scheduleAfter(core.backoffNanos(consecutiveFailures), () -> handOver(step));
+      scheduleAfter(services.backoffNanos(consecutiveFailures), () -> handOver(step));
     }
   }
 
@@ -590,7 +595,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
         // The lock may still be held by this process: nothing else of this server can run
         // before its holder has learned how its commit or release ended.
         consecutiveFailures++;
-        long delay = core.backoffNanos(consecutiveFailures);
+        long delay = services.backoffNanos(consecutiveFailures);
         try (LogContext.Scope mdc = invoker.logs().open(null)) {
           log.warn(
               "handleLocked's commit or release did not learn its outcome; the lock stays with"
@@ -608,7 +613,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
 
   private void retryLater(String what, Throwable cause) {
     consecutiveFailures++;
-    long delay = core.backoffNanos(consecutiveFailures);
+    long delay = services.backoffNanos(consecutiveFailures);
     try (LogContext.Scope mdc = invoker.logs().open(null)) {
       log.warn(
           "{}; retrying in {} ms: {} failures={}",
@@ -633,7 +638,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     invoker.meters().failed();
     Throwable cause = failure.reason();
     try {
-      core.blocking().execute(guarded(() -> recordFailure(failure, cause)));
+      services.blocking().execute(guarded(() -> recordFailure(failure, cause)));
     } catch (RejectedExecutionException e) {
       retryLater("no thread to record a callback's failure", cause);
     }

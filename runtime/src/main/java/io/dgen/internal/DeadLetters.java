@@ -41,7 +41,7 @@ final class DeadLetters<M> {
 
   private static final Logger log = LoggerFactory.getLogger(DeadLetters.class);
 
-  private final RuntimeCore core;
+  private final RuntimeServices services;
   private final Backend backend;
   private final ServerKeys keys;
   private final Serde serde;
@@ -53,7 +53,7 @@ final class DeadLetters<M> {
   private final String context;
 
   DeadLetters(
-      RuntimeCore core,
+      RuntimeServices services,
       ServerKeys keys,
       Serde serde,
       CommitRunner commits,
@@ -62,8 +62,8 @@ final class DeadLetters<M> {
       CallbackInvoker<?, M> invoker,
       LongSupplier wallMillis,
       String context) {
-    this.core = core;
-    this.backend = core.backend();
+    this.services = services;
+    this.backend = services.backend();
     this.keys = keys;
     this.serde = serde;
     this.commits = commits;
@@ -268,7 +268,7 @@ final class DeadLetters<M> {
         .readBounded(
             tx -> tx.snapshot().getRangeAsync(dead.range().begin, dead.range().end, 0, false),
             "deadLetters",
-            core.scheduler())
+            services.scheduler())
         .thenApply(this::decode);
   }
 
@@ -323,7 +323,7 @@ final class DeadLetters<M> {
             tx ->
                 Async.then(
                     tx.getAsync(deadKey(stamp)),
-                    core.blocking(),
+                    services.blocking(),
                     dead -> {
                       if (dead == null) {
                         return CompletableFuture.completedFuture(false);
@@ -353,7 +353,7 @@ final class DeadLetters<M> {
 
   /** Runs {@code body} through the commit runner, bounded by the operation timeout. */
   private <T> CompletableFuture<T> commit(CommitRunner.AsyncBody<T> body, String operation) {
-    return commits.commitBounded(body, operation, core.blocking(), core.scheduler());
+    return commits.commitBounded(body, operation, services.blocking(), services.scheduler());
   }
 
   /**
@@ -378,7 +378,7 @@ final class DeadLetters<M> {
         tx ->
             Async.thenApply(
                 tx.getAsync(key),
-                core.blocking(),
+                services.blocking(),
                 dead -> {
                   tx.clear(key);
                   return dead != null;
@@ -403,7 +403,7 @@ final class DeadLetters<M> {
             tx ->
                 Async.thenApply(
                     tx.getRangeAsync(dead.range().begin, dead.range().end, PURGE_PAGE, false),
-                    core.blocking(),
+                    services.blocking(),
                     page -> {
                       if (!page.isEmpty()) {
                         // exactly what was read: the read's conflict range ends at its last key too

@@ -57,45 +57,18 @@ final class Expiry {
   /** Index entries a collection transaction reads, and servers it deletes, at most. */
   static final int CHUNK = 100;
 
-  private final RuntimeCore core;
+  private final RuntimeServices services;
   private final HostedKind<?, ?> kind;
   private final TenantKeys tenant;
   private final Tenant owner;
   private final Duration idle;
 
-  Expiry(RuntimeCore core, HostedKind<?, ?> kind, TenantKeys tenant, Duration idle) {
-    this.core = core;
+  Expiry(RuntimeServices services, HostedKind<?, ?> kind, TenantKeys tenant, Duration idle) {
+    this.services = services;
     this.kind = kind;
     this.tenant = tenant;
     this.owner = kind.options().tenant();
     this.idle = idle;
-  }
-
-  /**
-   * The expiry time an eviction in {@code tx} records for a server of a kind with {@code options}:
-   * now + {@code expireAfter} if no timer of it is pending, else (or without an expiry) {@link
-   * ServerEntry#NO_EXPIRY}. The timers are read serializably: one scheduled concurrently conflicts.
-   */
-  static CompletableFuture<Long> expiresAt(
-      RuntimeCore core, StartOptions options, ServerKeys keys, Transaction tx) {
-    Duration after = options.expireAfter().orElse(null);
-    if (after == null) {
-      return CompletableFuture.completedFuture(ServerEntry.NO_EXPIRY);
-    }
-    long at = core.wallMillis() + after.toMillis();
-    Subspace timers = keys.timers();
-    return tx.getRangeAsync(timers.range().begin, timers.range().end, 1, false)
-        .thenApply(pending -> pending.isEmpty() ? at : ServerEntry.NO_EXPIRY);
-  }
-
-  /**
-   * Whether a call may run inline on a server of a kind with an expiry, given its entry as read
-   * (serializably) in the call's transaction: only on a ready one whose entry carries no expiry
-   * time, which its holder has loaded and judged. An idle server, or one whose holder has not
-   * judged it yet, may be due: the call is queued for the holder.
-   */
-  static boolean inlineAllowed(byte @Nullable [] entry) {
-    return ServerEntry.isReady(entry) && ServerEntry.expiresAt(entry) == ServerEntry.NO_EXPIRY;
   }
 
   /** How often the holder collects: a tenth of the expiry, between 1 s and 1 min. */
@@ -120,7 +93,8 @@ final class Expiry {
   CompletableFuture<Boolean> atLoad(ServerKeys keys, ConsumerBatch.Fence fence) {
     byte[] entryKey = tenant.serverKey(keys.tuid());
     Subspace timers = keys.timers();
-    return core.backend()
+    return services
+        .backend()
         .runAsync(
             tx -> {
               var entry = tx.getAsync(entryKey);
@@ -134,7 +108,7 @@ final class Expiry {
                         if (at == ServerEntry.NO_EXPIRY) {
                           return false;
                         }
-                        boolean expired = at <= core.wallMillis() && pending.join().isEmpty();
+                        boolean expired = at <= services.wallMillis() && pending.join().isEmpty();
                         if (expired) {
                           clearOld(tx, keys);
                         }
@@ -154,7 +128,7 @@ final class Expiry {
                     idle,
                     owner.path(),
                     keys.tuid());
-                core.serverExpired(owner, keys.tuid());
+                services.serverExpired(owner, keys.tuid());
               }
               return expired;
             });
@@ -194,7 +168,7 @@ final class Expiry {
               }
               p.startConsuming();
             },
-            core.executor());
+            services.executor());
   }
 
   /**
@@ -236,7 +210,7 @@ final class Expiry {
 
   /** The held buckets with a server due now: an idle holder's whole cost, one transaction. */
   private List<Integer> due() {
-    long now = core.wallMillis();
+    long now = services.wallMillis();
     List<Integer> held = new ArrayList<>();
     for (int b = 0; b < tenant.buckets().count(); b++) {
       if (kind.holds(b)) {
@@ -247,7 +221,8 @@ final class Expiry {
       return held;
     }
     try {
-      return core.backend()
+      return services
+          .backend()
           .run(
               tx -> {
                 List<CompletableFuture<List<KeyValue>>> firsts = new ArrayList<>(held.size());
@@ -279,11 +254,11 @@ final class Expiry {
     ConsumerBatch.Fence fence = kind.fence(bucket);
     int deleted = 0;
     while (kind.holds(bucket)) {
-      long now = core.wallMillis();
+      long now = services.wallMillis();
       byte[] end = index.pack(Tuple.from(now + 1));
       Chunk chunk;
       try {
-        chunk = core.backend().run(tx -> collectChunk(tx, index, end, fence, bucket));
+        chunk = services.backend().run(tx -> collectChunk(tx, index, end, fence, bucket));
       } catch (RuntimeException e) {
         if (!(Futures.unwrap(e) instanceof Placement.Deposed)) {
           log.warn(
@@ -297,7 +272,7 @@ final class Expiry {
         return deleted;
       }
       for (Tuple tuid : chunk.expired()) {
-        core.serverExpired(owner, tuid);
+        services.serverExpired(owner, tuid);
       }
       deleted += chunk.expired().size();
       if (chunk.read() < CHUNK) {

@@ -50,7 +50,7 @@ import tools.jackson.databind.JavaType;
  * @param <S> the state type
  * @param <M> the message type
  */
-final class HostedKind<S, M> {
+final class HostedKind<S, M> implements ProcessKind<S, M> {
 
   private static final Logger log = LoggerFactory.getLogger(HostedKind.class);
 
@@ -77,7 +77,8 @@ final class HostedKind<S, M> {
     }
   }
 
-  private final RuntimeCore core;
+  private final ProcessContext wiring;
+  private final RuntimeServices services;
   private final Hosting hosting;
   private final String kind;
   private final boolean typed;
@@ -97,7 +98,7 @@ final class HostedKind<S, M> {
   private final Map<Tuple, Integer> stuck = new ConcurrentHashMap<>();
 
   HostedKind(
-      RuntimeCore core,
+      ProcessContext wiring,
       Hosting hosting,
       String kind,
       boolean typed,
@@ -105,28 +106,29 @@ final class HostedKind<S, M> {
       Supplier<? extends DGenServer<S, M>> behaviour,
       DGenServer<S, M> sample,
       StartOptions options) {
-    this.core = core;
+    this.wiring = wiring;
+    this.services = wiring.services();
     this.hosting = hosting;
     this.kind = kind;
     this.typed = typed;
     this.behaviour = behaviour;
     this.options = options;
-    this.stateType = core.serde().type(Init.typeArgument(sample, 0));
+    this.stateType = services.serde().type(Init.typeArgument(sample, 0));
     this.messageType = messageType;
     this.types =
         new KindTypes(
-            core.backend(),
+            services.backend(),
             hosting.runtime().keys(),
             kind,
-            core.types(messageType, stateType, options.allowedTypes()));
+            services.types(messageType, stateType, options.allowedTypes()));
     this.context = "tenant=" + options.tenant().path() + " kind=" + kind;
     this.expiry =
         options
             .expireAfter()
-            .map(idle -> new Expiry(core, this, hosting.runtime().keys(), idle))
+            .map(idle -> new Expiry(services, this, hosting.runtime().keys(), idle))
             .orElse(null);
     // A missing migration of the state type is refused here, not when a server first loads.
-    new StateTag(stateType.getRawClass(), core.serde().migrations());
+    new StateTag(stateType.getRawClass(), services.serde().migrations());
   }
 
   /**
@@ -170,7 +172,8 @@ final class HostedKind<S, M> {
    * {@code io.dgen.Kind}, the one string or integer after the kind as a {@code String} or {@code
    * Long}, any other id as a {@code Tuple}; for a kind hosted by name, the tuid without the kind.
    */
-  Object idOf(Tuple tuid) {
+  @Override
+  public Object idOf(Tuple tuid) {
     Tuple id = tuid.popFront();
     if (typed && id.size() == 1) {
       Object only = id.get(0);
@@ -192,19 +195,23 @@ final class HostedKind<S, M> {
     return kind;
   }
 
-  StartOptions options() {
+  @Override
+  public StartOptions options() {
     return options;
   }
 
-  KindTypes types() {
+  @Override
+  public KindTypes types() {
     return types;
   }
 
-  JavaType stateType() {
+  @Override
+  public JavaType stateType() {
     return stateType;
   }
 
-  JavaType messageType() {
+  @Override
+  public JavaType messageType() {
     return messageType;
   }
 
@@ -218,7 +225,8 @@ final class HostedKind<S, M> {
   }
 
   /** A fresh behaviour instance, for one server. */
-  DGenServer<S, M> newBehaviour() {
+  @Override
+  public DGenServer<S, M> newBehaviour() {
     DGenServer<S, M> b = behaviour.get();
     if (b == null) {
       throw new IllegalStateException("the behaviour supplier of kind " + kind + " returned null");
@@ -227,13 +235,15 @@ final class HostedKind<S, M> {
   }
 
   /** The fence of a batch of a server in {@code bucket}: the lease at the epoch held now. */
-  ConsumerBatch.Fence fence(int bucket) {
+  @Override
+  public ConsumerBatch.Fence fence(int bucket) {
     return tx ->
         hosting.placement().fence(tx, kind, bucket, hosting.placement().epoch(kind, bucket));
   }
 
   /** Who may hold a lock of this kind's servers: the tenant's placement members. */
-  LockCoordinator.Holders lockHolders() {
+  @Override
+  public LockCoordinator.Holders lockHolders() {
     Placement placement = hosting.placement();
     return new LockCoordinator.Holders() {
       @Override
@@ -269,12 +279,13 @@ final class HostedKind<S, M> {
    * loaded now if none is, without a consume loop: the test drains it, and a call finding its queue
    * empty runs inline, as for a started server.
    */
-  @Nullable ServerProcess<S, M> loadedProcess(Tuple tuid) {
+  @Override
+  public @Nullable ServerProcess<S, M> loadedProcess(Tuple tuid) {
     Loaded<S, M> l = loaded.get(tuid);
     if (l != null && !l.evicting && l.process.isAlive()) {
       return l.process;
     }
-    if (core.hooks().backgroundConsumers() || !holds(hosting.buckets().of(tuid))) {
+    if (services.hooks().backgroundConsumers() || !holds(hosting.buckets().of(tuid))) {
       return null;
     }
     Loaded<S, M>[] made = newArray();
@@ -285,7 +296,7 @@ final class HostedKind<S, M> {
               if (cur != null && cur.process.isAlive()) {
                 return cur;
               }
-              made[0] = new Loaded<>(ServerProcess.hosted(core, this, tuid));
+              made[0] = new Loaded<>(ServerProcess.hosted(wiring, this, tuid));
               return made[0];
             });
     Loaded<S, M> fresh = made[0];
@@ -304,7 +315,8 @@ final class HostedKind<S, M> {
    * watch to fire and the doorbell to read the wake log. The doorbell's own activation then finds
    * it loaded. Costs one map lookup when the server is loaded already.
    */
-  void activateAfterPush(Tuple tuid) {
+  @Override
+  public void activateAfterPush(Tuple tuid) {
     Loaded<S, M> l = loaded.get(tuid);
     if ((l == null || !l.process.isAlive())
         && !stuck.containsKey(tuid)
@@ -330,7 +342,8 @@ final class HostedKind<S, M> {
     // A repair clears the stuck record in the transaction that rings; any other ring is late news
     // of the push that made it ready, and loading it again would only fail again.
     byte[] record = new ServerKeys(options.tenant().subspace(), hosting.buckets(), tuid).stuckKey();
-    core.backend()
+    services
+        .backend()
         .runAsync(tx -> tx.snapshot().getAsync(record))
         .whenComplete(
             (stillStuck, err) -> {
@@ -355,7 +368,7 @@ final class HostedKind<S, M> {
 
   private void load(Tuple tuid) {
     int bucket = hosting.buckets().of(tuid);
-    if (!holds(bucket) || !core.hooks().backgroundConsumers()) {
+    if (!holds(bucket) || !services.hooks().backgroundConsumers()) {
       return;
     }
     Loaded<S, M>[] made = newArray();
@@ -372,7 +385,7 @@ final class HostedKind<S, M> {
             return l;
           }
           try {
-            made[0] = new Loaded<>(ServerProcess.hosted(core, this, tuid));
+            made[0] = new Loaded<>(ServerProcess.hosted(wiring, this, tuid));
           } catch (Throwable e) { // the behaviour's supplier is user code
             if (Lifecycle.isFatal(e)) {
               throw e;
@@ -392,7 +405,7 @@ final class HostedKind<S, M> {
           tuid,
           context,
           failed[0]);
-      schedule(() -> activate(tuid), core.backoffNanos(Integer.MAX_VALUE));
+      schedule(() -> activate(tuid), services.backoffNanos(Integer.MAX_VALUE));
       return;
     }
     Loaded<S, M> l = made[0];
@@ -426,7 +439,7 @@ final class HostedKind<S, M> {
             () -> {
               l.unloaded = true;
               p.stop();
-              schedule(() -> activate(tuid), core.backoffNanos(Integer.MAX_VALUE));
+              schedule(() -> activate(tuid), services.backoffNanos(Integer.MAX_VALUE));
             });
       }
     }
@@ -439,8 +452,9 @@ final class HostedKind<S, M> {
    * @throws IllegalStateException if the runtime has background consumers, or does not hold the
    *     server's bucket
    */
-  int drainInCaller(Tuple tuid, int maxFailures) {
-    if (core.hooks().backgroundConsumers()) {
+  @Override
+  public int drainInCaller(Tuple tuid, int maxFailures) {
+    if (services.hooks().backgroundConsumers()) {
       throw new IllegalStateException(
           "drainInCaller needs DGen.Builder.backgroundConsumers(false)");
     }
@@ -493,7 +507,8 @@ final class HostedKind<S, M> {
                     tuid,
                     err);
                 schedule(
-                    () -> deactivated(tuid, stopped, why), core.backoffNanos(Integer.MAX_VALUE));
+                    () -> deactivated(tuid, stopped, why),
+                    services.backoffNanos(Integer.MAX_VALUE));
               } else if (Boolean.TRUE.equals(idle)) {
                 stuck.remove(tuid);
               } else if (why == null) {
@@ -510,7 +525,7 @@ final class HostedKind<S, M> {
   private boolean looksAt(Tuple tuid, @Nullable Throwable why) {
     return !(why instanceof Placement.Deposed)
         && holds(hosting.buckets().of(tuid))
-        && core.hooks().backgroundConsumers();
+        && services.hooks().backgroundConsumers();
   }
 
   /**
@@ -520,7 +535,7 @@ final class HostedKind<S, M> {
    */
   private void reloadStuck(Tuple tuid) {
     int n = stuck.merge(tuid, 1, Integer::sum);
-    long delay = core.backoffNanos(Integer.MAX_VALUE) << Math.min(n - 1, 20);
+    long delay = services.backoffNanos(Integer.MAX_VALUE) << Math.min(n - 1, 20);
     delay = delay <= 0 ? STUCK_BACKOFF_MAX_NANOS : Math.min(delay, STUCK_BACKOFF_MAX_NANOS);
     log.warn(
         "server {} stopped again ({} time(s)) and has work; it is loaded again in {} s, or at once"
@@ -548,10 +563,11 @@ final class HostedKind<S, M> {
   private CompletableFuture<@Nullable Void> markStuck(ServerProcess<S, M> stopped, Throwable why) {
     byte[] record =
         StuckRecord.encode(
-            core.wallMillis(),
+            services.wallMillis(),
             hosting.placement().memberId(),
             why instanceof UndecodableDataException ? why.getMessage() : why.toString());
-    return core.backend()
+    return services
+        .backend()
         .runAsync(
             tx -> {
               tx.set(stopped.keys().stuckKey(), record);
@@ -588,7 +604,8 @@ final class HostedKind<S, M> {
       List<KeyValue> rows;
       try {
         rows =
-            core.backend()
+            services
+                .backend()
                 .run(tx -> tx.snapshot().getRange(begin, space.range().end, RESCAN_CHUNK, false));
       } catch (RuntimeException e) {
         log.warn(
@@ -627,7 +644,7 @@ final class HostedKind<S, M> {
         Loaded<S, M> l = e.getValue();
         l.unloaded = true;
         l.process.stop();
-        if (core.hooks().backgroundConsumers()) {
+        if (services.hooks().backgroundConsumers()) {
           quiet.add(l.process.quiet()); // the test kit's have no loop: nothing in flight
         }
       }
@@ -655,7 +672,7 @@ final class HostedKind<S, M> {
    * eviction is one transaction of its own, asynchronous.
    */
   void sweep() {
-    long now = core.nanoTime();
+    long now = services.nanoTime();
     long idle = options.idleTimeout().toNanos();
     for (Map.Entry<Tuple, Loaded<S, M>> e : loaded.entrySet()) {
       Loaded<S, M> l = e.getValue();
@@ -699,7 +716,7 @@ final class HostedKind<S, M> {
 
   private void execute(Runnable r) {
     try {
-      core.executor().execute(r);
+      services.executor().execute(r);
     } catch (RejectedExecutionException closing) {
       // the runtime is closing
     }
@@ -707,7 +724,7 @@ final class HostedKind<S, M> {
 
   private void schedule(Runnable r, long delayNanos) {
     try {
-      core.scheduler().schedule(() -> execute(r), delayNanos, TimeUnit.NANOSECONDS);
+      services.scheduler().schedule(() -> execute(r), delayNanos, TimeUnit.NANOSECONDS);
     } catch (RejectedExecutionException closing) {
       // the runtime is closing
     }

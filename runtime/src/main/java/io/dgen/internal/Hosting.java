@@ -66,7 +66,7 @@ final class Hosting implements Placement.Holder {
     }
   }
 
-  private final RuntimeCore core;
+  private final RuntimeServices services;
   private final TenantRuntime runtime;
   private final Placement placement;
   private final Map<String, HostedKind<?, ?>> hosted = new ConcurrentHashMap<>();
@@ -83,23 +83,23 @@ final class Hosting implements Placement.Holder {
   private static final int RESCAN_THREADS = 8;
 
   Hosting(
-      RuntimeCore core,
+      RuntimeServices services,
       TenantRuntime runtime,
       UUID memberId,
       Duration lease,
       Executor placementThread,
       ScheduledExecutorService scheduler) {
-    this.core = core;
+    this.services = services;
     this.runtime = runtime;
     this.placement =
         new Placement(
-            core.backend(),
+            services.backend(),
             runtime.keys(),
             runtime.keys().buckets(),
             memberId,
             lease,
-            core::nanoTime,
-            core.wallMillis(),
+            services::nanoTime,
+            services.wallMillis(),
             this,
             runtime.context());
     placement.start(placementThread, scheduler);
@@ -107,10 +107,6 @@ final class Hosting implements Placement.Holder {
 
   TenantRuntime runtime() {
     return runtime;
-  }
-
-  RuntimeCore core() {
-    return core;
   }
 
   Placement placement() {
@@ -138,12 +134,13 @@ final class Hosting implements Placement.Holder {
       return; // its refs run calls inline; it never takes a lease, so it never loads a server
     }
     placement.host(kind.kind());
-    if (!core.hooks().backgroundConsumers()) {
+    if (!services.hooks().backgroundConsumers()) {
       // The test kit drains hosted servers in its own thread, in the buckets this runtime holds:
       // a runtime alone in its tenant holds them all once this round has run.
       placement.roundNow().join();
     }
-    core.hooks()
+    services
+        .hooks()
         .metrics()
         .hosted(
             runtime.tenantPath(),
@@ -153,7 +150,8 @@ final class Hosting implements Placement.Holder {
     long period = HostedKind.sweepPeriodNanos(kind.options().idleTimeout());
     synchronized (sweeps) {
       sweeps.add(
-          core.scheduler()
+          services
+              .scheduler()
               .scheduleWithFixedDelay(
                   () -> execute(kind::sweep), period, period, TimeUnit.NANOSECONDS));
       Expiry expiry = kind.expiry();
@@ -162,9 +160,10 @@ final class Hosting implements Placement.Holder {
         // worker pool. One runs at a time (a slow one delays the next).
         long every = Expiry.collectPeriodNanos(expiry.idle());
         sweeps.add(
-            core.scheduler()
+            services
+                .scheduler()
                 .scheduleWithFixedDelay(
-                    () -> execute(core.blocking(), expiry::collect),
+                    () -> execute(services.blocking(), expiry::collect),
                     every,
                     every,
                     TimeUnit.NANOSECONDS));
@@ -238,7 +237,7 @@ final class Hosting implements Placement.Holder {
   }
 
   private void execute(Runnable r) {
-    execute(core.executor(), r);
+    execute(services.executor(), r);
   }
 
   /**
@@ -269,9 +268,10 @@ final class Hosting implements Placement.Holder {
    * until the bucket moves again.
    */
   private void retryRescan(Rescan r, byte[] from, int failures) {
-    long delay = core.backoffNanos(failures);
+    long delay = services.backoffNanos(failures);
     try {
-      core.scheduler()
+      services
+          .scheduler()
           .schedule(
               () -> {
                 if (!r.kind().holds(r.bucket())) {
@@ -299,16 +299,17 @@ final class Hosting implements Placement.Holder {
       return;
     }
     try {
-      core.blocking().execute(this::runRescans);
+      services.blocking().execute(this::runRescans);
     } catch (RejectedExecutionException saturated) {
       // The pool is full (a cluster that stopped answering holds its threads) or the runtime
       // closes: the rescans stay queued and are tried again after a backoff. The slot is given
       // back, or eight refusals would end rescans in this tenant for good.
       rescanning.decrementAndGet();
       try {
-        core.scheduler()
+        services
+            .scheduler()
             .schedule(
-                this::drainRescans, core.backoffNanos(Integer.MAX_VALUE), TimeUnit.NANOSECONDS);
+                this::drainRescans, services.backoffNanos(Integer.MAX_VALUE), TimeUnit.NANOSECONDS);
       } catch (RejectedExecutionException closing) {
         // the runtime is closing
       }

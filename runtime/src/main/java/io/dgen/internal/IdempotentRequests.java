@@ -28,7 +28,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class IdempotentRequests<M> {
 
-  private final RuntimeCore core;
+  private final RuntimeServices services;
   private final CommitRunner commits;
   private final ServerQueue<M> queue;
   private final ReplySlots slots;
@@ -38,14 +38,14 @@ final class IdempotentRequests<M> {
   private final Outbox<M> outbox;
 
   IdempotentRequests(
-      RuntimeCore core,
+      RuntimeServices services,
       ServerKeys keys,
       CommitRunner commits,
       ServerQueue<M> queue,
       ReplySlots slots,
       CallProtocol calls,
       Duration retention) {
-    this.core = core;
+    this.services = services;
     this.commits = commits;
     this.queue = queue;
     this.slots = slots;
@@ -79,18 +79,18 @@ final class IdempotentRequests<M> {
     Objects.requireNonNull(message, "message must not be null");
     IdempotencyKeys.check(key);
     byte[] env = queue.encode(Envelope.CAST, message, null);
-    long now = core.wallMillis();
+    long now = services.wallMillis();
     return commits
         .commitBounded(
             tx ->
                 Async.thenApply(
                     // the server's entry is read with the key's
                     idempotency.read(tx, key).thenCombine(queue.entry().read(tx, true), Read::new),
-                    core.blocking(),
+                    services.blocking(),
                     read -> claimAndCast(tx, key, env, read, now)),
             "cast",
-            core.blocking(),
-            core.scheduler())
+            services.blocking(),
+            services.scheduler())
         .thenApply(claim -> Objects.requireNonNull(claim).ours());
   }
 
@@ -123,7 +123,7 @@ final class IdempotentRequests<M> {
     IdempotencyKeys.check(key);
     checkTimeout(timeout);
     queue.tag(request); // refuse a message of a wrong type before any transaction
-    long now = core.wallMillis();
+    long now = services.wallMillis();
     From fresh = KeptReplies.newFrom(now, retention);
     byte[] env = queue.encode(Envelope.CALL, request, fresh);
     Type replyType = ReplyTypes.of(request.getClass());
@@ -136,7 +136,7 @@ final class IdempotentRequests<M> {
                         idempotency
                             .read(tx, key)
                             .thenCombine(queue.entry().read(tx, true), Read::new),
-                        core.executor(),
+                        services.executor(),
                         read -> {
                           IdempotencyKeys.Claim claim =
                               idempotency.claim(
@@ -148,7 +148,7 @@ final class IdempotentRequests<M> {
                           return claim;
                         }),
                 (tx, prior) -> prior,
-                core.executor()),
+                services.executor()),
             waiting)
         .handle(
             (claim, err) -> {
@@ -175,7 +175,7 @@ final class IdempotentRequests<M> {
   CompletableFuture<String> submit(M request) {
     Objects.requireNonNull(request, "request must not be null");
     queue.tag(request);
-    From from = KeptReplies.newFrom(core.wallMillis(), retention);
+    From from = KeptReplies.newFrom(services.wallMillis(), retention);
     byte[] env = queue.encode(Envelope.CALL, request, from);
     return commits
         .commitBounded(
@@ -186,8 +186,8 @@ final class IdempotentRequests<M> {
               return live;
             },
             "submit",
-            core.blocking(),
-            core.scheduler())
+            services.blocking(),
+            services.scheduler())
         .thenApply(done -> KeptReplies.callId(from));
   }
 
@@ -234,7 +234,7 @@ final class IdempotentRequests<M> {
       var entry = queue.entry().read(tx, true); // read with the key's
       byte[] record = Futures.join(idempotency.read(tx, idempotencyKey));
       return claimAndCast(
-              tx, idempotencyKey, env, new Read(record, Futures.join(entry)), core.wallMillis())
+              tx, idempotencyKey, env, new Read(record, Futures.join(entry)), services.wallMillis())
           .ours();
     }
   }

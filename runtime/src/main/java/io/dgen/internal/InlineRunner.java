@@ -308,7 +308,7 @@ final class InlineRunner<S, M> {
                     lock.join(),
                     version,
                     early,
-                    expiring && !Expiry.inlineAllowed(entry.join())));
+                    expiring && !ServerEntry.inlineAllowed(entry.join())));
   }
 
   /** The state {@code opened} read, or its load now (validated by the version key read). */
@@ -430,7 +430,7 @@ final class InlineRunner<S, M> {
                 CompletableFuture<byte @Nullable []> lock = tx.getAsync(keys.lockKey());
                 CompletableFuture<byte @Nullable []> entry = readEntry(tx);
                 var loaded = states.load(tx, null, false);
-                if (expiring && !Expiry.inlineAllowed(Futures.join(entry))) {
+                if (expiring && !ServerEntry.inlineAllowed(Futures.join(entry))) {
                   throw new ToHolder();
                 }
                 Outcome<S> o =

@@ -43,14 +43,14 @@ final class Limits {
     }
   }
 
-  private final RuntimeCore core;
+  private final RuntimeServices services;
   private final Config config;
   private volatile @Nullable LimitKeys keys;
   private final Map<String, RateLimiter> rates = new ConcurrentHashMap<>();
   private final Map<String, ConcurrencyGate> gates = new ConcurrentHashMap<>();
 
-  Limits(RuntimeCore core, Config config) {
-    this.core = core;
+  Limits(RuntimeServices services, Config config) {
+    this.services = services;
     this.config = config;
   }
 
@@ -64,7 +64,8 @@ final class Limits {
     }
     LimitKeys k = keys(true);
     List<String> changes =
-        core.backend()
+        services
+            .backend()
             .run(
                 tx -> {
                   List<String> changed = new ArrayList<>();
@@ -123,7 +124,7 @@ final class Limits {
     }
     LimitKeys k = stored("rate", "rateLimit(\"" + name + "\", permitsPerSecond, burst)");
     LimitKeys.RateConfig c =
-        core.backend().run(tx -> LimitKeys.RateConfig.decode(tx.get(k.rateConfig(name))));
+        services.backend().run(tx -> LimitKeys.RateConfig.decode(tx.get(k.rateConfig(name))));
     if (c == null) {
       throw unconfigured("rate", name, "rateLimit(\"" + name + "\", permitsPerSecond, burst)");
     }
@@ -133,15 +134,15 @@ final class Limits {
           RateLimiter limiter =
               new RateLimiter(
                   n,
-                  core.memberId(),
+                  services.memberId(),
                   k,
                   c,
-                  core.backend(),
-                  core::nanoTime,
-                  core::wallMillis,
-                  core.executor(),
-                  core.scheduler(),
-                  core.hooks().metrics());
+                  services.backend(),
+                  services::nanoTime,
+                  services::wallMillis,
+                  services.executor(),
+                  services.scheduler(),
+                  services.hooks().metrics());
           limiter.start();
           return limiter;
         });
@@ -156,11 +157,11 @@ final class Limits {
     String how = "concurrencyLimit(\"" + name + "\", limit)";
     LimitKeys k = stored("concurrency", how);
     Integer limit =
-        core.backend().run(tx -> LimitKeys.decodeLimit(tx.get(k.concurrencyConfig(name))));
+        services.backend().run(tx -> LimitKeys.decodeLimit(tx.get(k.concurrencyConfig(name))));
     if (limit == null) {
       throw unconfigured("concurrency", name, how);
     }
-    return gates.computeIfAbsent(name, n -> new ConcurrencyGate(n, k, core));
+    return gates.computeIfAbsent(name, n -> new ConcurrencyGate(n, k, services));
   }
 
   @Override
@@ -206,8 +207,8 @@ final class Limits {
     }
     Optional<Subspace> dir =
         create
-            ? Optional.of(core.backend().directory(LimitKeys.directory()))
-            : core.backend().openDirectory(LimitKeys.directory());
+            ? Optional.of(services.backend().directory(LimitKeys.directory()))
+            : services.backend().openDirectory(LimitKeys.directory());
     if (dir.isEmpty()) {
       return null;
     }

@@ -1,46 +1,41 @@
 package io.dgen.internal;
 
-import io.dgen.DGenListener;
-import io.dgen.LockFencedException;
+import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.DGenServer;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.backend.Backend;
-import io.dgen.internal.codec.Serde;
-import io.dgen.internal.codec.StateCodec;
 import io.dgen.internal.codec.TypeRegistry;
 import java.nio.ByteBuffer;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Arrays;
-import java.util.Collection;
-import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tools.jackson.databind.JavaType;
 
 /**
- * What the processes of one {@code DGen} share: the backend, the mapper, the executor that runs
- * callbacks and the steps of asynchronous work, the bound on batches in flight, a scheduler for
- * backoff and timeouts, a pool for rare blocking work, the clocks, per tenant a doorbell watcher
- * (one watch per bucket in use) and the placement of the kinds hosted there, the type registries,
- * and the registry of live processes and names.
+ * The composition root of one {@code DGen}: it builds the runtime's services ({@link
+ * RuntimeServices}: the backend, the mapper, the executor that runs callbacks and the steps of
+ * asynchronous work, the bound on batches in flight, a scheduler for backoff and timeouts, a pool
+ * for rare blocking work, the clocks), and the components that use them: per tenant a doorbell
+ * watcher (one watch per bucket in use), the placement of the kinds hosted there and the runner of
+ * atomic work; the limits; the groups that share transactions; the registry of live processes and
+ * names. It hands each component what it uses, never itself.
  *
  * <p>Idle processes hold neither a thread nor a watch: the executor is sized by cores, the batches
  * in flight by a configured bound, and the watches by the buckets in use (held leases, started
@@ -63,96 +58,42 @@ public final class RuntimeCore implements AutoCloseable {
   static final int MAX_QUEUED_BLOCKING = 10_000;
 
   private final TrackedBackend backend;
-  private final Serde serde;
-  private final StateCodec codec;
-  private final LongSupplier ticker;
-  private final Duration retryInitial;
-  private final Duration retryMax;
-  private final Executor executor;
+  private final RuntimeServices services;
+  private final ProcessContext wiring;
   private final @Nullable ExecutorService ownExecutor;
-  private final BatchPermits permits;
-  private final ScheduledExecutorService scheduler;
+  private final ScheduledThreadPoolExecutor scheduler;
   private final ExecutorService blocking;
-  private final DeferredClears deferredClears;
   private final PushGroups pushGroups;
   private final ConsumeGroups consumeGroups;
-  private final Clock clock;
-  private final DGenListener listener;
-  private final RuntimeHooks hooks;
-  private final OperationTimeouts operations;
-  private final Set<ServerProcess<?, ?>> processes = ConcurrentHashMap.newKeySet();
-  private final Map<String, ServerProcess<?, ?>> names = new ConcurrentHashMap<>();
+  private final LocalProcesses processes = new LocalProcesses();
   private final Map<ByteBuffer, TenantRuntime> tenants = new ConcurrentHashMap<>();
+  private final Map<ByteBuffer, Hosting> hostings = new ConcurrentHashMap<>();
+  private final Map<ByteBuffer, AtomicWork> atomics = new ConcurrentHashMap<>();
   private final Duration leaseDuration;
   private final Limits limits;
-  private final UUID memberId = UUID.randomUUID();
   private volatile @Nullable ExecutorService placementThread;
-  private final Map<List<Object>, TypeRegistry> typeRegistries = new ConcurrentHashMap<>();
 
   /** The message type this runtime gives each kind's name it hosts or addresses by type. */
   private final Map<String, Class<?>> kindMessageTypes = new ConcurrentHashMap<>();
 
   /**
-   * Creates the shared runtime.
+   * Creates the runtime and its services.
    *
-   * @param backend the backend
-   * @param serde the mapper
-   * @param codec the state codec
-   * @param ticker nanosecond clock
-   * @param clock wall clock (lock ages)
-   * @param executor the executor of callbacks and asynchronous steps, or null for a fixed pool of
-   *     {@code workerThreads} daemon threads that the runtime shuts down on close
-   * @param workerThreads size of that pool
-   * @param maxBatchesInFlight the bound on consumer batches in flight
-   * @param retryInitial first backoff after a failed batch
-   * @param retryMax backoff cap
-   * @param listener hears events such as a fenced lock holder
-   * @param hooks background consumers or not, and the metrics
-   * @param operationTimeout the bound on pushes, kills and the like (see {@link OperationTimeouts})
-   * @param leaseDuration how long a hosting runtime's leases outlive its last heartbeat
-   * @param rateLimits the rate limits this runtime configures, stored by the constructor
-   * @param concurrencyLimits the concurrency limits this runtime configures, stored likewise
+   * @param settings what {@code DGen.Builder} configured
    */
-  public RuntimeCore(
-      Backend backend,
-      Serde serde,
-      StateCodec codec,
-      LongSupplier ticker,
-      Clock clock,
-      @Nullable Executor executor,
-      int workerThreads,
-      int maxBatchesInFlight,
-      Duration retryInitial,
-      Duration retryMax,
-      DGenListener listener,
-      RuntimeHooks hooks,
-      Duration operationTimeout,
-      Duration leaseDuration,
-      Map<String, LimitKeys.RateConfig> rateLimits,
-      Map<String, Integer> concurrencyLimits) {
-    this.leaseDuration = leaseDuration;
-    this.hooks = hooks;
-    this.operations = new OperationTimeouts(operationTimeout);
-    this.backend = new TrackedBackend(backend, hooks.metrics());
-    this.serde = serde;
-    this.codec = codec;
-    this.ticker = ticker;
-    this.clock = clock;
-    this.retryInitial = retryInitial;
-    this.retryMax = retryMax;
-    this.listener = listener;
+  public RuntimeCore(RuntimeSettings settings) {
+    this.leaseDuration = settings.leaseDuration();
+    RuntimeHooks hooks = settings.hooks();
+    this.backend = new TrackedBackend(settings.backend(), hooks.metrics());
     this.ownExecutor =
-        executor == null
-            ? Executors.newFixedThreadPool(workerThreads, daemonThreads("dgen-worker-"))
+        settings.executor() == null
+            ? Executors.newFixedThreadPool(settings.workerThreads(), daemonThreads("dgen-worker-"))
             : null;
-    this.executor = executor != null ? executor : ownExecutor;
-    this.permits = new BatchPermits(maxBatchesInFlight, this.executor);
-    ScheduledThreadPoolExecutor timers =
-        new ScheduledThreadPoolExecutor(1, daemonThreads("dgen-scheduler-"));
+    Executor executor = settings.executor() != null ? settings.executor() : ownExecutor;
+    this.scheduler = new ScheduledThreadPoolExecutor(1, daemonThreads("dgen-scheduler-"));
     // every call schedules its deadline and cancels it when the reply comes: drop cancelled
     // timers at once rather than holding them until they would have been due
-    timers.setRemoveOnCancelPolicy(true);
-    this.scheduler = timers;
+    scheduler.setRemoveOnCancelPolicy(true);
     // handleLocked may run for long outside any transaction, and a few rare steps (recording a
     // failed item) wait for a commit: they get threads of their own, made on demand and dropped
     // when idle, so that they never hold the executor's threads. Bounded, so that a cluster that
@@ -163,12 +104,33 @@ public final class RuntimeCore implements AutoCloseable {
             MAX_BLOCKING_THREADS,
             MAX_QUEUED_BLOCKING,
             "blocking steps of this runtime (handleLocked, failure records, push retries)");
-    this.deferredClears = new DeferredClears(backend, scheduler);
+    this.services =
+        new RuntimeServices(
+            backend,
+            settings.serde(),
+            settings.codec(),
+            executor,
+            new BatchPermits(settings.maxBatchesInFlight(), executor),
+            scheduler,
+            blocking,
+            new DeferredClears(settings.backend(), scheduler),
+            settings.ticker(),
+            settings.clock(),
+            settings.retryInitial(),
+            settings.retryMax(),
+            hooks,
+            new OperationTimeouts(settings.operationTimeout()),
+            UUID.randomUUID(),
+            settings.listener());
     this.pushGroups = new PushGroups(blocking, scheduler, hooks.metrics());
-    this.consumeGroups = new ConsumeGroups(this.executor, this::nanoTime, hooks.metrics());
+    this.consumeGroups = new ConsumeGroups(executor, services::nanoTime, hooks.metrics());
     measureClockSkew();
-    this.limits = new Limits(this, new Limits.Config(rateLimits, concurrencyLimits));
+    this.limits =
+        new Limits(
+            services, new Limits.Config(settings.rateLimits(), settings.concurrencyLimits()));
     limits.store();
+    this.wiring =
+        new ProcessContext(services, processes, this::tenant, limits, pushGroups, consumeGroups);
     hooks
         .metrics()
         .runtime(
@@ -194,7 +156,7 @@ public final class RuntimeCore implements AutoCloseable {
    * system clock, a warning for an injected one, such as a test's manual clock).
    */
   private void measureClockSkew() {
-    long asked = clock.millis();
+    long asked = services.wallMillis();
     CompletableFuture<Long> backendClock;
     try {
       backendClock = backend.clockMillisAsync();
@@ -202,20 +164,20 @@ public final class RuntimeCore implements AutoCloseable {
       backendClock = CompletableFuture.failedFuture(e);
     }
     backendClock
-        .orTimeout(operations.timeout().toMillis(), TimeUnit.MILLISECONDS)
+        .orTimeout(services.operations().timeout().toMillis(), TimeUnit.MILLISECONDS)
         .whenComplete(
             (theirs, err) -> {
               if (theirs == null) {
                 log.debug("could not read the backend's clock to compare with this runtime's", err);
                 return;
               }
-              long mine = (asked + clock.millis()) / 2;
+              long mine = (asked + services.wallMillis()) / 2;
               long skew = mine - theirs;
               clockSkewMillis = skew;
               if (Math.abs(skew) <= MAX_CLOCK_SKEW_MILLIS) {
                 return;
               }
-              boolean system = clock.getClass() == Clock.systemUTC().getClass();
+              boolean system = services.clock().getClass() == Clock.systemUTC().getClass();
               String message =
                   "this runtime's clock is "
                       + Math.abs(skew)
@@ -257,13 +219,9 @@ public final class RuntimeCore implements AutoCloseable {
     };
   }
 
-  Backend backend() {
-    return backend;
-  }
-
-  /** The rate and concurrency limits of this runtime. */
-  Limits limits() {
-    return limits;
+  /** The services of this runtime: for tests and diagnostics. */
+  public RuntimeServices services() {
+    return services;
   }
 
   /**
@@ -275,73 +233,6 @@ public final class RuntimeCore implements AutoCloseable {
     limits.check(options);
   }
 
-  RuntimeHooks hooks() {
-    return hooks;
-  }
-
-  /** The operation timeout of pushes, kills and the like. */
-  OperationTimeouts operations() {
-    return operations;
-  }
-
-  Serde serde() {
-    return serde;
-  }
-
-  StateCodec codec() {
-    return codec;
-  }
-
-  long nanoTime() {
-    return ticker.getAsLong();
-  }
-
-  long wallMillis() {
-    return clock.millis();
-  }
-
-  /** The wall clock: lock ages, timestamps, timers' due times. */
-  Clock clock() {
-    return clock;
-  }
-
-  /**
-   * Threads for {@code handleLocked}, rare steps that wait for a commit, and the retries of a push
-   * whose caller waits for it (the caller may be a worker thread).
-   */
-  ExecutorService blocking() {
-    return blocking;
-  }
-
-  /** The group commit of this runtime's plain casts. */
-  PushGroups pushGroups() {
-    return pushGroups;
-  }
-
-  /** The consumers' batches of one message that share transactions across servers. */
-  ConsumeGroups consumeGroups() {
-    return consumeGroups;
-  }
-
-  /** Clears of reply slots already read, batched. */
-  DeferredClears deferredClears() {
-    return deferredClears;
-  }
-
-  /** Runs callbacks and the steps of asynchronous work. */
-  Executor executor() {
-    return executor;
-  }
-
-  /** The bound on consumer batches in flight. */
-  BatchPermits permits() {
-    return permits;
-  }
-
-  ScheduledExecutorService scheduler() {
-    return scheduler;
-  }
-
   /**
    * The tasks waiting on the runtime's scheduler (deadlines, backoffs, timers at lock expiries):
    * for tests and diagnostics of what idle work costs.
@@ -349,77 +240,68 @@ public final class RuntimeCore implements AutoCloseable {
    * @return the number of scheduled tasks not yet run or cancelled
    */
   public int scheduledTasks() {
-    return ((ScheduledThreadPoolExecutor) scheduler).getQueue().size();
-  }
-
-  /**
-   * Tells the listener that {@code server}'s lock holder was fenced; a listener's failure is
-   * logged.
-   */
-  void lockFenced(ServerRef<?> server, LockFencedException error) {
-    try {
-      listener.lockFenced(server, error);
-    } catch (RuntimeException e) {
-      log.error("DGenListener.lockFenced failed", e);
-    }
-  }
-
-  /** Tells the listener that {@code server} refused a cast; a listener's failure is logged. */
-  void castRefused(ServerRef<?> server, Object message, io.dgen.TerminalException reason) {
-    try {
-      listener.castRefused(server, message, reason);
-    } catch (RuntimeException e) {
-      log.error("DGenListener.castRefused failed", e);
-    }
-  }
-
-  /**
-   * Tells the listener that {@code server}'s stored state cannot be decoded (its process stopped);
-   * a listener's failure is logged.
-   */
-  void stateUndecodable(ServerRef<?> server, io.dgen.UndecodableDataException error) {
-    try {
-      listener.stateUndecodable(server, error);
-    } catch (RuntimeException e) {
-      log.error("DGenListener.stateUndecodable failed", e);
-    }
-  }
-
-  /**
-   * Tells the listener and the metrics that a hosted server expired; a listener's failure is
-   * logged.
-   */
-  void serverExpired(Tenant tenant, com.apple.foundationdb.tuple.Tuple tuid) {
-    hooks.metrics().expired(tenant.path().toString(), String.valueOf(tuid.get(0)));
-    try {
-      listener.serverExpired(tenant, tuid);
-    } catch (RuntimeException e) {
-      log.error("DGenListener.serverExpired failed", e);
-    }
-  }
-
-  /** The backoff before retry number {@code failures} (1-based): doubling, capped. */
-  long backoffNanos(int failures) {
-    long base = retryInitial.toNanos();
-    int shift = Math.min(Math.max(failures - 1, 0), 30);
-    long d = base << shift;
-    return d <= 0 ? retryMax.toNanos() : Math.min(d, retryMax.toNanos());
+    return scheduler.getQueue().size();
   }
 
   /** What this runtime runs for {@code tenant}: its doorbells and timers, made on first use. */
-  TenantRuntime tenant(Tenant tenant) {
+  private TenantRuntime tenant(Tenant tenant) {
     return tenants.computeIfAbsent(
-        ByteBuffer.wrap(tenant.subspace().getKey()),
+        key(tenant),
         k ->
             new TenantRuntime(
                 tenant.subspace(),
                 Buckets.of(tenant.bucketCount()),
                 backend,
-                executor,
+                services.executor(),
                 scheduler,
-                ticker,
-                clock,
+                services::nanoTime,
+                services.clock(),
                 tenant.path().toString()));
+  }
+
+  private static ByteBuffer key(Tenant tenant) {
+    return ByteBuffer.wrap(tenant.subspace().getKey());
+  }
+
+  /**
+   * Starts a server: runs {@code init}, writes the initial state unless durable state exists, and
+   * starts consuming; see {@link ServerProcess#start}.
+   */
+  public <S, M> ServerProcess<S, M> start(
+      DGenServer<S, M> server, @Nullable Object arg, StartOptions options) {
+    return ServerProcess.start(wiring, server, arg, options);
+  }
+
+  /**
+   * A ref of server {@code tuid} (the kind first) of {@code kind}: with the kind's behaviour and
+   * options if this runtime hosts it, else publish-only with an open registry. No transaction.
+   *
+   * @param messageType the kind's message type, for a ref by {@code io.dgen.Kind}; null for one by
+   *     name, which checks messages against the type this runtime gives the kind, if any
+   * @throws IllegalArgumentException if this runtime gives the kind another message type
+   */
+  @SuppressWarnings("unchecked")
+  public <M> ServerRef<M> ref(
+      Tenant tenant, String kind, @Nullable Class<M> messageType, Tuple tuid, StartOptions bare) {
+    Class<?> messageClass = kindType(kind, messageType);
+    Hosting hosting = hostings.get(key(tenant));
+    HostedKind<?, ?> hosted = hosting == null ? null : hosting.kind(kind);
+    if (hosted != null) {
+      return ServerProcess.ref(
+          wiring, (ProcessKind<?, M>) hosted, hosted.types(), messageClass, tuid, bare);
+    }
+    TenantRuntime t = tenant(tenant);
+    KindTypes types =
+        t.kindTypes(
+            kind,
+            () -> new KindTypes(backend, t.keys(), kind, TypeRegistry.open(services.serde())));
+    return ServerProcess.ref(wiring, null, types, messageClass, tuid, bare);
+  }
+
+  /** The runner of {@code tenant}'s atomic transactions, made on first use. */
+  public AtomicWork atomic(Tenant tenant) {
+    Objects.requireNonNull(tenant, "tenant must not be null");
+    return atomics.computeIfAbsent(key(tenant), k -> new AtomicWork(services, tenant));
   }
 
   /**
@@ -447,14 +329,22 @@ public final class RuntimeCore implements AutoCloseable {
     TenantRuntime t = tenant(tenant);
     synchronized (kindMessageTypes) {
       // Checked before the tenant's hosting is made: a refused kind joins no placement.
-      JavaType declared = HostedKind.messageType(serde, kind, sample, messageType);
+      JavaType declared = HostedKind.messageType(services.serde(), kind, sample, messageType);
       checkKindType(kind, declared.getRawClass(), "hosted");
       Hosting hosting =
-          t.hosting(
-              () -> new Hosting(this, t, memberId, leaseDuration, placementThread(), scheduler));
+          hostings.computeIfAbsent(
+              key(tenant),
+              k ->
+                  new Hosting(
+                      services,
+                      t,
+                      services.memberId(),
+                      leaseDuration,
+                      placementThread(),
+                      scheduler));
       hosting.host(
           new HostedKind<>(
-              this, hosting, kind, messageType != null, declared, behaviour, sample, options));
+              wiring, hosting, kind, messageType != null, declared, behaviour, sample, options));
       kindMessageTypes.putIfAbsent(kind, declared.getRawClass());
     }
   }
@@ -467,7 +357,7 @@ public final class RuntimeCore implements AutoCloseable {
    * @return the message type of the kind's name in this runtime, {@code Object} if none was given
    * @throws IllegalArgumentException if the name has another message type in this runtime
    */
-  Class<?> kindType(String kind, @Nullable Class<?> messageType) {
+  private Class<?> kindType(String kind, @Nullable Class<?> messageType) {
     Class<?> known = kindMessageTypes.get(kind);
     if (messageType == null || known == messageType) {
       return known != null ? known : Object.class; // no lock on a ref's usual path
@@ -495,22 +385,9 @@ public final class RuntimeCore implements AutoCloseable {
     }
   }
 
-  /** The kind {@code kind} as this runtime hosts it in {@code tenant}, or null. */
-  @Nullable HostedKind<?, ?> hostedKind(Tenant tenant, String kind) {
-    Hosting h = tenant(tenant).hosting();
-    return h == null ? null : h.kind(kind);
-  }
-
-  /** The type table of {@code kind}, for a runtime that addresses it without hosting it. */
-  KindTypes openKindTypes(Tenant tenant, String kind) {
-    TenantRuntime t = tenant(tenant);
-    return t.kindTypes(
-        kind, () -> new KindTypes(backend, t.keys(), kind, TypeRegistry.open(serde)));
-  }
-
   /** This runtime's id as a member of the tenants it hosts in. */
   public UUID memberId() {
-    return memberId;
+    return services.memberId();
   }
 
   /** The one thread that runs every tenant's heartbeats and placement rounds, made on first use. */
@@ -525,52 +402,15 @@ public final class RuntimeCore implements AutoCloseable {
 
   /**
    * The clock may have jumped ahead (a test's manual clock): the timers now due in this runtime's
-   * tenants fire in the caller's thread, and every scheduler re-arms its sleep.
+   * tenants fire in the caller's thread, every scheduler re-arms its sleep, and the hosted servers
+   * expired in the buckets this runtime holds are collected.
    */
   public void clockAdvanced() {
     for (TenantRuntime t : tenants.values()) {
       t.clockAdvanced();
     }
-  }
-
-  /**
-   * A type registry for one server: the allowed types and readers of a message type, state type and
-   * allowed classes are built once and shared by the servers that declare them; the type table is
-   * the server's own.
-   */
-  TypeRegistry types(JavaType messageType, JavaType stateType, Collection<Class<?>> allowed) {
-    return typeRegistries
-        .computeIfAbsent(
-            List.of(messageType, stateType, Set.copyOf(allowed)),
-            k -> new TypeRegistry(serde, messageType, stateType, allowed))
-        .forServer();
-  }
-
-  void register(ServerProcess<?, ?> p) {
-    String name = p.name().orElse(null);
-    if (name != null && names.putIfAbsent(name, p) != null) {
-      throw new IllegalStateException("a live process is already registered as name=" + name);
-    }
-    processes.add(p);
-  }
-
-  void unregister(ServerProcess<?, ?> p) {
-    processes.remove(p);
-    p.name().ifPresent(n -> names.remove(n, p));
-  }
-
-  /**
-   * Stops every local process of the server {@code keys} names, in {@code incarnation} (after a
-   * kill of it); processes of a server started again since are spared.
-   */
-  void stopLocal(ServerKeys keys, long incarnation) {
-    for (ServerProcess<?, ?> p : processes) {
-      if (Arrays.equals(p.keys().root().getKey(), keys.root().getKey())
-          && (!ServerEntry.isIncarnation(incarnation)
-              || p.incarnation() == 0
-              || p.incarnation() == incarnation)) {
-        p.stop();
-      }
+    for (Hosting h : hostings.values()) {
+      h.clockAdvanced();
     }
   }
 
@@ -581,7 +421,7 @@ public final class RuntimeCore implements AutoCloseable {
    * @return the process, if any
    */
   public Optional<ServerProcess<?, ?>> whereis(String name) {
-    return Optional.ofNullable(names.get(name));
+    return processes.whereis(name);
   }
 
   /** The number of live processes. */
@@ -597,9 +437,8 @@ public final class RuntimeCore implements AutoCloseable {
   public void close() {
     pushGroups.close(Duration.ofSeconds(10)); // its casts in flight settle while threads run
     consumeGroups.close();
-    for (ServerProcess<?, ?> p : processes) {
-      p.stop();
-    }
+    processes.stopAll();
+    hostings.values().forEach(Hosting::close); // leaves the placements
     tenants.values().forEach(TenantRuntime::close);
     limits.close();
     try {

@@ -1,9 +1,12 @@
 package io.dgen.internal;
 
+import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.ServerStoppedException;
+import io.dgen.StartOptions;
 import io.dgen.backend.Futures;
 import io.dgen.backend.Transaction;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
@@ -461,5 +464,32 @@ public final class ServerEntry {
         "the server was killed (its entry in the tenant's server index is gone); nothing was"
             + " written: "
             + context);
+  }
+
+  /**
+   * The expiry time an eviction in {@code tx} records for a server of a kind with {@code options}:
+   * now + {@code expireAfter} if no timer of it is pending, else (or without an expiry) {@link
+   * #NO_EXPIRY}. The timers are read serializably: one scheduled concurrently conflicts.
+   */
+  static CompletableFuture<Long> expiresAtEviction(
+      long nowMillis, StartOptions options, ServerKeys keys, Transaction tx) {
+    Duration after = options.expireAfter().orElse(null);
+    if (after == null) {
+      return CompletableFuture.completedFuture(NO_EXPIRY);
+    }
+    long at = nowMillis + after.toMillis();
+    Subspace timers = keys.timers();
+    return tx.getRangeAsync(timers.range().begin, timers.range().end, 1, false)
+        .thenApply(pending -> pending.isEmpty() ? at : NO_EXPIRY);
+  }
+
+  /**
+   * Whether a call may run inline on a server of a kind with an expiry, given its entry as read
+   * (serializably) in the call's transaction: only on a ready one whose entry carries no expiry
+   * time, which its holder has loaded and judged. An idle server, or one whose holder has not
+   * judged it yet, may be due: the call is queued for the holder.
+   */
+  static boolean inlineAllowed(byte @Nullable [] entry) {
+    return isReady(entry) && expiresAt(entry) == NO_EXPIRY;
   }
 }

@@ -56,7 +56,8 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
 
   private static final Logger log = LoggerFactory.getLogger(ServerProcess.class);
 
-  private final RuntimeCore core;
+  private final ProcessContext runtime;
+  private final RuntimeServices services;
   private final Tenant tenant;
   private final Tuple tuid;
   private final StartOptions options;
@@ -88,11 +89,11 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
   }
 
   private final Role role;
-  private final @Nullable HostedKind<S, M> kind;
+  private final @Nullable ProcessKind<S, M> kind;
   private final ConsumerBatch.@Nullable Fence fence;
 
   private ServerProcess(
-      RuntimeCore core,
+      ProcessContext runtime,
       @Nullable DGenServer<S, M> server,
       Tuple tuid,
       StartOptions options,
@@ -100,9 +101,10 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
       JavaType messageType,
       Class<?> messageClass,
       Role role,
-      @Nullable HostedKind<S, M> kind,
+      @Nullable ProcessKind<S, M> kind,
       @Nullable KindTypes kindTypes) {
-    this.core = core;
+    this.runtime = runtime;
+    this.services = runtime.services();
     this.role = role;
     this.kind = kind;
     this.tenant = options.tenant();
@@ -112,39 +114,42 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
     this.types =
         kindTypes != null
             ? kindTypes.registry()
-            : core.types(messageType, stateType, options.allowedTypes());
+            : services.types(messageType, stateType, options.allowedTypes());
     this.context = "tenant=" + tenant.path() + " tuid=" + tuid;
     this.lifecycle = new Lifecycle(context);
     this.fence = role == Role.HOSTED ? Objects.requireNonNull(kind).fence(keys.bucket()) : null;
-    TenantRuntime here = core.tenant(tenant);
+    TenantRuntime here = runtime.tenant(tenant);
     this.doorbell = here.doorbell();
     // Wired bottom-up: each component gets only the ones below it.
     // A started server's entry names the incarnation its processes belong to; a hosted one's
     // (a ref's, too) is created by its first push.
     ServerEntry entry =
-        new ServerEntry(here.keys(), keys, kindTypes != null, lifecycle, core::wallMillis, context);
+        new ServerEntry(
+            here.keys(), keys, kindTypes != null, lifecycle, services::wallMillis, context);
     this.states =
         new StateStore<>(
             keys,
-            core.codec(),
-            core.serde(),
+            services.codec(),
+            services.serde(),
             stateType,
             options.cache(),
             role != Role.STARTED,
             entry,
             context);
     this.commits =
-        new CommitRunner(core.backend(), keys, states, core::nanoTime, core.operations(), context);
+        new CommitRunner(
+            services.backend(), keys, states, services::nanoTime, services.operations(), context);
     this.queue =
         new ServerQueue<>(
             keys,
             doorbell,
-            core.serde(),
+            services.serde(),
             types,
             kindTypes,
             entry,
             messageClass,
-            core.hooks()
+            services
+                .hooks()
                 .tracing()
                 .server(
                     Tracing.destination(tenant.path(), kindTypes != null ? tuid.get(0) : null),
@@ -159,42 +164,42 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
     } else {
       scheduled = () -> here.wakeTimers(keys.bucket()); // the holder fires them
     }
-    this.timers = Timers.create(core, here.keys(), tuid, keys, queue, commits, scheduled);
+    this.timers = Timers.create(services, here.keys(), tuid, keys, queue, commits, scheduled);
     this.slots =
         new ReplySlots(
-            core.backend(),
-            core.codec(),
-            core.deferredClears(),
+            services.backend(),
+            services.codec(),
+            services.deferredClears(),
             doorbell,
             keys,
-            core.serde(),
+            services.serde(),
             types,
-            core::wallMillis,
+            services::wallMillis,
             context);
     DGenServer<S, M> behaviour = server != null ? server : Unhosted.of(tuid);
     Metrics.Server m =
         server == null
             ? Metrics.Server.NONE
-            : core.hooks().metrics().server(tenant.path().toString(), server.getClass());
-    this.meters = new Meters(m, core::nanoTime);
+            : services.hooks().metrics().server(tenant.path().toString(), server.getClass());
+    this.meters = new Meters(m, services::nanoTime);
     // A started server has no kind: its id is its whole tuid.
     Object id = kind != null ? kind.idOf(tuid) : role == Role.STARTED ? tuid : tuid.popFront();
     CallbackInvoker<S, M> invoker =
         new CallbackInvoker<>(
             behaviour,
-            core.backend(),
+            services.backend(),
             tenant,
             tuid,
             id,
             timers,
-            core::nanoTime,
+            services::nanoTime,
             m,
-            (message, reason) -> core.castRefused(this, message, reason),
+            (message, reason) -> services.castRefused(this, message, reason),
             context);
-    this.calls = new CallProtocol(core, commits, queue, slots, doorbell, context);
+    this.calls = new CallProtocol(services, commits, queue, slots, doorbell, context);
     this.requests =
         new IdempotentRequests<>(
-            core, keys, commits, queue, slots, calls, options.idempotencyRetention());
+            services, keys, commits, queue, slots, calls, options.idempotencyRetention());
     this.inline =
         new InlineRunner<>(
             keys,
@@ -204,24 +209,32 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
             calls,
             invoker,
             lifecycle,
-            core::nanoTime,
-            core.executor(),
+            services::nanoTime,
+            services.executor(),
             fence,
             role == Role.REF,
             role != Role.STARTED && options.expireAfter().isPresent(),
             context);
     this.deadLetters =
         new DeadLetters<>(
-            core, keys, core.serde(), commits, queue, slots, invoker, core::wallMillis, context);
-    ConcurrencyGate gate = options.concurrencyLimit().map(core.limits()::gate).orElse(null);
+            services,
+            keys,
+            services.serde(),
+            commits,
+            queue,
+            slots,
+            invoker,
+            services::wallMillis,
+            context);
+    ConcurrencyGate gate = options.concurrencyLimit().map(runtime.limits()::gate).orElse(null);
     RateLimiter rate =
         role != Role.REF && options.consume()
-            ? options.rateLimit().map(core.limits()::rate).orElse(null)
+            ? options.rateLimit().map(runtime.limits()::rate).orElse(null)
             : null;
     LockCoordinator<S, M> locks =
         new LockCoordinator<>(
             keys,
-            core.serde(),
+            services.serde(),
             commits,
             states,
             queue,
@@ -232,8 +245,8 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
             lifecycle,
             options.lockTimeout(),
             role == Role.HOSTED ? Objects.requireNonNull(kind).lockHolders() : null,
-            core::wallMillis,
-            fenced -> core.lockFenced(this, fenced),
+            services::wallMillis,
+            fenced -> services.lockFenced(this, fenced),
             gate,
             context);
     ConsumerBatch<S, M> batches =
@@ -244,16 +257,17 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
             invoker,
             slots,
             deadLetters,
-            new Sweeper(keys, core::wallMillis),
-            core::nanoTime,
+            new Sweeper(keys, services::wallMillis),
+            services::nanoTime,
             fence,
             gate,
-            core::wallMillis,
+            services::wallMillis,
             options.lockTimeout().orElse(null),
             context);
     this.loop =
         new ConsumeLoop<>(
-            core,
+            services,
+            runtime.consumeGroups(),
             new ConsumerParts<>(
                 commits,
                 batches,
@@ -264,7 +278,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
                 lifecycle,
                 options.consumeK(),
                 options.deadLetterThreshold().orElse(Integer.MAX_VALUE),
-                undecodable -> core.stateUndecodable(this, undecodable)),
+                undecodable -> services.stateUndecodable(this, undecodable)),
             doorbell,
             keys.bucket(),
             rate,
@@ -278,7 +292,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
           });
     }
     if (role == Role.STARTED) {
-      lifecycle.onStop(() -> core.unregister(this));
+      lifecycle.onStop(() -> runtime.processes().unregister(this));
       lifecycle.onStop(() -> m.stopped(this));
     }
   }
@@ -290,7 +304,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
    * only for an annotated behaviour with aliases.
    */
   private static Tuple defaultTuid(
-      RuntimeCore core, DGenServer<?, ?> server, StartOptions options) {
+      RuntimeServices services, DGenServer<?, ?> server, StartOptions options) {
     Tuple named = Tuple.from(DEFAULT_TUID_PREFIX, TypeNames.name(server.getClass()));
     io.dgen.TypeName annotation = server.getClass().getAnnotation(io.dgen.TypeName.class);
     if (annotation == null || annotation.aliases().length == 0) {
@@ -299,7 +313,8 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
     Tenant tenant = options.tenant();
     Buckets buckets = Buckets.of(tenant.bucketCount());
     Tuple found =
-        core.backend()
+        services
+            .backend()
             .run(
                 tx -> {
                   if (tx.get(new ServerKeys(tenant.subspace(), buckets, named).versionKey())
@@ -334,16 +349,17 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
    * @throws DGenException if {@code init} throws or refuses
    */
   public static <S, M> ServerProcess<S, M> start(
-      RuntimeCore core, DGenServer<S, M> server, @Nullable Object arg, StartOptions options) {
+      ProcessContext runtime, DGenServer<S, M> server, @Nullable Object arg, StartOptions options) {
+    RuntimeServices services = runtime.services();
     Objects.requireNonNull(server, "server must not be null");
     Objects.requireNonNull(options, "options must not be null");
-    JavaType stateType = core.serde().type(Init.typeArgument(server, 0));
-    JavaType messageType = core.serde().type(Init.typeArgument(server, 1));
+    JavaType stateType = services.serde().type(Init.typeArgument(server, 0));
+    JavaType messageType = services.serde().type(Init.typeArgument(server, 1));
     InitResult<S> init = Init.run(server, arg, options);
-    Tuple tuid = init.tuid() != null ? init.tuid() : defaultTuid(core, server, options);
+    Tuple tuid = init.tuid() != null ? init.tuid() : defaultTuid(services, server, options);
     ServerProcess<S, M> p =
         new ServerProcess<>(
-            core,
+            runtime,
             server,
             tuid,
             options,
@@ -355,14 +371,14 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
             null);
     try {
       p.initialize(Objects.requireNonNull(init.state()), server.getClass().getName());
-      core.register(p);
+      runtime.processes().register(p);
     } catch (Throwable t) {
       // the process never lived: nothing else of it to stop, but its bucket's timers are retained
-      core.tenant(p.tenant).releaseTimers(p.keys.bucket());
+      runtime.tenant(p.tenant).releaseTimers(p.keys.bucket());
       throw t;
     }
     p.meters.server().started(p);
-    if (options.consume() && core.hooks().backgroundConsumers()) {
+    if (options.consume() && services.hooks().backgroundConsumers()) {
       p.doorbell.register(p.keys.bucket(), p.keys.wakeId(), p.loop);
       p.loop.start();
     }
@@ -374,63 +390,46 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
    * first batch runs {@code init} if it has no state); the caller starts it ({@link
    * #startConsuming}).
    */
-  static <S, M> ServerProcess<S, M> hosted(RuntimeCore core, HostedKind<S, M> kind, Tuple tuid) {
-    return new ServerProcess<>(
-        core,
-        kind.newBehaviour(),
-        tuid,
-        kind.options(),
-        kind.stateType(),
-        kind.messageType(),
-        kind.messageType().getRawClass(),
-        Role.HOSTED,
-        kind,
-        kind.types());
+  static <S, M> ServerProcess<S, M> hosted(
+      ProcessContext runtime, ProcessKind<S, M> kind, Tuple tuid) {
+    return ofKind(runtime, kind, tuid, Role.HOSTED);
   }
 
   /**
-   * A ref of server {@code tuid} (the kind first) of {@code kind}: with the kind's behaviour and
-   * options if this runtime hosts it, else publish-only with an open registry. No transaction.
+   * A ref of server {@code tuid} (the kind first): with the kind's behaviour and options if this
+   * runtime hosts it ({@code hosted}), else publish-only with the open registry {@code types}. No
+   * transaction.
    *
-   * @param messageType the kind's message type, for a ref by {@code io.dgen.Kind}; null for one by
-   *     name, which checks messages against the type this runtime gives the kind, if any
-   * @throws IllegalArgumentException if this runtime gives the kind another message type
+   * @param messageClass the message type this runtime gives the kind
    */
-  @SuppressWarnings("unchecked")
   public static <M> ServerRef<M> ref(
-      RuntimeCore core,
-      Tenant tenant,
-      String kind,
-      @Nullable Class<M> messageType,
+      ProcessContext runtime,
+      @Nullable ProcessKind<?, M> hosted,
+      KindTypes types,
+      Class<?> messageClass,
       Tuple tuid,
       StartOptions bare) {
-    Class<?> messageClass = core.kindType(kind, messageType);
-    HostedKind<?, ?> hosted = core.hostedKind(tenant, kind);
     if (hosted != null) {
-      return refOf((HostedKind<Object, M>) hosted, tuid);
+      return ofKind(runtime, hosted, tuid, Role.REF);
     }
-    KindTypes types = core.openKindTypes(tenant, kind);
-    JavaType object = core.serde().type(Object.class);
+    JavaType object = runtime.services().serde().type(Object.class);
     return new ServerProcess<Object, M>(
-        core, null, tuid, bare, object, object, messageClass, Role.REF, null, types);
+        runtime, null, tuid, bare, object, object, messageClass, Role.REF, null, types);
   }
 
-  private static <S, M> ServerRef<M> refOf(HostedKind<S, M> kind, Tuple tuid) {
+  private static <S, M> ServerProcess<S, M> ofKind(
+      ProcessContext runtime, ProcessKind<S, M> kind, Tuple tuid, Role role) {
     return new ServerProcess<>(
-        core(kind),
+        runtime,
         kind.newBehaviour(),
         tuid,
         kind.options(),
         kind.stateType(),
         kind.messageType(),
         kind.messageType().getRawClass(),
-        Role.REF,
+        role,
         kind,
         kind.types());
-  }
-
-  private static RuntimeCore core(HostedKind<?, ?> kind) {
-    return kind.hosting().core();
   }
 
   /**
@@ -468,13 +467,19 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
    * @return true if it was evicted, or is gone (killed); false if it has work or a lock
    */
   CompletableFuture<Boolean> evict() {
-    return core.backend()
+    return services
+        .backend()
         .runAsync(
             tx -> {
               var head =
                   tx.getRangeAsync(keys.items().range().begin, keys.items().range().end, 1, false);
               var lock = tx.getAsync(keys.lockKey());
-              var entry = queue.entry().evict(tx, Expiry.expiresAt(core, options, keys, tx));
+              var entry =
+                  queue
+                      .entry()
+                      .evict(
+                          tx,
+                          ServerEntry.expiresAtEviction(services.wallMillis(), options, keys, tx));
               tx.clear(keys.stuckKey()); // a server that could be evicted is stuck no more
               // The entry's idle mark is written whatever the queue holds: a busy server throws,
               // and the transaction commits nothing.
@@ -574,8 +579,9 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
 
   /** Pushes plain casts, alone or with the other casts of this runtime's threads (group commit). */
   private CompletableFuture<Void> push(List<byte[]> envelopes, String operation) {
-    HostedKind<S, M> hosted = role == Role.REF ? kind : null;
-    return core.pushGroups()
+    ProcessKind<S, M> hosted = role == Role.REF ? kind : null;
+    return runtime
+        .pushGroups()
         .push(queue, commits, envelopes, operation)
         .thenApply(
             done -> {
@@ -649,7 +655,8 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
   @Override
   public CompletableFuture<Long> queueLengthAsync() {
     return ifAlive(
-        "queueLength", () -> commits.readBounded(queue::length, "queueLength", core.scheduler()));
+        "queueLength",
+        () -> commits.readBounded(queue::length, "queueLength", services.scheduler()));
   }
 
   // ---------------------------------------------------------------- calls
@@ -723,7 +730,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
   /** Runs the call inline in this process or queues it (a ref's, or with batches over one). */
   private <R> CompletableFuture<R> route(
       M request, @Nullable Type replyType, Duration timeout, boolean checkAlive) {
-    long start = core.nanoTime();
+    long start = services.nanoTime();
     try {
       if (checkAlive) {
         ensureAlive();
@@ -842,8 +849,8 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
    * @throws IllegalArgumentException if this is another runtime's, or its calls do not run inline
    *     here (its behaviour is not here; batches over one, or a rate limit)
    */
-  AtomicAttempt.Part<S, M> atomicPart(RuntimeCore caller) {
-    if (caller != core) {
+  AtomicAttempt.Part<S, M> atomicPart(RuntimeServices caller) {
+    if (caller != services) {
       throw new IllegalArgumentException("server " + tuid + " is a ref of another DGen");
     }
     ensureAlive();
@@ -969,17 +976,18 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
           // the server): a retry after an applied commit_unknown_result spares a server started
           // meanwhile.
           ServerKeys.KillTarget target = new ServerKeys.KillTarget();
-          return core.operations()
+          return services
+              .operations()
               .runAsync(
-                  core.backend(),
-                  tx -> keys.killAsync(tx, doorbell.keys(), target, core.blocking()),
-                  core.scheduler(),
+                  services.backend(),
+                  tx -> keys.killAsync(tx, doorbell.keys(), target, services.blocking()),
+                  services.scheduler(),
                   "kill",
                   context)
               .thenRun(
                   () -> {
                     log.info("server killed: {} reason={}", context, reason);
-                    core.stopLocal(keys, target.incarnation());
+                    runtime.processes().stopLocal(keys, target.incarnation());
                   });
         });
   }

@@ -8,9 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
-import org.jspecify.annotations.Nullable;
 
 /**
  * What one runtime runs for one tenant: the tenant's doorbells ({@link TenantWatcher}, one watch
@@ -43,9 +41,7 @@ final class TenantRuntime {
   private final String tenantPath;
   private final Map<Integer, Counted> timers = new ConcurrentHashMap<>();
   private final Map<String, KindTypes> kindTypes = new ConcurrentHashMap<>();
-  private volatile @Nullable Hosting hosting;
   private final AtomicBoolean migrated = new AtomicBoolean();
-  private final AtomicReference<@Nullable AtomicWork> atomic = new AtomicReference<>();
 
   TenantRuntime(
       Subspace subspace,
@@ -84,27 +80,6 @@ final class TenantRuntime {
   /** The tenant's path, as the metrics tag it. */
   String tenantPath() {
     return tenantPath;
-  }
-
-  /** What this runtime hosts in the tenant, if it hosts anything. */
-  @Nullable Hosting hosting() {
-    return hosting;
-  }
-
-  /** What this runtime hosts in the tenant, made (joining the placement) on first use. */
-  synchronized Hosting hosting(java.util.function.Supplier<Hosting> make) {
-    Hosting h = hosting;
-    if (h == null) {
-      h = make.get();
-      hosting = h;
-    }
-    return h;
-  }
-
-  /** The runner of this tenant's atomic transactions, made on first use. */
-  AtomicWork atomic(java.util.function.Supplier<AtomicWork> make) {
-    AtomicWork a = atomic.get();
-    return a != null ? a : atomic.updateAndGet(made -> made != null ? made : make.get());
   }
 
   /**
@@ -171,17 +146,12 @@ final class TenantRuntime {
 
   /**
    * The clock may have jumped ahead (a test's manual clock): the timers now due in this runtime's
-   * buckets fire in the caller's thread, every scheduler re-arms its sleep, and the hosted servers
-   * expired in the buckets it holds are collected.
+   * buckets fire in the caller's thread, and every scheduler re-arms its sleep.
    */
   void clockAdvanced() {
     for (Counted c : timers.values()) {
       c.scheduler.fireDue();
       c.scheduler.wake(); // re-arms its sleep for the next due time
-    }
-    Hosting h = hosting;
-    if (h != null) {
-      h.clockAdvanced(); // collects the servers that expired
     }
   }
 
@@ -191,14 +161,10 @@ final class TenantRuntime {
   }
 
   /**
-   * Leaves the placement (if hosting), stops the schedulers and the doorbells: waiting calls fail,
-   * nothing rings any more.
+   * Stops the schedulers and the doorbells (after the hosting left the placement): waiting calls
+   * fail, nothing rings any more.
    */
   void close() {
-    Hosting h = hosting;
-    if (h != null) {
-      h.close();
-    }
     for (Counted c : timers.values()) {
       c.scheduler.close();
     }

@@ -71,7 +71,7 @@ final class Timers<M> {
    *     timer was just committed here
    */
   static <M> Timers<M> create(
-      RuntimeCore core,
+      RuntimeServices services,
       TenantKeys tenant,
       Tuple tuid,
       ServerKeys keys,
@@ -85,10 +85,10 @@ final class Timers<M> {
             tenant,
             queue,
             commits,
-            core.clock(),
+            services.clock(),
             scheduled,
-            core.blocking(),
-            core.scheduler());
+            services.blocking(),
+            services.scheduler());
     queue.timers(timers);
     return timers;
   }
