@@ -49,14 +49,6 @@ final class AtomicAttempt implements Atomic {
     RuntimeException busy(Tuple server, ServerBusyException.Reason reason, String context);
   }
 
-  /** A server's components that atomic work drives; see {@link ServerProcess#atomicPart}. */
-  record Part<S, M>(
-      InlineRunner<S, M> inline,
-      ReplySlots slots,
-      ServerQueue<M> queue,
-      ServerKeys keys,
-      String context) {}
-
   private final RuntimeServices services;
   private final Tenant tenant;
   private final Transaction tx;
@@ -204,7 +196,7 @@ final class AtomicAttempt implements Atomic {
     return p;
   }
 
-  private <S, M> Participant<S, M> open(Part<S, M> part, Tuple tuid) {
+  private <S, M> Participant<S, M> open(InlinePart<S, M> part, Tuple tuid) {
     return new Participant<>(part, tuid, part.inline().open(tx));
   }
 
@@ -268,7 +260,7 @@ final class AtomicAttempt implements Atomic {
 
   /** One server of the attempt: its reads, and what its steps did so far. */
   final class Participant<S, M> {
-    final Part<S, M> part;
+    final InlinePart<S, M> part;
     final Tuple tuid;
     private final CompletableFuture<InlineRunner.Opened<S>> reads;
     private StateStore.@Nullable Loaded<S> loaded;
@@ -277,7 +269,8 @@ final class AtomicAttempt implements Atomic {
     private @Nullable StoredState written;
     private @Nullable Object stopReason;
 
-    Participant(Part<S, M> part, Tuple tuid, CompletableFuture<InlineRunner.Opened<S>> reads) {
+    Participant(
+        InlinePart<S, M> part, Tuple tuid, CompletableFuture<InlineRunner.Opened<S>> reads) {
       this.part = part;
       this.tuid = tuid;
       this.reads = reads;

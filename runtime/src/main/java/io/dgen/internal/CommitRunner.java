@@ -87,18 +87,21 @@ final class CommitRunner {
       @Nullable CompletableFuture<byte[]> stamp,
       boolean replayed) {}
 
+  /** How long a commit marker is kept: far longer than any retry loop after 1021 lasts. */
+  static final Duration MARKER_TTL = Duration.ofMinutes(10);
+
   /**
-   * How long a run may keep retrying: well under {@link Sweeper#MARKER_TTL}, so that every attempt
-   * looks for its run's marker while the marker is certainly still there.
+   * How long a run may keep retrying: well under {@link #MARKER_TTL}, so that every attempt looks
+   * for its run's marker while the marker is certainly still there.
    */
   static final Duration RUN_LIMIT = Duration.ofMinutes(1);
 
   /**
    * How long after it was first taken a marker slot may be taken again: half of {@link
-   * Sweeper#MARKER_TTL}, so that the marker of a run that took the slot last, even one that then
-   * retried for {@link #RUN_LIMIT}, is kept for minutes after the run ended.
+   * #MARKER_TTL}, so that the marker of a run that took the slot last, even one that then retried
+   * for {@link #RUN_LIMIT}, is kept for minutes after the run ended.
    */
-  static final Duration SLOT_REUSE = Sweeper.MARKER_TTL.dividedBy(2);
+  static final Duration SLOT_REUSE = MARKER_TTL.dividedBy(2);
 
   /**
    * How many runs take one slot at most: a use's number is then at most two bytes of the marker's
@@ -231,8 +234,8 @@ final class CommitRunner {
    * Which of {@code runs} — earlier runs of one operation whose outcome their caller did not learn
    * — committed: the first whose marker {@code tx} finds, or null. The markers are read
    * serializably, so a late commit of one of them conflicts with {@code tx}. A marker's slot is
-   * kept for {@link Sweeper#MARKER_TTL} after it was first taken, at most {@link #SLOT_REUSE}
-   * before its run started: a run older than the difference may read as not committed.
+   * kept for {@link #MARKER_TTL} after it was first taken, at most {@link #SLOT_REUSE} before its
+   * run started: a run older than the difference may read as not committed.
    */
   @Nullable UUID committedEarlier(Transaction tx, Collection<UUID> runs) {
     List<UUID> ids = new ArrayList<>(runs.size());
@@ -260,7 +263,7 @@ final class CommitRunner {
   /**
    * A key that this runner's runs write their commit markers to in turn, one run at a time; its
    * value names the use (which run) and the attempt. Reusing a few keys keeps a server's markers as
-   * many as its runs in flight, rather than one per run for {@link Sweeper#MARKER_TTL}.
+   * many as its runs in flight, rather than one per run for {@link #MARKER_TTL}.
    */
   private static final class Slot {
     final byte[] key;
@@ -275,7 +278,7 @@ final class CommitRunner {
 
   /**
    * The marker of one run: its slot's key, the use of the slot that is the run's, and when the slot
-   * was first taken (by the run-id clock: the sweep clears it {@link Sweeper#MARKER_TTL} later).
+   * was first taken (by the run-id clock: the sweep clears it {@link #MARKER_TTL} later).
    */
   private record Marker(byte[] key, int use, long takenFirstMillis) {}
 
@@ -311,7 +314,7 @@ final class CommitRunner {
     if (known || !run.mayHaveWritten()) {
       freeSlots.add(slot);
     } else if (run.runId != null) {
-      long swept = RunIds.startedAt(run.runId) - Sweeper.MARKER_TTL.toMillis();
+      long swept = RunIds.startedAt(run.runId) - MARKER_TTL.toMillis();
       unresolved.values().removeIf(old -> old.takenFirstMillis() < swept);
       unresolved.put(run.runId, m);
     }
@@ -371,7 +374,7 @@ final class CommitRunner {
       long now = nanoTime.getAsLong();
       long last = lastSweep.get();
       if (now - last >= SWEEP_INTERVAL_NANOS && lastSweep.compareAndSet(last, now)) {
-        Sweeper.sweepMarkers(raw, keys);
+        sweepMarkers(raw, keys);
       }
     }
     return attempt;
@@ -389,7 +392,7 @@ final class CommitRunner {
               + " attempts, past the "
               + RUN_LIMIT.toMillis()
               + " ms a run may retry (commit markers are kept "
-              + Sweeper.MARKER_TTL.toMillis()
+              + MARKER_TTL.toMillis()
               + " ms); nothing was committed");
     }
   }
@@ -698,5 +701,17 @@ final class CommitRunner {
       }
     }
     return absent;
+  }
+
+  /**
+   * Clears the commit markers of {@code keys}' server older than {@link #MARKER_TTL} in {@code tx}:
+   * one blind range clear.
+   */
+  static void sweepMarkers(Transaction tx, ServerKeys keys) {
+    // Markers are keyed by run ids, which the backend makes with its own clock: the horizon comes
+    // from this transaction's run id, made by that clock too. The runtime's clock (which may be
+    // injected, or skewed) would sweep fresh markers at once when ahead, and none when behind.
+    byte[][] old = keys.markersOlderThan(RunIds.startedAt(tx.runId()) - MARKER_TTL.toMillis());
+    tx.clearRange(old[0], old[1]);
   }
 }

@@ -541,7 +541,7 @@ final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
       execute(this::drain); // ends the loop: quiet
     } else if (cause instanceof UndecodableDataException e) {
       stopUndecodable(e);
-    } else if (cause instanceof Placement.Deposed e) {
+    } else if (cause instanceof Fence.Deposed e) {
       log.info("{}; unloading the server", e.getMessage());
       lifecycle.terminate(e); // not a deactivation: the bucket's new holder runs the server
       execute(this::drain);

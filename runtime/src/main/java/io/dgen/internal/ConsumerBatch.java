@@ -315,14 +315,6 @@ final class ConsumerBatch<S, M> {
   private final @Nullable Duration lockTimeout;
   private final String context;
 
-  /**
-   * What a hosted server's batch reads besides the queue: its bucket's lease, which must still name
-   * this runtime ({@link Placement#fence}); a batch of a deposed holder commits nothing.
-   */
-  interface Fence {
-    CompletableFuture<@Nullable Void> check(Transaction tx);
-  }
-
   ConsumerBatch(
       ServerQueue<M> queue,
       StateStore<S> states,

@@ -90,7 +90,7 @@ final class Expiry {
    *
    * @return whether the server had expired (the listener was told)
    */
-  CompletableFuture<Boolean> atLoad(ServerKeys keys, ConsumerBatch.Fence fence) {
+  CompletableFuture<Boolean> atLoad(ServerKeys keys, Fence fence) {
     byte[] entryKey = tenant.serverKey(keys.tuid());
     Subspace timers = keys.timers();
     return services
@@ -152,7 +152,7 @@ final class Expiry {
    * batch then runs on the old server's state or, if it expired, on none ({@code init}). If the
    * judgement fails, {@code unload} runs first (the loop of the stopped process only ends).
    */
-  void startJudged(ServerProcess<?, ?> p, ConsumerBatch.Fence fence, Runnable unload) {
+  void startJudged(ServerProcess<?, ?> p, Fence fence, Runnable unload) {
     // On the executor: the loop's start registers with the doorbell, which may look at the bucket,
     // and must not run on whichever thread completed the commit.
     atLoad(p.keys(), fence)
@@ -251,7 +251,7 @@ final class Expiry {
 
   private int collect(int bucket) {
     Subspace index = tenant.expiring(kind.kind(), bucket);
-    ConsumerBatch.Fence fence = kind.fence(bucket);
+    Fence fence = kind.fence(bucket);
     int deleted = 0;
     while (kind.holds(bucket)) {
       long now = services.wallMillis();
@@ -260,7 +260,7 @@ final class Expiry {
       try {
         chunk = services.backend().run(tx -> collectChunk(tx, index, end, fence, bucket));
       } catch (RuntimeException e) {
-        if (!(Futures.unwrap(e) instanceof Placement.Deposed)) {
+        if (!(Futures.unwrap(e) instanceof Fence.Deposed)) {
           log.warn(
               "collecting expired servers of kind {} in bucket {} failed; the next collection"
                   + " tries again: {}",
@@ -304,8 +304,7 @@ final class Expiry {
       CompletableFuture<List<KeyValue>> timers,
       CompletableFuture<List<KeyValue>> slots) {}
 
-  private Chunk collectChunk(
-      Transaction tx, Subspace index, byte[] end, ConsumerBatch.Fence fence, int bucket) {
+  private Chunk collectChunk(Transaction tx, Subspace index, byte[] end, Fence fence, int bucket) {
     CompletableFuture<@Nullable Void> fenced = fence.check(tx);
     // A snapshot read: an eviction indexing a server meanwhile must not abort the collection.
     List<KeyValue> due = tx.snapshot().getRange(index.range().begin, end, CHUNK, false);

@@ -236,7 +236,7 @@ final class HostedKind<S, M> implements ProcessKind<S, M> {
 
   /** The fence of a batch of a server in {@code bucket}: the lease at the epoch held now. */
   @Override
-  public ConsumerBatch.Fence fence(int bucket) {
+  public Fence fence(int bucket) {
     return tx ->
         hosting.placement().fence(tx, kind, bucket, hosting.placement().epoch(kind, bucket));
   }
@@ -484,8 +484,8 @@ final class HostedKind<S, M> implements ProcessKind<S, M> {
    * state did not decode or a fatal error stopped it. A look that fails is tried again after the
    * longest backoff while the bucket is held.
    *
-   * @param why what stopped it: null for a stop it asked for (or a kill); a {@link
-   *     Placement.Deposed} fence is no deactivation (the bucket's new holder runs the server)
+   * @param why what stopped it: null for a stop it asked for (or a kill); a {@link Fence.Deposed}
+   *     fence is no deactivation (the bucket's new holder runs the server)
    */
   private void deactivated(Tuple tuid, ServerProcess<S, M> stopped, @Nullable Throwable why) {
     if (!looksAt(tuid, why)) {
@@ -523,7 +523,7 @@ final class HostedKind<S, M> implements ProcessKind<S, M> {
 
   /** Whether a server that stopped for {@code why} is looked at here ({@link #deactivated}). */
   private boolean looksAt(Tuple tuid, @Nullable Throwable why) {
-    return !(why instanceof Placement.Deposed)
+    return !(why instanceof Fence.Deposed)
         && holds(hosting.buckets().of(tuid))
         && services.hooks().backgroundConsumers();
   }

@@ -31,6 +31,7 @@ final class IdempotentRequests<M> {
   private final RuntimeServices services;
   private final CommitRunner commits;
   private final ServerQueue<M> queue;
+  private final Timers<M> timers;
   private final ReplySlots slots;
   private final CallProtocol calls;
   private final IdempotencyKeys idempotency;
@@ -42,12 +43,14 @@ final class IdempotentRequests<M> {
       ServerKeys keys,
       CommitRunner commits,
       ServerQueue<M> queue,
+      Timers<M> timers,
       ReplySlots slots,
       CallProtocol calls,
       Duration retention) {
     this.services = services;
     this.commits = commits;
     this.queue = queue;
+    this.timers = timers;
     this.slots = slots;
     this.calls = calls;
     this.idempotency = new IdempotencyKeys(keys);
@@ -222,7 +225,7 @@ final class IdempotentRequests<M> {
 
     @Override
     public String castAfter(Transaction tx, M message, Duration delay) {
-      return queue.castAfterInto(tx, message, delay);
+      return timers.castAfter(tx, message, delay);
     }
 
     @Override

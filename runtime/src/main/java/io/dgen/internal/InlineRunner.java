@@ -102,7 +102,7 @@ final class InlineRunner<S, M> {
   private final Lifecycle lifecycle;
   private final LongSupplier nanoTime;
   private final Executor executor;
-  private final ConsumerBatch.@Nullable Fence fence;
+  private final @Nullable Fence fence;
   private final boolean visiting;
   private final boolean expiring;
   private final String context;
@@ -141,7 +141,7 @@ final class InlineRunner<S, M> {
       Lifecycle lifecycle,
       LongSupplier nanoTime,
       Executor executor,
-      ConsumerBatch.@Nullable Fence fence,
+      @Nullable Fence fence,
       boolean visiting,
       boolean expiring,
       String context) {
@@ -245,7 +245,7 @@ final class InlineRunner<S, M> {
           if (failure instanceof CallbackInvoker.CallbackFailure callback) {
             return queueForRetry(envelope.get(), callback, waiting);
           }
-          if (failure instanceof Placement.Deposed deposed) {
+          if (failure instanceof Fence.Deposed deposed) {
             // This runtime lost the server's bucket since it loaded the server (a round has not
             // told it yet): the call is queued for the bucket's new holder, which replies into its
             // slot, and the process unloads, as its consume loop does when fenced.

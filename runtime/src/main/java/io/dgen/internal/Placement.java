@@ -48,7 +48,7 @@ import org.slf4j.LoggerFactory;
  *       holds, and hands off a bounded share of what it holds and should not.
  *   <li><b>Fencing</b> ({@link #fence}): a serializable read of the lease in the consumer's
  *       transaction; a lease that no longer names this member at the epoch it took fails the
- *       transaction with {@link Deposed}, and one changed after the read makes it conflict.
+ *       transaction with {@link Fence.Deposed}, and one changed after the read makes it conflict.
  * </ul>
  *
  * <p>Never runs callbacks and never loads servers: it tells its {@link Holder} what it acquired,
@@ -69,15 +69,6 @@ public final class Placement {
 
   /** How long a hand-off waits for the bucket's work in flight before it writes the lease. */
   static final Duration DRAIN_LIMIT = Duration.ofSeconds(2);
-
-  /** A consumer's transaction read a lease that no longer names its runtime at its epoch. */
-  static final class Deposed extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    Deposed(String message) {
-      super(message, null, false, false);
-    }
-  }
 
   /** What the hosted kinds do as leases come and go. Called on the placement's thread. */
   interface Holder {
@@ -272,7 +263,7 @@ public final class Placement {
   /**
    * Starts reading the lease of {@code (kind, bucket)} in a consumer's transaction: serializable,
    * so a lease written after the read makes the transaction conflict. The future fails with {@link
-   * Deposed} unless the lease names this member at {@code epoch}.
+   * Fence.Deposed} unless the lease names this member at {@code epoch}.
    */
   CompletableFuture<@Nullable Void> fence(Transaction tx, String kind, int bucket, long epoch) {
     return tx.getAsync(keys.lease(kind, bucket))
@@ -280,7 +271,7 @@ public final class Placement {
             v -> {
               Lease l = Lease.decode(v);
               if (epoch == 0 || l == null || !me.equals(l.owner()) || l.epoch() != epoch) {
-                throw new Deposed(
+                throw new Fence.Deposed(
                     "this runtime no longer holds bucket "
                         + bucket
                         + " of kind "

@@ -35,7 +35,7 @@ public interface ProcessKind<S, M> {
   Object idOf(Tuple tuid);
 
   /** The fence of a batch of a server in {@code bucket}: the lease at the epoch held now. */
-  ConsumerBatch.Fence fence(int bucket);
+  Fence fence(int bucket);
 
   /** Who may hold a lock of the kind's servers: the tenant's placement members. */
   LockCoordinator.Holders lockHolders();

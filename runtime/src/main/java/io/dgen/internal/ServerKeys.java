@@ -444,7 +444,7 @@ public final class ServerKeys {
         afterId == null
             ? timers.range().begin
             : com.apple.foundationdb.tuple.ByteArrayUtil.join(
-                timers.pack(Tuple.from(Timers.parse(afterId))), new byte[] {0});
+                timers.pack(Tuple.from(TimerEntry.parse(afterId))), new byte[] {0});
     List<KeyValue> own = tx.getRange(begin, timers.range().end, limit, false);
     List<Map.Entry<Long, UUID>> ids = new ArrayList<>(own.size());
     List<CompletableFuture<byte @Nullable []>> entries = new ArrayList<>(own.size());
@@ -458,10 +458,10 @@ public final class ServerKeys {
     List<PendingTimer> out = new ArrayList<>(own.size());
     for (int i = 0; i < ids.size(); i++) {
       byte[] raw = Futures.join(entries.get(i));
-      Timers.Entry entry = raw == null ? null : Timers.Entry.decode(raw);
+      TimerEntry entry = raw == null ? null : TimerEntry.decode(raw);
       out.add(
           new PendingTimer(
-              Timers.format(ids.get(i).getValue()),
+              TimerEntry.format(ids.get(i).getValue()),
               ids.get(i).getKey(),
               entry == null ? null : entry.envelope(),
               entry == null || entry.schedule() == null ? null : entry.schedule().describe()));
@@ -485,7 +485,7 @@ public final class ServerKeys {
   /** {@link #cancelTimer}, continued on {@code executor} if its read was not in at once. */
   CompletableFuture<Boolean> cancelTimerAsync(
       Transaction tx, TenantKeys tenant, String timerId, Executor executor) {
-    UUID id = Timers.parse(timerId);
+    UUID id = TimerEntry.parse(timerId);
     byte[] own = timers.pack(Tuple.from(id));
     return Async.thenApply(
         tx.getAsync(own),
@@ -506,7 +506,7 @@ public final class ServerKeys {
    * @throws IllegalArgumentException if it is not
    */
   public static void checkTimerId(String timerId) {
-    Timers.parse(timerId);
+    TimerEntry.parse(timerId);
   }
 
   /**
@@ -515,7 +515,7 @@ public final class ServerKeys {
    * @throws IllegalArgumentException if {@code timerId} is not a timer id
    */
   public static UUID timerUuid(String timerId) {
-    return Timers.parse(timerId);
+    return TimerEntry.parse(timerId);
   }
 
   /** The call id users hold for the kept reply in slot {@code (expirySecond, slotId)}. */

@@ -90,7 +90,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
 
   private final Role role;
   private final @Nullable ProcessKind<S, M> kind;
-  private final ConsumerBatch.@Nullable Fence fence;
+  private final @Nullable Fence fence;
 
   private ServerProcess(
       ProcessContext runtime,
@@ -199,7 +199,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
     this.calls = new CallProtocol(services, commits, queue, slots, doorbell, context);
     this.requests =
         new IdempotentRequests<>(
-            services, keys, commits, queue, slots, calls, options.idempotencyRetention());
+            services, keys, commits, queue, timers, slots, calls, options.idempotencyRetention());
     this.inline =
         new InlineRunner<>(
             keys,
@@ -849,7 +849,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
    * @throws IllegalArgumentException if this is another runtime's, or its calls do not run inline
    *     here (its behaviour is not here; batches over one, or a rate limit)
    */
-  AtomicAttempt.Part<S, M> atomicPart(RuntimeServices caller) {
+  InlinePart<S, M> atomicPart(RuntimeServices caller) {
     if (caller != services) {
       throw new IllegalArgumentException("server " + tuid + " is a ref of another DGen");
     }
@@ -868,7 +868,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
               + "; nothing was committed: "
               + context);
     }
-    return new AtomicAttempt.Part<>(inline, slots, queue, keys, context);
+    return new InlinePart<>(inline, slots, queue, keys, context);
   }
 
   /** Whether this is a ref whose runtime does not host its kind: its code runs elsewhere. */

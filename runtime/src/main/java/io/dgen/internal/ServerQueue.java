@@ -10,7 +10,6 @@ import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.TypeRegistry;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -50,7 +49,6 @@ final class ServerQueue<M> {
   private final Class<?> messageClass;
   private final Tracing.Server traces;
   private volatile @Nullable TypeRegistry ownTable;
-  private @Nullable Timers<M> timers;
 
   /**
    * @param types the server's registry; a server addressed by id uses its kind's ({@code kind})
@@ -400,16 +398,6 @@ final class ServerQueue<M> {
   /** The versionstamp of a queue item, which names it (e.g. as a dead letter). */
   Versionstamp stampOf(KeyValue item) {
     return keys.items().unpack(item.key()).getVersionstamp(1);
-  }
-
-  /** The server's timers, which the outbox schedules into. */
-  void timers(Timers<M> timers) {
-    this.timers = timers;
-  }
-
-  /** Schedules a cast inside a transaction the user owns (the outbox). */
-  String castAfterInto(Transaction tx, M message, Duration delay) {
-    return Objects.requireNonNull(timers).castAfter(tx, message, delay);
   }
 
   /**

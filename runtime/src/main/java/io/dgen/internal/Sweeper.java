@@ -2,7 +2,6 @@ package io.dgen.internal;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.KeyValue;
-import io.dgen.backend.RunIds;
 import io.dgen.backend.Transaction;
 import java.time.Duration;
 import java.util.List;
@@ -13,12 +12,12 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Removes what one server's dead runs, dead callers and ended retention windows leave behind:
- * commit markers older than {@link #MARKER_TTL} ({@link #sweepMarkers}, which the commit runner
- * calls from any writing transaction, at most once a minute per process), and, now and then inside
- * a consumer batch's transaction, reply slots older than {@link ReplySlots#MAX_CALL_TIMEOUT} and
- * idempotency keys and kept replies whose window ended ({@link IdempotencyKeys}). Each is aged by
- * the clock that named it: markers by the backend's run-id clock, slots, keys and kept replies by
- * the runtime's.
+ * commit markers older than {@link CommitRunner#MARKER_TTL} ({@link CommitRunner#sweepMarkers},
+ * which the commit runner calls from any writing transaction, at most once a minute per process),
+ * and, now and then inside a consumer batch's transaction, reply slots older than {@link
+ * ReplySlots#MAX_CALL_TIMEOUT} and idempotency keys and kept replies whose window ended ({@link
+ * IdempotencyKeys}). Each is aged by the clock that named it: markers by the backend's run-id
+ * clock, slots, keys and kept replies by the runtime's.
  *
  * <p>Markers, slots and kept replies go by blind range clears that cost only their bounds. Expired
  * keys need one snapshot read of their index, {@link #prefetch started} with the batch's other
@@ -30,9 +29,6 @@ import org.jspecify.annotations.Nullable;
  * <p>Threading: used by the consume loop only, which never runs concurrently with itself.
  */
 final class Sweeper {
-
-  /** How long a commit marker is kept: far longer than any retry loop after 1021 lasts. */
-  static final Duration MARKER_TTL = Duration.ofMinutes(10);
 
   private static final Duration SWEEP_INTERVAL = Duration.ofMinutes(1);
 
@@ -72,18 +68,6 @@ final class Sweeper {
 
   private boolean due(long now) {
     return now - lastSweep >= SWEEP_INTERVAL.toMillis();
-  }
-
-  /**
-   * Clears the commit markers of {@code keys}' server older than {@link #MARKER_TTL} in {@code tx}:
-   * one blind range clear.
-   */
-  static void sweepMarkers(Transaction tx, ServerKeys keys) {
-    // Markers are keyed by run ids, which the backend makes with its own clock: the horizon comes
-    // from this transaction's run id, made by that clock too. The runtime's clock (which may be
-    // injected, or skewed) would sweep fresh markers at once when ahead, and none when behind.
-    byte[][] old = keys.markersOlderThan(RunIds.startedAt(tx.runId()) - MARKER_TTL.toMillis());
-    tx.clearRange(old[0], old[1]);
   }
 
   /** Clears abandoned slots and expired keys in {@code tx}, now and then. */

@@ -182,7 +182,7 @@ sealed interface TimerSchedule {
       } catch (DateTimeException | ArithmeticException e) {
         return Long.MAX_VALUE;
       }
-      return next.isEmpty() ? Long.MAX_VALUE : Timers.micros(next.get().toInstant());
+      return next.isEmpty() ? Long.MAX_VALUE : micros(next.get().toInstant());
     }
 
     @Override
@@ -193,6 +193,15 @@ sealed interface TimerSchedule {
     @Override
     public String describe() {
       return "cron " + expr + " " + zone.getId();
+    }
+  }
+
+  /** Microseconds since the epoch. */
+  static long micros(Instant t) {
+    try {
+      return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), t.getNano() / 1000);
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException("due time out of range: " + t, e);
     }
   }
 }

@@ -209,7 +209,7 @@ final class TimerScheduler implements TenantWatcher.Listener {
 
   /** The end of the bucket's timers due by the clock's time now (exclusive). */
   private byte[] dueEnd() {
-    return keys.timers(bucket).pack(Tuple.from(Timers.micros(clock.instant()) + 1));
+    return keys.timers(bucket).pack(Tuple.from(TimerSchedule.micros(clock.instant()) + 1));
   }
 
   /**
@@ -218,11 +218,11 @@ final class TimerScheduler implements TenantWatcher.Listener {
    */
   private CompletableFuture<Void> fire(Transaction tx, List<KeyValue> rows) {
     List<CompletableFuture<?>> published = new ArrayList<>(rows.size());
-    long now = Timers.micros(clock.instant());
+    long now = TimerSchedule.micros(clock.instant());
     for (KeyValue kv : rows) {
       Tuple key = keys.timers(bucket).unpack(kv.key());
       UUID id = key.getUUID(1);
-      Timers.Entry entry = Timers.Entry.decode(kv.value());
+      TimerEntry entry = TimerEntry.decode(kv.value());
       ServerKeys server = new ServerKeys(tenant, keys.buckets(), Tuple.fromBytes(entry.tuid()));
       tx.clear(kv.key());
       long next =
@@ -252,7 +252,7 @@ final class TimerScheduler implements TenantWatcher.Listener {
       if (c.fired() > 0) {
         requests.incrementAndGet(); // look again at once: more may be due
       } else if (c.nextDue() != Long.MAX_VALUE) {
-        long in = c.nextDue() - Timers.micros(clock.instant());
+        long in = c.nextDue() - TimerSchedule.micros(clock.instant());
         sleepFor(Math.min(in, TimeUnit.MILLISECONDS.toMicros(MAX_SLEEP_MILLIS)));
       }
     } finally {
@@ -277,7 +277,7 @@ final class TimerScheduler implements TenantWatcher.Listener {
                     tx.getRange(legacy.range().begin, legacy.range().end, BATCH, false);
                 for (KeyValue kv : rows) {
                   Tuple key = legacy.unpack(kv.key());
-                  int b = keys.buckets().of(Timers.Entry.decode(kv.value()).tuid());
+                  int b = keys.buckets().of(TimerEntry.decode(kv.value()).tuid());
                   tx.set(keys.timers(b).pack(key), kv.value());
                   tx.clear(kv.key());
                   keys.ring(tx, b, keys.timersWakeId(b));

@@ -10,8 +10,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
-import java.util.Arrays;
-import java.util.Base64;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -29,7 +27,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>A timer is two keys written together: its bucket's due-ordered index entry {@code FF (7, b,
  * dueMicros, uuid) -> (tuid, envelope)} (with its {@link TimerSchedule} first if it recurs: see
- * {@link Entry}), read by the schedulers, and the server's own {@code (tuid.., "m", uuid) ->
+ * {@link TimerEntry}), read by the schedulers, and the server's own {@code (tuid.., "m", uuid) ->
  * dueMicros}, through which a cancel finds the index entry and a kill finds every timer of the
  * server. Scheduling also rings the bucket's doorbell under the bucket's timer wake id, which wakes
  * the schedulers of the bucket (no watch of their own). The timer id a user sees is the uuid in
@@ -51,8 +49,6 @@ final class Timers<M> {
   /** Per transaction attempt: how many timers it scheduled, for ids that a re-run repeats. */
   private static final ConcurrentMap<Transaction, AtomicInteger> SEQUENCES =
       new MapMaker().weakKeys().makeMap();
-
-  private static final Base64.Encoder ID_ENCODER = Base64.getUrlEncoder().withoutPadding();
 
   private final ServerKeys keys;
   private final TenantKeys tenantKeys;
@@ -78,19 +74,16 @@ final class Timers<M> {
       ServerQueue<M> queue,
       CommitRunner commits,
       Runnable scheduled) {
-    Timers<M> timers =
-        new Timers<>(
-            tuid,
-            keys,
-            tenant,
-            queue,
-            commits,
-            services.clock(),
-            scheduled,
-            services.blocking(),
-            services.scheduler());
-    queue.timers(timers);
-    return timers;
+    return new Timers<>(
+        tuid,
+        keys,
+        tenant,
+        queue,
+        commits,
+        services.clock(),
+        scheduled,
+        services.blocking(),
+        services.scheduler());
   }
 
   /**
@@ -125,13 +118,13 @@ final class Timers<M> {
   /** {@code ServerRef.castAfterAsync}: its own transaction. */
   CompletableFuture<String> castAfter(M message, Duration delay) {
     Objects.requireNonNull(delay, "delay must not be null");
-    return schedule("castAfter", message, micros(dueAfter(delay)), null);
+    return schedule("castAfter", message, TimerSchedule.micros(dueAfter(delay)), null);
   }
 
   /** {@code ServerRef.castAtAsync}: its own transaction. */
   CompletableFuture<String> castAt(M message, Instant when) {
     Objects.requireNonNull(when, "when must not be null");
-    return schedule("castAt", message, micros(when), null);
+    return schedule("castAt", message, TimerSchedule.micros(when), null);
   }
 
   /** {@code ServerRef.castEveryAsync}: its own transaction. */
@@ -165,7 +158,7 @@ final class Timers<M> {
         .thenApply(
             done -> {
               scheduled.run();
-              return format(id);
+              return TimerEntry.format(id);
             });
   }
 
@@ -177,13 +170,13 @@ final class Timers<M> {
   String castAfter(Transaction tx, M message, Duration delay) {
     Objects.requireNonNull(tx, "transaction must not be null");
     Objects.requireNonNull(delay, "delay must not be null");
-    long due = micros(dueAfter(delay));
+    long due = TimerSchedule.micros(dueAfter(delay));
     byte[] value = value(message, null);
     UUID id = idFor(tx);
     if (!UserVersions.alreadyCommitted(tx, keys, queue.entry())) {
       write(tx, due, id, value);
     }
-    return format(id);
+    return TimerEntry.format(id);
   }
 
   /**
@@ -193,7 +186,7 @@ final class Timers<M> {
   @SuppressWarnings("unchecked")
   String inCallback(Transaction tx, Object message, Duration delay) {
     Objects.requireNonNull(delay, "delay must not be null");
-    return inCallback(tx, (M) message, micros(dueAfter(delay)), null);
+    return inCallback(tx, (M) message, TimerSchedule.micros(dueAfter(delay)), null);
   }
 
   /** {@code TxContext.castEvery}: in a runtime transaction, as {@link #inCallback}. */
@@ -214,11 +207,11 @@ final class Timers<M> {
     byte[] value = value(message, schedule); // the allow-list check refuses a foreign type
     UUID id = idFor(tx);
     write(tx, due, id, value);
-    return format(id);
+    return TimerEntry.format(id);
   }
 
   private long nowMicros() {
-    return micros(clock.instant());
+    return TimerSchedule.micros(clock.instant());
   }
 
   private Instant dueAfter(Duration delay) {
@@ -230,7 +223,8 @@ final class Timers<M> {
   }
 
   private byte[] value(M message, @Nullable TimerSchedule schedule) {
-    byte[] value = new Entry(schedule, tuid, queue.encode(Envelope.CAST, message, null)).encode();
+    byte[] value =
+        new TimerEntry(schedule, tuid, queue.encode(Envelope.CAST, message, null)).encode();
     if (value.length > Chunks.MAX_VALUE) {
       throw new IllegalArgumentException(
           "a timer's message, schedule and server identity must fit in "
@@ -239,45 +233,6 @@ final class Timers<M> {
               + value.length);
     }
     return value;
-  }
-
-  /**
-   * A timer's index entry: {@code (tuid length, tuid, envelope)} for a one-shot timer; for a
-   * recurring one {@code (-1, schedule length, schedule, tuid length, tuid, envelope)}, which a
-   * runtime before recurring timers cannot read (see CHANGELOG).
-   *
-   * @param schedule when it fires again, or null for a one-shot timer
-   * @param tuid the packed tuid of its server
-   * @param envelope the queue item it pushes
-   */
-  record Entry(@Nullable TimerSchedule schedule, byte[] tuid, byte[] envelope) {
-
-    private static final int RECURRING = -1;
-
-    byte[] encode() {
-      byte[] sched = schedule == null ? null : schedule.encode();
-      int head = sched == null ? 0 : 2 * Integer.BYTES + sched.length;
-      ByteBuffer b = ByteBuffer.allocate(head + Integer.BYTES + tuid.length + envelope.length);
-      if (sched != null) {
-        b.putInt(RECURRING).putInt(sched.length).put(sched);
-      }
-      return b.putInt(tuid.length).put(tuid).put(envelope).array();
-    }
-
-    static Entry decode(byte[] value) {
-      ByteBuffer b = ByteBuffer.wrap(value);
-      int n = b.getInt();
-      TimerSchedule schedule = null;
-      if (n == RECURRING) {
-        byte[] sched = new byte[b.getInt()];
-        b.get(sched);
-        schedule = TimerSchedule.decode(sched);
-        n = b.getInt();
-      }
-      byte[] tuid = new byte[n];
-      b.get(tuid);
-      return new Entry(schedule, tuid, Arrays.copyOfRange(value, b.position(), value.length));
-    }
   }
 
   private void write(Transaction tx, long due, UUID id, byte[] value) {
@@ -302,7 +257,7 @@ final class Timers<M> {
 
   /** {@code ServerRef.cancelTimerAsync}: its own transaction, exactly once in effect. */
   CompletableFuture<Boolean> cancel(String timerId) {
-    parse(timerId); // a malformed id is refused before any transaction
+    TimerEntry.parse(timerId); // a malformed id is refused before any transaction
     return commits
         .commitBounded(
             tx -> keys.cancelTimerAsync(tx, tenantKeys, timerId, executor),
@@ -315,42 +270,5 @@ final class Timers<M> {
   /** {@code TxContext.cancelTimer}: in the callback's transaction. */
   boolean inCallbackCancel(Transaction tx, String timerId) {
     return keys.cancelTimer(tx, tenantKeys, timerId);
-  }
-
-  // ---------------------------------------------------------------- ids and times
-
-  static String format(UUID id) {
-    return ID_ENCODER.encodeToString(
-        ByteBuffer.allocate(16)
-            .putLong(id.getMostSignificantBits())
-            .putLong(id.getLeastSignificantBits())
-            .array());
-  }
-
-  static UUID parse(String timerId) {
-    Objects.requireNonNull(timerId, "timerId must not be null");
-    byte[] b;
-    try {
-      b = Base64.getUrlDecoder().decode(timerId);
-    } catch (IllegalArgumentException e) {
-      b = new byte[0];
-    }
-    if (b.length != 16) {
-      throw new IllegalArgumentException(
-          "not a timer id: \""
-              + timerId
-              + "\"; use an id castAfter, castAt, castEvery or castCron returned");
-    }
-    ByteBuffer buf = ByteBuffer.wrap(b);
-    return new UUID(buf.getLong(), buf.getLong());
-  }
-
-  /** Microseconds since the epoch. */
-  static long micros(Instant t) {
-    try {
-      return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), t.getNano() / 1000);
-    } catch (ArithmeticException e) {
-      throw new IllegalArgumentException("due time out of range: " + t, e);
-    }
   }
 }

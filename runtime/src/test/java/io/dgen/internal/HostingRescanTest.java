@@ -98,7 +98,7 @@ class HostingRescanTest {
       refs.add(r);
     }
     DGen holder = runtime();
-    ThreadPoolExecutor pool = (ThreadPoolExecutor) core(holder).blocking();
+    ThreadPoolExecutor pool = (ThreadPoolExecutor) core(holder).services().blocking();
     CountDownLatch stalled = new CountDownLatch(1);
     try {
       for (int i = 0; i < pool.getMaximumPoolSize(); i++) {

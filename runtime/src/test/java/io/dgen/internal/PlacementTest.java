@@ -374,7 +374,7 @@ class PlacementTest {
         .hasMessage("first attempt failed with 1020");
     // a later transaction of a reads the new lease and stops
     assertThatThrownBy(() -> backend.run(t -> Futures.join(a.placement.fence(t, KIND, 7, epoch))))
-        .isInstanceOf(Placement.Deposed.class)
+        .isInstanceOf(Fence.Deposed.class)
         .hasMessageContaining("bucket 7");
   }
 
