@@ -520,7 +520,7 @@ public final class DGen implements AutoCloseable {
     private DGenListener listener = new DGenListener() {};
     private boolean backgroundConsumers = true;
     private Metrics metrics = Metrics.NONE;
-    private Tracing tracing = Tracing.global();
+    private Tracing tracing = RuntimeHooks.globalTracing();
     private Duration operationTimeout = OperationTimeouts.DEFAULT;
     private int buckets = Buckets.DEFAULT_COUNT;
     private Duration leaseDuration = Duration.ofSeconds(5);

@@ -1,5 +1,6 @@
 package io.dgen.benchmarks;
 
+import io.dgen.internal.RuntimeHooks;
 import io.dgen.internal.Tracing;
 import io.dgen.internal.codec.Envelope;
 import java.util.Collections;
@@ -28,7 +29,7 @@ final class TracingHooks {
    */
   static double extraNanosPerMessage() {
     Tracing.Server none = Tracing.NONE.server("bench/hooks", "(\"x\")");
-    Tracing.Server api = Tracing.global().server("bench/hooks", "(\"x\")");
+    Tracing.Server api = RuntimeHooks.globalTracing().server("bench/hooks", "(\"x\")");
     loop(none);
     loop(api); // compiled before the rounds
     double[] extra = new double[ROUNDS];

@@ -332,7 +332,7 @@ final class ConcurrencyGate {
       checking = true;
       checkAgain = false;
     }
-    Limits.counted(
+    LimitRuns.counted(
             services.backend(),
             meters,
             tx ->

@@ -12,6 +12,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
+import java.util.function.IntPredicate;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,16 +60,33 @@ final class Expiry {
   static final int CHUNK = 100;
 
   private final RuntimeServices services;
-  private final HostedKind<?, ?> kind;
+  private final String kind;
+  private final IntPredicate holds;
+  private final IntFunction<Fence> fences;
   private final TenantKeys tenant;
   private final Tenant owner;
   private final Duration idle;
 
-  Expiry(RuntimeServices services, HostedKind<?, ?> kind, TenantKeys tenant, Duration idle) {
+  /**
+   * The expiry of {@code kind}'s servers in {@code owner}.
+   *
+   * @param holds whether this runtime holds a bucket of the kind now
+   * @param fences the fence of a transaction in a bucket: its lease at the epoch held now
+   */
+  Expiry(
+      RuntimeServices services,
+      String kind,
+      Tenant owner,
+      IntPredicate holds,
+      IntFunction<Fence> fences,
+      TenantKeys tenant,
+      Duration idle) {
     this.services = services;
     this.kind = kind;
     this.tenant = tenant;
-    this.owner = kind.options().tenant();
+    this.owner = owner;
+    this.holds = holds;
+    this.fences = fences;
     this.idle = idle;
   }
 
@@ -213,7 +232,7 @@ final class Expiry {
     long now = services.wallMillis();
     List<Integer> held = new ArrayList<>();
     for (int b = 0; b < tenant.buckets().count(); b++) {
-      if (kind.holds(b)) {
+      if (holds.test(b)) {
         held.add(b);
       }
     }
@@ -227,7 +246,7 @@ final class Expiry {
               tx -> {
                 List<CompletableFuture<List<KeyValue>>> firsts = new ArrayList<>(held.size());
                 for (int b : held) {
-                  Subspace index = tenant.expiring(kind.kind(), b);
+                  Subspace index = tenant.expiring(kind, b);
                   byte[] end = index.pack(Tuple.from(now + 1));
                   firsts.add(tx.snapshot().getRangeAsync(index.range().begin, end, 1, false));
                 }
@@ -242,7 +261,7 @@ final class Expiry {
     } catch (RuntimeException e) {
       log.warn(
           "looking for expired servers of kind {} failed; the next collection tries again: {}",
-          kind.kind(),
+          kind,
           owner.path(),
           e);
       return List.of();
@@ -250,10 +269,10 @@ final class Expiry {
   }
 
   private int collect(int bucket) {
-    Subspace index = tenant.expiring(kind.kind(), bucket);
-    Fence fence = kind.fence(bucket);
+    Subspace index = tenant.expiring(kind, bucket);
+    Fence fence = fences.apply(bucket);
     int deleted = 0;
-    while (kind.holds(bucket)) {
+    while (holds.test(bucket)) {
       long now = services.wallMillis();
       byte[] end = index.pack(Tuple.from(now + 1));
       Chunk chunk;
@@ -264,7 +283,7 @@ final class Expiry {
           log.warn(
               "collecting expired servers of kind {} in bucket {} failed; the next collection"
                   + " tries again: {}",
-              kind.kind(),
+              kind,
               bucket,
               owner.path(),
               e);
@@ -283,7 +302,7 @@ final class Expiry {
       log.info(
           "collected {} expired server(s) of kind {} in bucket {}: {}",
           deleted,
-          kind.kind(),
+          kind,
           bucket,
           owner.path());
     }

@@ -79,7 +79,8 @@ final class HostedKind<S, M> implements ProcessKind<S, M> {
 
   private final ProcessContext wiring;
   private final RuntimeServices services;
-  private final Hosting hosting;
+  private final Placement placement;
+  private final TenantKeys tenantKeys;
   private final String kind;
   private final boolean typed;
   private final Supplier<? extends DGenServer<S, M>> behaviour;
@@ -99,7 +100,8 @@ final class HostedKind<S, M> implements ProcessKind<S, M> {
 
   HostedKind(
       ProcessContext wiring,
-      Hosting hosting,
+      Placement placement,
+      TenantKeys tenantKeys,
       String kind,
       boolean typed,
       JavaType messageType,
@@ -108,7 +110,8 @@ final class HostedKind<S, M> implements ProcessKind<S, M> {
       StartOptions options) {
     this.wiring = wiring;
     this.services = wiring.services();
-    this.hosting = hosting;
+    this.placement = placement;
+    this.tenantKeys = tenantKeys;
     this.kind = kind;
     this.typed = typed;
     this.behaviour = behaviour;
@@ -118,14 +121,23 @@ final class HostedKind<S, M> implements ProcessKind<S, M> {
     this.types =
         new KindTypes(
             services.backend(),
-            hosting.runtime().keys(),
+            tenantKeys,
             kind,
             services.types(messageType, stateType, options.allowedTypes()));
     this.context = "tenant=" + options.tenant().path() + " kind=" + kind;
     this.expiry =
         options
             .expireAfter()
-            .map(idle -> new Expiry(services, this, hosting.runtime().keys(), idle))
+            .map(
+                idle ->
+                    new Expiry(
+                        services,
+                        kind,
+                        options.tenant(),
+                        this::holds,
+                        this::fence,
+                        tenantKeys,
+                        idle))
             .orElse(null);
     // A missing migration of the state type is refused here, not when a server first loads.
     new StateTag(stateType.getRawClass(), services.serde().migrations());
@@ -215,10 +227,6 @@ final class HostedKind<S, M> implements ProcessKind<S, M> {
     return messageType;
   }
 
-  Hosting hosting() {
-    return hosting;
-  }
-
   /** The expiry of the kind's servers, if its options set one. */
   @Nullable Expiry expiry() {
     return expiry;
@@ -237,14 +245,12 @@ final class HostedKind<S, M> implements ProcessKind<S, M> {
   /** The fence of a batch of a server in {@code bucket}: the lease at the epoch held now. */
   @Override
   public Fence fence(int bucket) {
-    return tx ->
-        hosting.placement().fence(tx, kind, bucket, hosting.placement().epoch(kind, bucket));
+    return tx -> placement.fence(tx, kind, bucket, placement.epoch(kind, bucket));
   }
 
   /** Who may hold a lock of this kind's servers: the tenant's placement members. */
   @Override
   public LockCoordinator.Holders lockHolders() {
-    Placement placement = hosting.placement();
     return new LockCoordinator.Holders() {
       @Override
       public UUID self() {
@@ -265,7 +271,7 @@ final class HostedKind<S, M> implements ProcessKind<S, M> {
 
   /** Whether this runtime holds the lease of the server's bucket for this kind. */
   boolean holds(int bucket) {
-    return hosting.placement().epoch(kind, bucket) != 0;
+    return placement.epoch(kind, bucket) != 0;
   }
 
   /** How many servers of the kind are loaded here. */
@@ -285,7 +291,7 @@ final class HostedKind<S, M> implements ProcessKind<S, M> {
     if (l != null && !l.evicting && l.process.isAlive()) {
       return l.process;
     }
-    if (services.hooks().backgroundConsumers() || !holds(hosting.buckets().of(tuid))) {
+    if (services.hooks().backgroundConsumers() || !holds(tenantKeys.buckets().of(tuid))) {
       return null;
     }
     Loaded<S, M>[] made = newArray();
@@ -303,7 +309,7 @@ final class HostedKind<S, M> implements ProcessKind<S, M> {
     if (fresh != null) {
       fresh.process.onStop(() -> loaded.remove(tuid, fresh));
       if (expiry != null) {
-        Futures.join(expiry.atLoad(fresh.process.keys(), fence(hosting.buckets().of(tuid))));
+        Futures.join(expiry.atLoad(fresh.process.keys(), fence(tenantKeys.buckets().of(tuid))));
       }
     }
     return java.util.Objects.requireNonNull(now).process;
@@ -320,7 +326,7 @@ final class HostedKind<S, M> implements ProcessKind<S, M> {
     Loaded<S, M> l = loaded.get(tuid);
     if ((l == null || !l.process.isAlive())
         && !stuck.containsKey(tuid)
-        && holds(hosting.buckets().of(tuid))) {
+        && holds(tenantKeys.buckets().of(tuid))) {
       execute(() -> activate(tuid));
     }
   }
@@ -341,7 +347,8 @@ final class HostedKind<S, M> implements ProcessKind<S, M> {
     }
     // A repair clears the stuck record in the transaction that rings; any other ring is late news
     // of the push that made it ready, and loading it again would only fail again.
-    byte[] record = new ServerKeys(options.tenant().subspace(), hosting.buckets(), tuid).stuckKey();
+    byte[] record =
+        new ServerKeys(options.tenant().subspace(), tenantKeys.buckets(), tuid).stuckKey();
     services
         .backend()
         .runAsync(tx -> tx.snapshot().getAsync(record))
@@ -367,7 +374,7 @@ final class HostedKind<S, M> implements ProcessKind<S, M> {
   }
 
   private void load(Tuple tuid) {
-    int bucket = hosting.buckets().of(tuid);
+    int bucket = tenantKeys.buckets().of(tuid);
     if (!holds(bucket) || !services.hooks().backgroundConsumers()) {
       return;
     }
@@ -524,7 +531,7 @@ final class HostedKind<S, M> implements ProcessKind<S, M> {
   /** Whether a server that stopped for {@code why} is looked at here ({@link #deactivated}). */
   private boolean looksAt(Tuple tuid, @Nullable Throwable why) {
     return !(why instanceof Fence.Deposed)
-        && holds(hosting.buckets().of(tuid))
+        && holds(tenantKeys.buckets().of(tuid))
         && services.hooks().backgroundConsumers();
   }
 
@@ -564,7 +571,7 @@ final class HostedKind<S, M> implements ProcessKind<S, M> {
     byte[] record =
         StuckRecord.encode(
             services.wallMillis(),
-            hosting.placement().memberId(),
+            placement.memberId(),
             why instanceof UndecodableDataException ? why.getMessage() : why.toString());
     return services
         .backend()
@@ -594,10 +601,10 @@ final class HostedKind<S, M> implements ProcessKind<S, M> {
    * transaction, from {@code resumeAt} (null: the start).
    *
    * @return null once done (or the bucket is no longer held); if a read failed, the key to go on
-   *     from ({@link Hosting} tries again after a backoff)
+   *     from (the hosting tries again after a backoff)
    */
   byte @Nullable [] rescan(int bucket, byte @Nullable [] resumeAt) {
-    var space = hosting.runtime().keys().ready(bucket);
+    var space = tenantKeys.ready(bucket);
     byte[] from = resumeAt != null ? resumeAt : space.range().begin;
     while (holds(bucket)) {
       byte[] begin = from;
@@ -637,10 +644,10 @@ final class HostedKind<S, M> implements ProcessKind<S, M> {
    */
   CompletableFuture<@Nullable Void> release(int bucket) {
     // whoever holds the bucket next loads its stuck servers once, as any ready server
-    stuck.keySet().removeIf(tuid -> hosting.buckets().of(tuid) == bucket);
+    stuck.keySet().removeIf(tuid -> tenantKeys.buckets().of(tuid) == bucket);
     List<CompletableFuture<?>> quiet = new ArrayList<>();
     for (Map.Entry<Tuple, Loaded<S, M>> e : loaded.entrySet()) {
-      if (hosting.buckets().of(e.getKey()) == bucket) {
+      if (tenantKeys.buckets().of(e.getKey()) == bucket) {
         Loaded<S, M> l = e.getValue();
         l.unloaded = true;
         l.process.stop();

@@ -2,16 +2,11 @@ package io.dgen.internal;
 
 import com.apple.foundationdb.subspace.Subspace;
 import io.dgen.StartOptions;
-import io.dgen.backend.Backend;
-import io.dgen.backend.Transaction;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -215,34 +210,5 @@ final class Limits {
     k = new LimitKeys(dir.get());
     keys = k;
     return k;
-  }
-
-  /**
-   * Runs one limiter transaction on {@code backend} and counts its attempts in {@code meters} once
-   * it commits (every attempt after the first was a conflict or a retry); a body that cannot even
-   * start yields a failed future rather than a throw.
-   */
-  static <T> CompletableFuture<T> counted(
-      Backend backend,
-      Metrics.Limit meters,
-      Function<? super Transaction, ? extends CompletableFuture<? extends T>> body) {
-    AtomicInteger attempts = new AtomicInteger();
-    CompletableFuture<T> done;
-    try {
-      done =
-          backend.runAsync(
-              tx -> {
-                attempts.incrementAndGet();
-                return body.apply(tx);
-              });
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-    return done.whenComplete(
-        (r, err) -> {
-          if (err == null) {
-            meters.transaction(attempts.get());
-          }
-        });
   }
 }

@@ -381,7 +381,7 @@ final class RateLimiter {
    * Called once, closed, with {@code busy} set (no other transaction of this limiter runs).
    */
   private void leave() {
-    Limits.counted(
+    LimitRuns.counted(
             backend,
             meters,
             tx -> {
@@ -549,7 +549,7 @@ final class RateLimiter {
   }
 
   private void reserve(int size, double s, double burstShare) {
-    Limits.counted(
+    LimitRuns.counted(
             backend,
             meters,
             tx ->
@@ -659,7 +659,7 @@ final class RateLimiter {
   }
 
   private void round(RateShares.Demand mine) {
-    Limits.counted(
+    LimitRuns.counted(
             backend,
             meters,
             tx -> {

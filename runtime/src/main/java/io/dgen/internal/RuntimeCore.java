@@ -344,7 +344,15 @@ public final class RuntimeCore implements AutoCloseable {
                       scheduler));
       hosting.host(
           new HostedKind<>(
-              wiring, hosting, kind, messageType != null, declared, behaviour, sample, options));
+              wiring,
+              hosting.placement(),
+              t.keys(),
+              kind,
+              messageType != null,
+              declared,
+              behaviour,
+              sample,
+              options));
       kindMessageTypes.putIfAbsent(kind, declared.getRawClass());
     }
   }

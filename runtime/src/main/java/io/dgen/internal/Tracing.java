@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
  * Tracing through the queue, as hooks: the runtime calls them and knows no tracing library. A
  * publisher's trace context is captured into the item it queues ({@link Envelope.Trace}) and
  * restored around the callback that processes it, its post-commit actions and {@code handleLocked}.
- * {@link #NONE} does nothing; {@link OtelTracing}, the one class that touches OpenTelemetry, is
+ * {@link #NONE} does nothing; {@code OtelTracing}, the one class that touches OpenTelemetry, is
  * loaded only when the OpenTelemetry API is on the class path, so that the runtime runs without it
  * (see {@code docs/tracing.md}). Implementations are thread-safe and never throw.
  */
@@ -19,14 +19,6 @@ public interface Tracing {
 
   /** Traces nothing. */
   Tracing NONE = new Tracing() {};
-
-  /**
-   * The default: the global OpenTelemetry once it is set, if the API is on the class path (in a
-   * version that can tell whether the global is set without fixing it); else nothing.
-   */
-  static Tracing global() {
-    return Present.GLOBAL ? OtelTracing.global() : NONE;
-  }
 
   /**
    * The tracing of one server's queue.
@@ -48,29 +40,6 @@ public interface Tracing {
   static String destination(List<String> tenantPath, @Nullable Object kind) {
     String tenant = String.join("/", tenantPath);
     return kind == null ? tenant : tenant + "/" + kind;
-  }
-
-  /**
-   * Whether the OpenTelemetry API is on the class path, with what the default needs; checked once.
-   */
-  final class Present {
-    static final boolean GLOBAL =
-        present("io.opentelemetry.context.Context")
-            && present("io.opentelemetry.api.GlobalOpenTelemetry", "isSet");
-
-    private Present() {}
-
-    private static boolean present(String name, String... methods) {
-      try {
-        Class<?> c = Class.forName(name, false, Tracing.class.getClassLoader());
-        for (String m : methods) {
-          c.getMethod(m);
-        }
-        return true;
-      } catch (ReflectiveOperationException | LinkageError e) {
-        return false;
-      }
-    }
   }
 
   /** The tracing of one server: capture at publish, spans around its callbacks. */
