@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.admin.ServerControl;
-import io.dgen.internal.Buckets;
-import io.dgen.internal.ServerKeys;
+import io.dgen.internal.keys.Buckets;
+import io.dgen.internal.keys.ServerKeys;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;

@@ -1,9 +1,9 @@
 package io.dgen;
 
 import com.apple.foundationdb.tuple.Tuple;
-import io.dgen.internal.Buckets;
-import io.dgen.internal.Placement;
-import io.dgen.internal.TenantKeys;
+import io.dgen.internal.hosting.Placement;
+import io.dgen.internal.keys.Buckets;
+import io.dgen.internal.keys.TenantKeys;
 import java.util.List;
 import java.util.Objects;
 import java.util.UUID;

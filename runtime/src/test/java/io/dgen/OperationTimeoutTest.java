@@ -236,8 +236,8 @@ class OperationTimeoutTest extends RuntimeTestBase {
             .orElseThrow();
     unreachable();
     int operations =
-        io.dgen.internal.OperationTimeouts.MAX_BLOCKING_THREADS
-            + io.dgen.internal.OperationTimeouts.MAX_QUEUED_OPERATIONS
+        io.dgen.internal.base.OperationTimeouts.MAX_BLOCKING_THREADS
+            + io.dgen.internal.base.OperationTimeouts.MAX_QUEUED_OPERATIONS
             + 100;
     java.util.concurrent.ExecutorService callers =
         java.util.concurrent.Executors.newFixedThreadPool(64);
@@ -263,7 +263,7 @@ class OperationTimeoutTest extends RuntimeTestBase {
               .filter(t -> t.getName().startsWith("dgen-operation-"))
               .count();
       assertThat(blocked)
-          .isLessThanOrEqualTo(io.dgen.internal.OperationTimeouts.MAX_BLOCKING_THREADS);
+          .isLessThanOrEqualTo(io.dgen.internal.base.OperationTimeouts.MAX_BLOCKING_THREADS);
     } finally {
       callers.shutdownNow();
     }

@@ -10,7 +10,7 @@ import io.dgen.backend.FaultInjectingBackend;
 import io.dgen.backend.ForwardingBackend;
 import io.dgen.backend.fdb.FdbBackend;
 import io.dgen.backend.memory.MemoryBackend;
-import io.dgen.internal.ServerKeys;
+import io.dgen.internal.keys.ServerKeys;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.Callable;

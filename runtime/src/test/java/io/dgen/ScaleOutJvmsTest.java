@@ -291,7 +291,7 @@ class ScaleOutJvmsTest {
               log,
               List.of(
                   "-XX:TieredStopAtLevel=1", // less JIT work on a shared 2-core machine
-                  "-Dorg.slf4j.simpleLogger.log.io.dgen.internal.Placement=info"),
+                  "-Dorg.slf4j.simpleLogger.log.io.dgen.internal.hosting.Placement=info"),
               tenantId,
               Integer.toString(buckets),
               Long.toString(LEASE.toMillis()),
@@ -374,7 +374,8 @@ class ScaleOutJvmsTest {
   }
 
   private int bucket(int server) {
-    return io.dgen.internal.Buckets.of(tenant.bucketCount()).of(Tuple.from(Ledger.KIND, server));
+    return io.dgen.internal.keys.Buckets.of(tenant.bucketCount())
+        .of(Tuple.from(Ledger.KIND, server));
   }
 
   /**

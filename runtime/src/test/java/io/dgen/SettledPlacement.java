@@ -1,7 +1,7 @@
 package io.dgen;
 
 import io.dgen.admin.TenantAdmin;
-import io.dgen.internal.Placement;
+import io.dgen.internal.hosting.Placement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;

@@ -16,7 +16,7 @@ import io.dgen.admin.DGenAdmin;
 import io.dgen.admin.ServerAdmin;
 import io.dgen.admin.ServerControl;
 import io.dgen.admin.TenantAdmin;
-import io.dgen.internal.ServerProcess;
+import io.dgen.internal.process.ServerProcess;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;

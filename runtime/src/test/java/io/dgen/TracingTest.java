@@ -5,10 +5,10 @@ import static org.awaitility.Awaitility.await;
 
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
-import io.dgen.internal.Buckets;
-import io.dgen.internal.ServerKeys;
 import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.Serde;
+import io.dgen.internal.keys.Buckets;
+import io.dgen.internal.keys.ServerKeys;
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;

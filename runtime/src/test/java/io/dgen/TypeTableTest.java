@@ -5,10 +5,10 @@ import static org.awaitility.Awaitility.await;
 
 import io.dgen.admin.ServerControl;
 import io.dgen.backend.KeyValue;
-import io.dgen.internal.Buckets;
-import io.dgen.internal.ServerKeys;
 import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.Serde;
+import io.dgen.internal.keys.Buckets;
+import io.dgen.internal.keys.ServerKeys;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;

@@ -10,7 +10,7 @@ import io.dgen.TestServer.Get;
 import io.dgen.TestServer.Init;
 import io.dgen.TestServer.Msg;
 import io.dgen.admin.ServerControl;
-import io.dgen.internal.Buckets;
+import io.dgen.internal.keys.Buckets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -5,7 +5,7 @@ import com.apple.foundationdb.tuple.ByteArrayUtil;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.Backend;
 import io.dgen.backend.KeyValue;
-import io.dgen.internal.TenantKeys;
+import io.dgen.internal.keys.TenantKeys;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -1,8 +1,8 @@
 package io.dgen.benchmarks;
 
-import io.dgen.internal.RuntimeHooks;
-import io.dgen.internal.Tracing;
 import io.dgen.internal.codec.Envelope;
+import io.dgen.internal.observe.RuntimeHooks;
+import io.dgen.internal.observe.Tracing;
 import java.util.Collections;
 import java.util.List;
 

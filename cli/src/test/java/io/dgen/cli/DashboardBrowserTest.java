@@ -8,7 +8,7 @@ import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.backend.memory.MemoryBackend;
-import io.dgen.internal.Placement;
+import io.dgen.internal.hosting.Placement;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -7,12 +7,12 @@ import io.dgen.backend.Backend;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
-import io.dgen.internal.Buckets;
-import io.dgen.internal.OperationTimeouts;
-import io.dgen.internal.Placement;
-import io.dgen.internal.ServerKeys;
-import io.dgen.internal.TenantKeys;
+import io.dgen.internal.base.OperationTimeouts;
 import io.dgen.internal.codec.Serde;
+import io.dgen.internal.hosting.Placement;
+import io.dgen.internal.keys.Buckets;
+import io.dgen.internal.keys.ServerKeys;
+import io.dgen.internal.keys.TenantKeys;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -223,7 +223,7 @@ public final class TenantAdmin {
     for (KeyValue kv : rows) {
       out.add(
           new ServerEntry(
-              index.unpack(kv.key()), io.dgen.internal.ServerEntry.describe(kv.value())));
+              index.unpack(kv.key()), io.dgen.internal.keys.ServerEntry.describe(kv.value())));
     }
     return out;
   }
@@ -305,7 +305,7 @@ public final class TenantAdmin {
     for (KeyValue kv : rows) {
       out.add(
           new ServerEntry(
-              index.unpack(kv.key()), io.dgen.internal.ServerEntry.describe(kv.value())));
+              index.unpack(kv.key()), io.dgen.internal.keys.ServerEntry.describe(kv.value())));
     }
     return out;
   }
@@ -339,7 +339,8 @@ public final class TenantAdmin {
     if (indexed == null) {
       return Optional.empty();
     }
-    String behaviour = indexed.length == 0 ? null : io.dgen.internal.ServerEntry.describe(indexed);
+    String behaviour =
+        indexed.length == 0 ? null : io.dgen.internal.keys.ServerEntry.describe(indexed);
     return Optional.of(
         new ServerAdmin(backend, server, keys, behaviour, serde, clock, operations, context));
   }

@@ -2,11 +2,34 @@ package io.dgen.internal;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGenServer;
+import io.dgen.ProcessRef;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.backend.Backend;
+import io.dgen.internal.atomic.AtomicWork;
+import io.dgen.internal.base.BatchPermits;
+import io.dgen.internal.base.BoundedPool;
+import io.dgen.internal.base.DeferredClears;
+import io.dgen.internal.base.OperationTimeouts;
+import io.dgen.internal.base.RuntimeServices;
 import io.dgen.internal.codec.TypeRegistry;
+import io.dgen.internal.consume.ConsumeGroups;
+import io.dgen.internal.hosting.Expiry;
+import io.dgen.internal.hosting.HostedKind;
+import io.dgen.internal.hosting.Hosting;
+import io.dgen.internal.idempotency.Sweeper;
+import io.dgen.internal.keys.Buckets;
+import io.dgen.internal.limits.Limits;
+import io.dgen.internal.observe.RuntimeHooks;
+import io.dgen.internal.observe.TrackedBackend;
+import io.dgen.internal.process.LocalProcesses;
+import io.dgen.internal.process.ProcessContext;
+import io.dgen.internal.process.ProcessKind;
+import io.dgen.internal.process.ServerProcess;
+import io.dgen.internal.queue.KindTypes;
+import io.dgen.internal.queue.PushGroups;
+import io.dgen.internal.tenant.TenantRuntime;
 import java.nio.ByteBuffer;
 import java.time.Clock;
 import java.time.Duration;
@@ -428,8 +451,8 @@ public final class RuntimeCore implements AutoCloseable {
    * @param name the name
    * @return the process, if any
    */
-  public Optional<ServerProcess<?, ?>> whereis(String name) {
-    return processes.whereis(name);
+  public Optional<ProcessRef<?>> whereis(String name) {
+    return processes.whereis(name).map(LocalProcesses.Member::ref);
   }
 
   /** The number of live processes. */

@@ -2,8 +2,11 @@ package io.dgen.internal;
 
 import io.dgen.DGenListener;
 import io.dgen.backend.Backend;
+import io.dgen.internal.base.OperationTimeouts;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StateCodec;
+import io.dgen.internal.limits.LimitKeys;
+import io.dgen.internal.observe.RuntimeHooks;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;

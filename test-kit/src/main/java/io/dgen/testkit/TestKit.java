@@ -12,7 +12,7 @@ import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.admin.ServerControl;
 import io.dgen.backend.memory.MemoryBackend;
-import io.dgen.internal.ServerProcess;
+import io.dgen.internal.process.ServerProcess;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;

@@ -182,7 +182,8 @@ class TestKitTest {
         DGen dgen = DGen.builder(backend).build()) {
       ServerRef<Account.Msg> account =
           dgen.start(new Account(), null, StartOptions.builder(dgen.tenant("t")).build());
-      assertThatThrownBy(() -> ((io.dgen.internal.ServerProcess<?, ?>) account).drainInCaller(1))
+      assertThatThrownBy(
+              () -> ((io.dgen.internal.process.ServerProcess<?, ?>) account).drainInCaller(1))
           .isInstanceOf(IllegalStateException.class)
           .hasMessageContaining("backgroundConsumers(false)");
     }

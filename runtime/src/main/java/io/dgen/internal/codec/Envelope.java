@@ -40,7 +40,8 @@ import tools.jackson.databind.JsonNode;
  *     commit_unknown_result sees its own id and counts once)
  * @param bytes the item (or, for an item of the first format, its message re-serialized)
  * @param messageOffset where the message starts in {@code bytes}
- * @param trace the publisher's trace context, or null (see {@link io.dgen.internal.Tracing})
+ * @param trace the publisher's trace context, or null (see {@link
+ *     io.dgen.internal.observe.Tracing})
  */
 public record Envelope(
     int kind,

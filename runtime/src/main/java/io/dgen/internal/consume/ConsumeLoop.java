@@ -1,0 +1,678 @@
+package io.dgen.internal.consume;
+
+import io.dgen.ServerStoppedException;
+import io.dgen.UndecodableDataException;
+import io.dgen.backend.Futures;
+import io.dgen.internal.base.BatchPermits;
+import io.dgen.internal.base.Lifecycle;
+import io.dgen.internal.base.RuntimeServices;
+import io.dgen.internal.behaviour.CallbackInvoker;
+import io.dgen.internal.commit.CommitRunner;
+import io.dgen.internal.commit.Fence;
+import io.dgen.internal.doorbell.TenantWatcher;
+import io.dgen.internal.limits.ConcurrencyGate;
+import io.dgen.internal.limits.RateLimiter;
+import io.dgen.internal.lock.DeadLetters;
+import io.dgen.internal.lock.LockCoordinator;
+import io.dgen.internal.observe.LogContext;
+import io.dgen.internal.state.StateStore;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The consume loop of one process: running batches back to back (one at a time per process, each
+ * holding one of the runtime's {@linkplain BatchPermits permits to be in flight}, none holding a
+ * thread while it waits for the database), parking when the queue is drained or locked (no thread,
+ * no watch: its bucket's doorbell rings it), backing off after failures and repeated cache misses,
+ * retrying a failed batch up to its failing item, and handing a taken lock to {@code
+ * handleLocked}'s threads.
+ *
+ * <p>Never touches keys itself: batches, dead letters and the lock coordinator do, through the
+ * commit runner. Never runs two batches of its process at once.
+ *
+ * <p>No lost wake-up: a parked loop remembers the read version of its last batch, which saw every
+ * push committed up to it; a later push rings the doorbell with its commit version, which wakes the
+ * loop (a ring while a batch runs is kept, and looked at before parking).
+ *
+ * <p>Threading: {@link #running} says who owns the loop: false exactly while it is parked; whoever
+ * sets it to true (a ring, a timer, the start) runs the next step, so the loop never runs
+ * concurrently with itself. The failure count and the batch limit are touched only by the owner;
+ * hand-offs between threads go through the executor, which orders them.
+ *
+ * <p>No step dies silently: every task the loop hands to a thread is {@linkplain #guarded guarded},
+ * so that whatever it throws either retries the loop with backoff or, for a {@linkplain
+ * Lifecycle#isFatal fatal} error, stops the process, whose termination then fails with it.
+ *
+ * @param <S> the state type
+ * @param <M> the message type
+ */
+public final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
+
+  private static final Logger log = LoggerFactory.getLogger(ConsumeLoop.class);
+
+  private static final int CACHE_MISS_BACKOFF_CAP_MS = 50;
+  private static final long BATCH_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
+  private final RuntimeServices services;
+  private final ConsumeGroups groups;
+  private final ConsumerParts<S, M> parts;
+  private final CommitRunner commits;
+  private final ConsumerBatch<S, M> batches;
+  private final StateStore<S> states;
+  private final LockCoordinator<S, M> locks;
+  private final DeadLetters<M> deadLetters;
+  private final CallbackInvoker<S, M> invoker;
+  private final Lifecycle lifecycle;
+  private final TenantWatcher doorbell;
+  private final int bucket;
+  private final int consumeK;
+  private final int deadLetterThreshold;
+  private final String context;
+
+  private final AtomicBoolean running = new AtomicBoolean(true);
+  private final CompletableFuture<@Nullable Void> quiet = new CompletableFuture<>();
+  // When the loop parked on an empty queue (nanos), or Long.MIN_VALUE while it is not so parked.
+  private volatile long idleSince = Long.MIN_VALUE;
+  private final AtomicLong rungAt = new AtomicLong(Long.MIN_VALUE);
+  private final AtomicBoolean rungAll = new AtomicBoolean();
+  private volatile long seen = Long.MIN_VALUE;
+
+  /** The expiry of the lock a pending timer unparks the loop at, or -1 with no timer pending. */
+  private volatile long lockTimerFor = -1;
+
+  private int consecutiveFailures;
+  private int limitOverride;
+  // Items left to run in batches of one, after a batch of them exceeded a limit of FoundationDB.
+  private int oneByOne;
+  private final ConsumerBatch.Attempt attempt = new ConsumerBatch.Attempt();
+  private final @Nullable RateLimiter rate;
+  private final @Nullable ConcurrencyGate gate;
+  // Rate permits the loop holds for its next batch; touched by the loop's owner only.
+  private int ratePermits;
+  private volatile RateLimiter.@Nullable Waiter rateWaiter;
+  private volatile ConcurrencyGate.@Nullable Waiter gateWaiter;
+  private boolean gateWoken;
+  // Whether the stopped process looked for a lock of its own left behind; touched by the owner.
+  private boolean orphansLooked;
+  // A hosted server's last batch that processed messages left it without state: each was refused
+  // (its init declined), so the server was not created. Touched by the owner.
+  private boolean uncreated;
+
+  public ConsumeLoop(
+      RuntimeServices services,
+      ConsumeGroups groups,
+      ConsumerParts<S, M> parts,
+      TenantWatcher doorbell,
+      int bucket,
+      @Nullable RateLimiter rate,
+      @Nullable ConcurrencyGate gate,
+      String context) {
+    this.services = services;
+    this.groups = groups;
+    this.rate = rate;
+    this.gate = gate;
+    this.parts = parts;
+    this.commits = parts.commits();
+    this.batches = parts.batches();
+    this.states = parts.states();
+    this.locks = parts.locks();
+    this.deadLetters = parts.deadLetters();
+    this.invoker = parts.invoker();
+    this.lifecycle = parts.lifecycle();
+    this.doorbell = doorbell;
+    this.bucket = bucket;
+    this.consumeK = parts.consumeK();
+    this.deadLetterThreshold = parts.deadLetterThreshold();
+    this.context = context;
+  }
+
+  /** Starts consuming: the first batch looks at the queue as it is now. */
+  public void start() {
+    execute(this::drain);
+  }
+
+  /** Runs the queue to empty in the caller instead: for processes without this loop running. */
+  public int drainInCaller(int maxFailures) {
+    if (services.hooks().backgroundConsumers()) {
+      throw new IllegalStateException(
+          "drainInCaller needs DGen.Builder.backgroundConsumers(false)");
+    }
+    return new CallerDrain<>(parts, services::nanoTime).run(maxFailures);
+  }
+
+  /** The process stopped: a parked loop stays parked for good. */
+  public void stopped() {
+    if (running.compareAndSet(false, true)) {
+      doorbell.unparked(bucket);
+      quiet.complete(null);
+    }
+    // A loop waiting for a permit is owned, but runs nothing: it is quiet once it stops waiting.
+    RateLimiter.Waiter r = rateWaiter;
+    if (r != null && Objects.requireNonNull(rate).cancel(r)) {
+      quiet.complete(null);
+    }
+    ConcurrencyGate.Waiter g = gateWaiter;
+    if (g != null && Objects.requireNonNull(gate).cancel(g)) {
+      quiet.complete(null);
+    }
+  }
+
+  /**
+   * Completes once the process stopped and no batch of it is in flight any more (a hosted server's
+   * bucket is handed off only then, so that its last batch is not wasted).
+   */
+  public CompletableFuture<@Nullable Void> quiet() {
+    return quiet;
+  }
+
+  /**
+   * Since when (on the runtime's nano clock) the loop has been parked on an empty queue, or {@link
+   * Long#MIN_VALUE} if it is not (it runs, waits for a lock, or backs off).
+   */
+  public long idleSince() {
+    return idleSince;
+  }
+
+  @Override
+  public void ring(long version) {
+    rungAt.accumulateAndGet(version, Math::max);
+    if (version > seen) {
+      unpark();
+    }
+  }
+
+  @Override
+  public void ringAll() {
+    rungAll.set(true);
+    unpark();
+  }
+
+  private void unpark() {
+    if (lifecycle.isAlive() && running.compareAndSet(false, true)) {
+      idleSince = Long.MIN_VALUE;
+      doorbell.unparked(bucket);
+      execute(this::drain);
+    }
+  }
+
+  /**
+   * Parks after a batch that read the queue at {@code readVersion}: a ring of a later commit, or
+   * (with a lock that expires) a timer, unparks it.
+   */
+  private void park(long readVersion, long lockExpiresAt) {
+    seen = readVersion;
+    if (lockExpiresAt >= 0 && lockExpiresAt != lockTimerFor) {
+      // One timer per lock met, however many pushes wake the loop while the lock is held.
+      long delayMs = Math.max(0, lockExpiresAt - services.wallMillis()) + 1;
+      lockTimerFor = lockExpiresAt;
+      scheduleAfter(
+          TimeUnit.MILLISECONDS.toNanos(delayMs),
+          () -> {
+            lockTimerFor = -1;
+            unpark();
+          });
+    }
+    doorbell.parked(bucket);
+    running.set(false);
+    // A ring that came while the batch ran, or while parking, is looked at now.
+    if (rungAll.get() || rungAt.get() > readVersion) {
+      unpark();
+    }
+    if (!lifecycle.isAlive()) {
+      stopped();
+    }
+  }
+
+  private void execute(Runnable step) {
+    try {
+      services.executor().execute(guarded(step));
+    } catch (RejectedExecutionException e) {
+      // the runtime is closing
+    }
+  }
+
+  /**
+   * {@code step} as a task that cannot end the loop silently: a throwable it lets escape (a bug, or
+   * an error met outside user code) retries the loop with backoff, and a fatal one stops the
+   * process.
+   */
+  private Runnable guarded(Runnable step) {
+    return () -> {
+      try {
+        step.run();
+      } catch (Throwable t) {
+        if (Lifecycle.isFatal(t)) {
+          stopFatally(t);
+        } else {
+          retryLater("a step of the consume loop failed unexpectedly", t);
+        }
+      }
+    };
+  }
+
+  /** A fatal error stopped this process: its termination fails with it. */
+  private void stopFatally(Throwable error) {
+    try (LogContext.Scope mdc = invoker.logs().open(null)) {
+      lifecycle.terminateIfFatal(error);
+    }
+  }
+
+  private void scheduleAfter(long nanos, Runnable step) {
+    try {
+      services.scheduler().schedule(() -> execute(step), nanos, TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      // the runtime is closing
+    }
+  }
+
+  private void drain() {
+    run(services.nanoTime() + BATCH_SLICE_NANOS, false);
+  }
+
+  /**
+   * Runs batches back to back in this thread while each completes at once; returns when one is in
+   * flight (its completion continues the loop on the executor), or the loop parked, backs off, or
+   * stopped. After a time slice it yields the thread to other processes' loops.
+   */
+  private void run(long sliceEnd, boolean holdsPermit) {
+    while (lifecycle.isAlive()) {
+      if (!holdsPermit && !takeRatePermits()) {
+        return; // the limiter runs the loop again with permits
+      }
+      if (!holdsPermit && !services.permits().tryAcquire()) {
+        services
+            .permits()
+            .enqueue(guarded(() -> run(services.nanoTime() + BATCH_SLICE_NANOS, true)));
+        return;
+      }
+      holdsPermit = false;
+      CompletableFuture<ConsumerBatch.@Nullable Batch<S, M>> batch = startBatch();
+      if (!batch.isDone()) {
+        batch.whenComplete(
+            (b, err) -> {
+              services.permits().release();
+              execute(
+                  () -> {
+                    if (afterBatch(b, err)) {
+                      drain();
+                    }
+                  });
+            });
+        return;
+      }
+      services.permits().release();
+      ConsumerBatch.Batch<S, M> b = null;
+      Throwable err = null;
+      try {
+        b = batch.join();
+      } catch (RuntimeException e) {
+        err = e;
+      }
+      if (!afterBatch(b, err)) {
+        return;
+      }
+      if (services.nanoTime() - sliceEnd > 0) {
+        execute(this::drain); // let other servers' batches run, then continue
+        return;
+      }
+    }
+    if (holdsPermit) {
+      services.permits().release();
+    }
+    giveBackRatePermits(0);
+    if (gateWoken) {
+      // woken for a free permit of the concurrency limit, but stopped before its batch: the next
+      // waiter of this runtime may take it (with nothing armed, none would be woken for it)
+      gateWoken = false;
+      Objects.requireNonNull(gate).passed();
+    }
+    if (!orphansLooked && locks.tookAny()) {
+      handOver(this::lookForOrphan);
+      return; // its end runs this again
+    }
+    quiet.complete(null); // stopped, with no batch in flight
+  }
+
+  /**
+   * The process stopped with no batch in flight, after some of its batches took the lock: a lock
+   * one of them committed without learning so (an outcome left unknown, its retry cut short by the
+   * stop) is this process's to run, as its next batch would have. Left alone it would block the
+   * server for as long as this runtime lives: no batch of another process recognises it as its own,
+   * and a hosted server's new holder busts only the locks of runtimes that are gone.
+   */
+  private LockCoordinator.Run lookForOrphan() {
+    LockCoordinator.Held<M> orphan = locks.orphan();
+    orphansLooked = true;
+    return orphan == null ? LockCoordinator.Run.NOTHING : locks.runLocked(orphan, null);
+  }
+
+  /**
+   * With a rate limit, takes the permits of the next batch (up to {@code consumeK}) unless it holds
+   * some; with none usable now, waits for them in the limiter's line, holding no thread, and
+   * returns false: the grant runs the loop again.
+   */
+  private boolean takeRatePermits() {
+    if (rate == null || ratePermits > 0) {
+      return true;
+    }
+    int n = rate.tryAcquire(consumeK);
+    if (n > 0) {
+      ratePermits = n;
+      return true;
+    }
+    rateWaiter =
+        rate.await(
+            consumeK,
+            granted -> {
+              rateWaiter = null;
+              ratePermits = granted;
+              drain();
+            });
+    return false;
+  }
+
+  /** Gives back the rate permits the last batch did not use ({@code used} of them it did). */
+  private void giveBackRatePermits(int used) {
+    if (rate != null && ratePermits > 0) {
+      rate.giveBack(ratePermits - Math.min(used, ratePermits));
+      ratePermits = 0;
+    }
+  }
+
+  private CompletableFuture<ConsumerBatch.@Nullable Batch<S, M>> startBatch() {
+    rungAll.set(false); // a ring-all before this batch is answered by it
+    int limit =
+        Math.min(
+            oneByOne > 0 ? 1 : limitOverride > 0 ? limitOverride : consumeK,
+            rate != null ? ratePermits : Integer.MAX_VALUE);
+    long start = services.nanoTime();
+    try {
+      // At K = 1 the batch may share its transaction with other servers' (ConsumeGroups).
+      return (consumeK == 1 && limit == 1
+              ? groups.run(batches, attempt, commits, () -> alone(limit))
+              : alone(limit))
+          .whenComplete((b, err) -> Meters.batch(invoker.meters(), b, services.nanoTime() - start));
+    } catch (Throwable e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** The next batch in a transaction of its own. */
+  private CompletableFuture<ConsumerBatch.Batch<S, M>> alone(int limit) {
+    return commits.commitAsync(
+        tx -> batches.run(tx, limit, services.executor(), attempt),
+        (tx, prior) -> prior,
+        services.executor());
+  }
+
+  /**
+   * Acts on a batch's outcome. Returns true if the next batch should run at once; otherwise the
+   * loop parked, waits for a timer, hands over to another thread, or stopped.
+   */
+  private boolean afterBatch(ConsumerBatch.@Nullable Batch<S, M> batch, @Nullable Throwable err) {
+    giveBackRatePermits(err == null && batch != null ? batch.processed() : 0);
+    if (gateWoken) {
+      gateWoken = false;
+      Objects.requireNonNull(gate).passed(); // if it took no permit, the next waiter may
+    }
+    if (err != null || batch == null) {
+      onFailure(Futures.unwrap(Objects.requireNonNull(err)));
+      return false;
+    }
+    if (batch.busted()) {
+      return true;
+    }
+    if (batch.lockWait()) {
+      park(batch.readVersion(), batch.lockExpiresAt());
+      return false;
+    }
+    if (batch.idle()) {
+      oneByOne = 0;
+      if (uncreated) {
+        return deactivateUncreated();
+      }
+      idleSince = services.nanoTime();
+      park(batch.readVersion(), -1);
+      return false;
+    }
+    limitOverride = 0;
+    consecutiveFailures = 0;
+    oneByOne = Math.max(0, oneByOne - batch.processed());
+    if (!batch.deliver(invoker, lifecycle)) {
+      return false; // the batch stopped the process
+    }
+    if (batch.processed() > 0) {
+      uncreated = batch.state() == null; // only a hosted server's messages may all be refused
+    }
+    LockCoordinator.Held<M> lock = batch.lock();
+    if (lock != null) {
+      // the loop stays owned (not parked) until handleLocked's run has ended
+      S state = batch.state(); // null for a lock of this process found by a later batch
+      handOver(() -> locks.runLocked(lock, state));
+      return false;
+    }
+    int misses = states.missStreak();
+    if (misses >= 3) {
+      scheduleAfter(
+          TimeUnit.MILLISECONDS.toNanos(
+              Math.min(CACHE_MISS_BACKOFF_CAP_MS, 1L << Math.min(misses - 3, 6))),
+          this::drain);
+      return false;
+    }
+    if (batch.drained()) {
+      if (uncreated) {
+        return deactivateUncreated();
+      }
+      // Nothing was left as of the batch's read: a later push rings; no empty batch to find out.
+      idleSince = services.nanoTime();
+      park(batch.readVersion(), -1);
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * A hosted server refused every message it got until its queue was empty ({@code init} declined
+   * to create it): nothing of it is stored, and no process of it stays loaded. It is deactivated as
+   * after a {@code Result.stop}; its next message loads it again, and runs {@code init} again.
+   */
+  private boolean deactivateUncreated() {
+    lifecycle.stopIfAsked("no message created the server: each was refused");
+    execute(this::drain); // ends the loop: quiet
+    return false;
+  }
+
+  /**
+   * Hands a step of a lock this process holds ({@code handleLocked} and its commit, or a try of a
+   * commit whose outcome was not learned) to a thread of its own; with no thread to be had now,
+   * tries again after a backoff. The lock is this process's until the run has ended, so it keeps
+   * trying for as long as the runtime lives: also when the process was stopped since its batch
+   * committed the lock (a hand-off, an eviction racing a push, a lost bucket), as nobody else runs
+   * or releases it while this runtime lives. The loop stays owned until the run has ended, so a
+   * hand-off waiting for this process to be quiet waits for it.
+   */
+  private void handOver(Supplier<LockCoordinator.Run> step) {
+    try {
+      services.blocking().execute(guarded(() -> afterLocked(step.get())));
+    } catch (RejectedExecutionException e) {
+      consecutiveFailures++;
+      log.warn("no thread for handleLocked; trying again in a moment: {}", context, e);
+      scheduleAfter(services.backoffNanos(consecutiveFailures), () -> handOver(step));
+    }
+  }
+
+  private void onFailure(Throwable error) {
+    if (Lifecycle.isFatal(error)) {
+      stopFatally(error);
+      return;
+    }
+    Throwable cause = ConsumerBatch.blame(error, attempt);
+    if (cause instanceof ConsumerBatch.ItemFailure failure) {
+      onItemFailure(failure);
+    } else if (cause instanceof ConsumerBatch.ItemRefused refused) {
+      // Not a failure: no count, no backoff. The items before it commit first; at the head, the
+      // next batch refuses it (ConsumerBatch.Attempt#refusal).
+      limitOverride = refused.index();
+      execute(this::drain);
+    } else if (cause instanceof ConsumerBatch.TooLarge tooLarge) {
+      // No failure is counted and no backoff taken: batches of one find the item that caused it.
+      oneByOne = tooLarge.items();
+      try (LogContext.Scope mdc = invoker.logs().open(null)) {
+        log.warn(
+            "a batch of {} items exceeded a limit of FoundationDB; running them one by one: {}",
+            tooLarge.items(),
+            context,
+            tooLarge.getCause());
+      }
+      states.invalidate();
+      execute(this::drain);
+    } else if (cause instanceof ConcurrencyGate.Wait wait) {
+      if (wait.index() > 0) {
+        limitOverride = wait.index(); // commit the items before the one that waits
+        execute(this::drain);
+      } else {
+        gateWaiter =
+            Objects.requireNonNull(gate)
+                .await(
+                    () -> {
+                      gateWaiter = null;
+                      gateWoken = true;
+                      drain();
+                    });
+      }
+    } else if (cause instanceof ServerStoppedException e) {
+      log.warn("stopping consumer: {}", e.getMessage());
+      lifecycle.terminate(null);
+      execute(this::drain); // ends the loop: quiet
+    } else if (cause instanceof UndecodableDataException e) {
+      stopUndecodable(e);
+    } else if (cause instanceof Fence.Deposed e) {
+      log.info("{}; unloading the server", e.getMessage());
+      lifecycle.terminate(e); // not a deactivation: the bucket's new holder runs the server
+      execute(this::drain);
+    } else if (cause instanceof Error e) {
+      log.error("consumer batch failed with an error: {}", context, e);
+      retryLater("consumer batch failed with an error", e);
+    } else {
+      retryLater("consumer transaction failed", cause);
+    }
+  }
+
+  /**
+   * The server's state (or lock record) cannot be decoded: no batch of it can succeed until it is
+   * repaired, so its process stops, and only it; the data stays as it is for inspection and repair.
+   */
+  private void stopUndecodable(UndecodableDataException e) {
+    try (LogContext.Scope mdc = invoker.logs().open(null)) {
+      log.error(
+          "the server's stored state cannot be decoded; its process stops and the state is kept"
+              + " (dgen inspect shows its tree, dgen state-replace repairs it): {}",
+          context,
+          e);
+    }
+    invoker.meters().stateUndecodable();
+    parts.undecodableState().accept(e);
+    lifecycle.terminate(e);
+    execute(this::drain); // ends the loop
+  }
+
+  private void afterLocked(LockCoordinator.Run run) {
+    switch (run.ending()) {
+      case RELEASED, FENCED -> {
+        // A fenced holder's result was refused and reported; one slow job must not take this
+        // consumer out of service.
+        consecutiveFailures = 0;
+        execute(this::drain);
+      }
+      case FAILED -> {
+        if (run.deadLettered()) {
+          consecutiveFailures = 0;
+          execute(this::drain);
+        } else {
+          retryLater(
+              "handleLocked failed; the lock is released and its message re-queued, its failure"
+                  + " counted",
+              Objects.requireNonNull(run.cause()));
+        }
+      }
+      case STOPPED -> execute(this::drain); // the process stopped itself: the loop ends, quiet
+      case UNKNOWN -> {
+        // The lock may still be held by this process: nothing else of this server can run
+        // before its holder has learned how its commit or release ended.
+        consecutiveFailures++;
+        long delay = services.backoffNanos(consecutiveFailures);
+        try (LogContext.Scope mdc = invoker.logs().open(null)) {
+          log.warn(
+              "handleLocked's commit or release did not learn its outcome; the lock stays with"
+                  + " this process, which tries again in {} ms: {} failures={}",
+              TimeUnit.NANOSECONDS.toMillis(delay),
+              context,
+              consecutiveFailures,
+              run.cause());
+        }
+        LockCoordinator.Pending<?, ?> pending = Objects.requireNonNull(run.pending());
+        scheduleAfter(delay, () -> handOver(() -> locks.resume(pending)));
+      }
+    }
+  }
+
+  private void retryLater(String what, Throwable cause) {
+    consecutiveFailures++;
+    long delay = services.backoffNanos(consecutiveFailures);
+    try (LogContext.Scope mdc = invoker.logs().open(null)) {
+      log.warn(
+          "{}; retrying in {} ms: {} failures={}",
+          what,
+          TimeUnit.NANOSECONDS.toMillis(delay),
+          context,
+          consecutiveFailures,
+          cause);
+    }
+    states.invalidate();
+    scheduleAfter(delay, this::drain);
+  }
+
+  /**
+   * A callback failed: count the failure against that item in its own transaction (the batch's was
+   * aborted), dead-letter it at the threshold, and retry the batch up to the failing item so that
+   * its neighbours commit without it. Recording waits for a commit, so it runs on a blocking
+   * thread.
+   */
+  private void onItemFailure(ConsumerBatch.ItemFailure failure) {
+    limitOverride = Math.max(1, failure.index());
+    invoker.meters().failed();
+    Throwable cause = failure.reason();
+    try {
+      services.blocking().execute(guarded(() -> recordFailure(failure, cause)));
+    } catch (RejectedExecutionException e) {
+      retryLater("no thread to record a callback's failure", cause);
+    }
+  }
+
+  private void recordFailure(ConsumerBatch.ItemFailure failure, Throwable cause) {
+    int attempts;
+    try {
+      attempts = deadLetters.recordFailure(failure.item(), cause, deadLetterThreshold);
+    } catch (RuntimeException e) {
+      cause.addSuppressed(e);
+      retryLater("callback failed and its failure could not be recorded", cause);
+      return;
+    }
+    if (attempts >= deadLetterThreshold) {
+      limitOverride = 0;
+      consecutiveFailures = 0;
+      oneByOne = Math.max(0, oneByOne - 1);
+      execute(this::drain);
+      return;
+    }
+    retryLater("callback failed, transaction aborted (attempt " + attempts + ")", cause);
+  }
+}

@@ -1,0 +1,686 @@
+package io.dgen.internal.lock;
+
+import io.dgen.Event;
+import io.dgen.From;
+import io.dgen.LockFencedException;
+import io.dgen.Result;
+import io.dgen.UndecodableDataException;
+import io.dgen.backend.BackendException;
+import io.dgen.backend.KeyValue;
+import io.dgen.backend.Transaction;
+import io.dgen.internal.base.Lifecycle;
+import io.dgen.internal.behaviour.CallbackInvoker;
+import io.dgen.internal.calls.ReplySlots;
+import io.dgen.internal.codec.Envelope;
+import io.dgen.internal.codec.LockRecord;
+import io.dgen.internal.codec.Serde;
+import io.dgen.internal.codec.StoredState;
+import io.dgen.internal.commit.CommitRunner;
+import io.dgen.internal.keys.ServerKeys;
+import io.dgen.internal.limits.ConcurrencyGate;
+import io.dgen.internal.observe.Tracing;
+import io.dgen.internal.queue.ServerQueue;
+import io.dgen.internal.state.StateStore;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One server's lock mode: taking the lock in a batch, meeting it (waiting for its release or
+ * expiry, or busting it after {@code lockTimeout} and re-queueing the message that took it at the
+ * head), running {@code handleLocked} outside any transaction, and committing or releasing its
+ * outcome only while the lock still carries the holder's token (fencing). A failed run of {@code
+ * handleLocked} counts as a failure of its message ({@link DeadLetters#countLockFailure}), so a
+ * message that always fails there is dead-lettered at the threshold like any other.
+ *
+ * <p>Never schedules the consume loop and never decides what a fence or a failure means for the
+ * process: {@link #runLocked} reports how it ended (a fence also to the runtime's listener), and
+ * the loop acts on it.
+ *
+ * @param <S> the state type
+ * @param <M> the message type
+ */
+public final class LockCoordinator<S, M> {
+
+  private static final Logger log = LoggerFactory.getLogger(LockCoordinator.class);
+
+  /** The message that took the lock in a batch, handed to {@code handleLocked} after the commit. */
+  public record Held<M>(String token, byte[] envelope, Event<M> event) {}
+
+  /**
+   * What a batch found on a locked server: the lock was busted (the batch goes on), or it is held
+   * and, with a {@code lockTimeout}, expires at {@code expiresAt} (-1 without one), or it is this
+   * process's own ({@code ours}: a batch of this process took it, and did not learn that it had),
+   * to be handed to {@code handleLocked}. Every release rings the server's doorbell, so a waiting
+   * consumer needs no watch of its own.
+   */
+  public record Meeting<M>(boolean busted, long expiresAt, @Nullable Held<M> ours) {
+    Meeting(boolean busted, long expiresAt) {
+      this(busted, expiresAt, null);
+    }
+  }
+
+  /**
+   * Who may hold a hosted server's lock: the members of its tenant's placement, whose liveness this
+   * runtime observes (heartbeats). A lock taken by a hosted server's batch names its member in the
+   * token, so that a successor can tell a holder whose runtime is gone without a {@code
+   * lockTimeout}: that holder can neither release the lock nor commit its outcome (its batches are
+   * fenced by the lease it lost), so waiting for it would wait forever.
+   */
+  public interface Holders {
+    /** This runtime's member id, named by the locks it takes. */
+    UUID self();
+
+    /** Whether {@code member}'s runtime no longer lives (no record, or a heartbeat stalled). */
+    boolean gone(UUID member);
+
+    /** How soon a live holder's liveness is worth looking at again, in milliseconds. */
+    long recheckMillis();
+  }
+
+  /** How a run of {@code handleLocked} ended. */
+  public enum Ending {
+    /** Committed and released: consume on. */
+    RELEASED,
+    /** The callback or its commit failed; the lock was released and its message re-queued. */
+    FAILED,
+    /** The lock was busted and taken over meanwhile: the outcome was refused and reported. */
+    FENCED,
+    /** The result asked the process to stop, and it stopped. */
+    STOPPED,
+    /**
+     * The cluster did not let the holder learn whether its commit or release applied: the lock may
+     * still be held, by this process. {@link #resume} the pending run after a backoff.
+     */
+    UNKNOWN
+  }
+
+  /**
+   * An {@link Ending} and, for {@code FAILED}, {@code FENCED} and {@code UNKNOWN}, why; a {@code
+   * FAILED} run whose failure reached the dead-letter threshold moved its message to the dead
+   * letters; an {@code UNKNOWN} one carries what is left to do.
+   */
+  public record Run(
+      Ending ending,
+      @Nullable Throwable cause,
+      boolean deadLettered,
+      @Nullable Pending<?, ?> pending) {
+    Run(Ending ending, @Nullable Throwable cause) {
+      this(ending, cause, false, null);
+    }
+
+    /** Nothing was held, so nothing ran: as a run that released its lock. */
+    public static final Run NOTHING = new Run(Ending.RELEASED, null);
+  }
+
+  /**
+   * A run of {@code handleLocked} that has not ended: the lock, the state it runs on (null until
+   * loaded), its result once it returned or why it is being released instead, and the runs of its
+   * commit or release whose outcome the holder did not learn (a later run first looks for their
+   * markers, so that none applies twice). Touched by one thread at a time.
+   */
+  public static final class Pending<S, M> {
+    private final Held<M> lock;
+    private @Nullable S state;
+    private @Nullable Result<S> result;
+    private @Nullable Throwable failure;
+    private io.dgen.@Nullable TerminalException refusal; // handleLocked refused the message
+    private final Map<UUID, Boolean> tried = new LinkedHashMap<>(); // run -> it was the release
+
+    Pending(Held<M> lock, @Nullable S state) {
+      this.lock = lock;
+      this.state = state;
+    }
+  }
+
+  /** Tokens' runs remembered by {@link #take}: enough for every batch a backoff can follow. */
+  private static final int REMEMBERED_RUNS = 64;
+
+  private final ServerKeys keys;
+  private final Serde serde;
+  private final CommitRunner commits;
+  private final StateStore<S> states;
+  private final ServerQueue<M> queue;
+  private final ReplySlots slots;
+  private final CallbackInvoker<S, M> invoker;
+  private final DeadLetters<M> deadLetters;
+  private final int deadLetterThreshold;
+  private final Lifecycle lifecycle;
+  private final Optional<Duration> lockTimeout;
+  private final LongSupplier wallMillis;
+  private final Consumer<LockFencedException> onFenced;
+  private final @Nullable ConcurrencyGate gate;
+  private final String context;
+
+  /** The runs of this process's batches that took the lock, newest last (bounded). */
+  private final Set<UUID> takenBy =
+      Collections.newSetFromMap(
+          Collections.synchronizedMap(
+              new LinkedHashMap<>() {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<UUID, Boolean> eldest) {
+                  return size() > REMEMBERED_RUNS;
+                }
+              }));
+
+  private final @Nullable Holders holders;
+
+  public LockCoordinator(
+      ServerKeys keys,
+      Serde serde,
+      CommitRunner commits,
+      StateStore<S> states,
+      ServerQueue<M> queue,
+      ReplySlots slots,
+      CallbackInvoker<S, M> invoker,
+      DeadLetters<M> deadLetters,
+      int deadLetterThreshold,
+      Lifecycle lifecycle,
+      Optional<Duration> lockTimeout,
+      @Nullable Holders holders,
+      LongSupplier wallMillis,
+      Consumer<LockFencedException> onFenced,
+      @Nullable ConcurrencyGate gate,
+      String context) {
+    this.holders = holders;
+    this.gate = gate;
+    this.keys = keys;
+    this.serde = serde;
+    this.commits = commits;
+    this.states = states;
+    this.queue = queue;
+    this.slots = slots;
+    this.invoker = invoker;
+    this.deadLetters = deadLetters;
+    this.deadLetterThreshold = deadLetterThreshold;
+    this.lifecycle = lifecycle;
+    this.lockTimeout = lockTimeout;
+    this.wallMillis = wallMillis;
+    this.onFenced = onFenced;
+    this.context = context;
+  }
+
+  /**
+   * Starts reading the lock record. The read is serializable, so a lock taken concurrently aborts
+   * the reader.
+   */
+  public CompletableFuture<byte @Nullable []> read(Transaction tx) {
+    return tx.getAsync(keys.lockKey());
+  }
+
+  /**
+   * Whether the first item a batch peeked is an operator's pause marker ({@link
+   * ServerKeys#pauseKey}): then the batch consumes nothing and waits, like one that met a lock with
+   * no expiry, until a resume rings the server.
+   */
+  public boolean paused(List<KeyValue> peeked) {
+    return !peeked.isEmpty() && keys.isPauseMarker(peeked.get(0).key());
+  }
+
+  /**
+   * Takes the lock for the message {@code envelope} whose callback returned {@code Result.lock}.
+   * The token names the batch's run and attempt ({@link #token}): a replay after {@code
+   * commit_unknown_result} hands over exactly the lock the committed attempt wrote, and a lock
+   * found later can be told to be this run's.
+   */
+  public Held<M> take(Transaction tx, byte[] envelope, Event<M> event) {
+    String token = token(tx);
+    takenBy.add(tx.runId());
+    tx.set(keys.lockKey(), new LockRecord(token, wallMillis.getAsLong(), envelope).encode());
+    return new Held<>(token, envelope, event);
+  }
+
+  /**
+   * The token of a lock taken in {@code tx}: its run's id and its attempt's number, and for a
+   * hosted server the member that took it ({@code run/attempt/member}).
+   */
+  private String token(Transaction tx) {
+    String token = tx.runId() + "/" + tx.attempt();
+    return holders == null ? token : token + "/" + holders.self();
+  }
+
+  /** The member a token of {@link #token} names, or null if it names none. */
+  private static @Nullable UUID memberOf(String token) {
+    int slash = token.lastIndexOf('/');
+    if (slash < 0 || token.indexOf('/') == slash) {
+      return null;
+    }
+    try {
+      return UUID.fromString(token.substring(slash + 1));
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
+  /** The run a token of {@link #token} names, or null for another kind of token. */
+  private static @Nullable UUID runOf(String token) {
+    int slash = token.indexOf('/');
+    try {
+      return slash < 0 ? null : UUID.fromString(token.substring(0, slash));
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
+  /** Whether a batch of this process took the lock at some point (it may have left one). */
+  public boolean tookAny() {
+    return !takenBy.isEmpty();
+  }
+
+  /**
+   * A lock that a batch of this process took and that is still stored, for a process that stopped
+   * with no batch in flight ({@code ConsumeLoop}): one snapshot read of the lock record. Null if
+   * the server is unlocked or locked by anyone else.
+   */
+  public @Nullable Held<M> orphan() {
+    return commits.commit(
+        tx -> {
+          byte[] record = tx.snapshot().get(keys.lockKey());
+          if (record == null) {
+            return null;
+          }
+          LockRecord lock = decode(record);
+          UUID run = runOf(lock.token());
+          return run != null && takenBy.contains(run) ? recovered(tx, lock) : null;
+        });
+  }
+
+  /**
+   * The server is locked: bust the lock if it is older than {@code lockTimeout} (re-queueing the
+   * message that took it at the head of the queue), else wait for its release or expiry.
+   *
+   * @param permits the concurrency limit's slots as the batch read them, or null without a limit
+   */
+  public Meeting<M> meet(Transaction tx, byte[] record, ConcurrencyGate.@Nullable Slots permits) {
+    LockRecord lock = decode(record);
+    UUID run = runOf(lock.token());
+    if (run != null && takenBy.contains(run)) {
+      if (gate != null
+          && !Objects.requireNonNull(permits).holds(lock.token(), wallMillis.getAsLong())) {
+        // Its permit expired (and may be another server's now): running handleLocked would run
+        // it outside the limit, and its commit would be refused for the lost permit, again and
+        // again. The message runs again under a permit of its own.
+        takenBy.remove(run);
+        tx.clear(keys.lockKey());
+        queue.requeue(tx, ServerKeys.LANE_HEAD, lock.envelope());
+        gate.releaseIfHeld(tx, permits, lock.token());
+        log.warn(
+            "found a lock that a batch of this process took without learning its outcome, whose"
+                + " permit of the concurrency limit {} expired; its message is re-queued at the"
+                + " head: {} token={}",
+            gate.name(),
+            context,
+            lock.token());
+        return new Meeting<>(true, -1);
+      }
+      Held<M> ours = recovered(tx, lock);
+      if (ours != null) {
+        return new Meeting<>(false, -1, ours);
+      }
+    }
+    long now = wallMillis.getAsLong();
+    UUID member = holders == null ? null : memberOf(lock.token());
+    if (member != null && !member.equals(holders.self()) && holders.gone(member)) {
+      bust(tx, lock, permits, "its holder's runtime is gone (member " + member + ")");
+      return new Meeting<>(true, -1);
+    }
+    long expiresAt = -1;
+    if (lockTimeout.isPresent()) {
+      expiresAt = lock.acquiredAt() + lockTimeout.get().toMillis();
+      if (now >= expiresAt) {
+        bust(tx, lock, permits, "lockTimeout " + lockTimeout.get().toMillis() + " ms");
+        return new Meeting<>(true, -1);
+      }
+    }
+    if (member != null) {
+      // a live holder releases with a ring; one that dies does not: look again a lease later (at
+      // a boundary of that period, so pushes meanwhile keep one timer)
+      long period = Math.max(1, holders.recheckMillis());
+      long recheck = (now / period + 1) * period;
+      expiresAt = expiresAt < 0 ? recheck : Math.min(expiresAt, recheck);
+    }
+    return new Meeting<>(false, expiresAt);
+  }
+
+  /**
+   * Busts {@code lock}: clears it, re-queues the message that took it at the head and gives back
+   * its concurrency permit.
+   */
+  private void bust(
+      Transaction tx, LockRecord lock, ConcurrencyGate.@Nullable Slots permits, String why) {
+    tx.clear(keys.lockKey());
+    queue.requeue(tx, ServerKeys.LANE_HEAD, lock.envelope());
+    if (gate != null) {
+      // its permit goes with it: given back from the batch's own read of the slots
+      gate.releaseIfHeld(tx, Objects.requireNonNull(permits), lock.token());
+    }
+    log.warn(
+        "busting a lock held since {} ({}); its message is re-queued at the head: {} token={}",
+        lock.acquiredAt(),
+        why,
+        context,
+        lock.token());
+  }
+
+  /**
+   * A lock that a batch of this process took although the batch did not learn that its commit had
+   * applied (its outcome stayed unknown, or its commit landed after the batch gave up on it): the
+   * lock is this process's, so its {@code handleLocked} runs now, on the state as stored. Null if
+   * its message no longer decodes (the lock is then met like anyone's).
+   */
+  private @Nullable Held<M> recovered(Transaction tx, LockRecord lock) {
+    try {
+      Envelope env = queue.envelope(lock.envelope());
+      M message = queue.message(tx, env);
+      From from = env.isCall() ? new From(env.slotSeconds(), env.slotId()) : null;
+      log.warn(
+          "found a lock that a batch of this process took without learning its outcome; running"
+              + " its handleLocked now: {} token={}",
+          context,
+          lock.token());
+      return new Held<>(
+          lock.token(),
+          lock.envelope(),
+          new Event<>(from != null ? Event.Type.CALL : Event.Type.CAST, message, from));
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  /**
+   * Runs {@code handleLocked} outside any transaction, then commits its result only while the lock
+   * still carries this holder's token (fencing), then runs its actions and honours a stop.
+   *
+   * @param state the state the lock was taken with, or null to load it as stored
+   */
+  public Run runLocked(Held<M> lock, @Nullable S state) {
+    return resume(new Pending<>(lock, state));
+  }
+
+  /**
+   * Goes on with a run of {@code handleLocked} that ended {@link Ending#UNKNOWN}: until the holder
+   * knows how its commit (or release) ended, it tries again, each try first looking for the markers
+   * of the ones before. A holder never gives up with its lock still stored: it returns {@code
+   * UNKNOWN} again, for its loop to call this after a backoff, for as long as the process lives.
+   */
+  public @SuppressWarnings("unchecked") Run resume(Pending<?, ?> pending) {
+    Pending<S, M> p = (Pending<S, M>) pending;
+    // handleLocked and the actions of its result run in the trace of the message that locked
+    try (Tracing.Span span =
+        queue.traces().process("handleLocked", traceOf(p.lock), Tracing.Span.NONE, p.lock::token)) {
+      return resume(p, span);
+    }
+  }
+
+  /** The trace context of the message that took the lock; null if none (or it does not decode). */
+  private Envelope.@Nullable Trace traceOf(Held<M> lock) {
+    try {
+      return queue.envelope(lock.envelope()).trace();
+    } catch (RuntimeException e) {
+      return null; // its failure is counted where the item is decoded, not here
+    }
+  }
+
+  private Run resume(Pending<S, M> p, Tracing.Span span) {
+    if (p.state == null) {
+      try {
+        p.state = commits.commit(tx -> states.load(tx, null, false).state());
+      } catch (RuntimeException e) {
+        return unknown(p, e);
+      }
+    }
+    if (p.result == null && p.failure == null && p.refusal == null) {
+      try {
+        p.result = invoker.handleLocked(p.lock.event(), Objects.requireNonNull(p.state));
+      } catch (CallbackInvoker.Refused refused) {
+        p.refusal = refused.refusal(); // committed as a result is: only while the lock is ours
+        span.failed(refused.refusal());
+      } catch (CallbackInvoker.CallbackFailure failure) {
+        p.failure = failure.reason();
+        span.failed(failure.reason());
+      }
+    }
+    return p.failure == null ? commitResult(p) : release(p);
+  }
+
+  /**
+   * What a try of a commit or release of {@link Pending} found or did: an earlier try that had
+   * committed (whether it was the release), or this one's failure count, or the state it wrote.
+   */
+  private record Tried(
+      @Nullable Boolean earlierWasRelease, int attempts, @Nullable StoredState written)
+      implements CommitRunner.WritesState {}
+
+  /**
+   * Commits handleLocked's result while the lock is still ours; or its refusal, which releases the
+   * lock without a state change or actions (the state committed with the lock stays) and tells a
+   * call's caller.
+   */
+  private Run commitResult(Pending<S, M> p) {
+    io.dgen.TerminalException refusal = p.refusal;
+    Result<S> r = refusal == null ? Objects.requireNonNull(p.result) : null;
+    Held<M> lock = p.lock;
+    From from = lock.event().from();
+    Tried tried;
+    try {
+      tried =
+          commits.commit(
+              tx -> {
+                Tried earlier = earlier(tx, p, false);
+                if (earlier != null) {
+                  return earlier;
+                }
+                ensureHeld(tx, lock);
+                if (gate != null) {
+                  gate.release(tx, lock.token(), context);
+                }
+                StoredState written = null;
+                if (r != null) {
+                  StateStore.Loaded<S> loaded = states.load(tx, null, false);
+                  written = states.write(tx, loaded, r.state());
+                }
+                tx.clear(keys.lockKey());
+                queue.wakeConsumers(tx);
+                if (from != null) {
+                  slots.write(
+                      tx,
+                      from,
+                      r != null
+                          ? slots.ok(r.reply())
+                          : ReplySlots.rejected(String.valueOf(refusal.getMessage())),
+                      null);
+                }
+                return new Tried(null, 0, written);
+              });
+    } catch (LockFencedException fenced) {
+      return fenced(fenced);
+    } catch (ConcurrencyGate.Lost lost) {
+      return permitLost(lock, lost);
+    } catch (RuntimeException e) {
+      if (isClusterTrouble(e)) {
+        return unknown(p, e);
+      }
+      p.failure = e; // the result cannot be committed: the message's failure
+      return release(p);
+    }
+    if (tried != null && Boolean.TRUE.equals(tried.earlierWasRelease())) {
+      return released(p, tried.attempts());
+    }
+    // A state write's stamp is not known when an earlier run committed it: the cache reloads.
+    if (tried != null && tried.earlierWasRelease() != null) {
+      states.invalidate();
+    }
+    if (r == null) {
+      if (from == null) {
+        invoker.castRefused(lock.event().message(), Objects.requireNonNull(refusal));
+      }
+      return new Run(Ending.RELEASED, null);
+    }
+    invoker.runActions(r.actions(), r.state());
+    if (r.kind() == Result.Kind.STOP) {
+      lifecycle.stopIfAsked(r.reason());
+      return new Run(Ending.STOPPED, null);
+    }
+    return new Run(Ending.RELEASED, null);
+  }
+
+  /**
+   * The earlier try of {@code p} that committed, if any: its markers are read serializably (a late
+   * commit of one then conflicts with this try); else this try is recorded as one that may commit.
+   */
+  private @Nullable Tried earlier(Transaction tx, Pending<S, M> p, boolean release) {
+    UUID committed = commits.committedEarlier(tx, p.tried.keySet());
+    if (committed != null) {
+      boolean wasRelease = p.tried.get(committed);
+      return new Tried(wasRelease, wasRelease ? failureCount(p) : 0, null);
+    }
+    p.tried.put(tx.runId(), release);
+    return null;
+  }
+
+  private int failureCount(Pending<S, M> p) {
+    return queue.envelope(p.lock.envelope()).failures() + 1;
+  }
+
+  private void ensureHeld(Transaction tx, Held<M> lock) {
+    byte[] current = tx.get(keys.lockKey());
+    if (current == null || !decode(current).token().equals(lock.token())) {
+      throw new LockFencedException(
+          "lock was busted and taken over while handleLocked ran; its result is refused: "
+              + context
+              + " token="
+              + lock.token());
+    }
+  }
+
+  /**
+   * handleLocked (or its commit) failed: if the lock is still ours, release it and count the
+   * failure against its message, which is re-queued at the head, or dead-lettered at the threshold.
+   */
+  private Run release(Pending<S, M> p) {
+    Held<M> lock = p.lock;
+    Throwable cause = Objects.requireNonNull(p.failure);
+    Tried tried;
+    try {
+      tried =
+          commits.commit(
+              tx -> {
+                Tried earlier = earlier(tx, p, true);
+                if (earlier != null) {
+                  return earlier;
+                }
+                ensureHeld(tx, lock);
+                tx.clear(keys.lockKey());
+                if (gate != null) {
+                  gate.releaseIfHeld(tx, lock.token());
+                }
+                queue.wakeConsumers(tx);
+                return new Tried(
+                    null,
+                    deadLetters.countLockFailure(tx, lock.envelope(), cause, deadLetterThreshold),
+                    null);
+              });
+    } catch (LockFencedException fenced) {
+      fenced.addSuppressed(cause);
+      return fenced(fenced);
+    } catch (RuntimeException e) {
+      cause.addSuppressed(e);
+      return unknown(p, e);
+    }
+    if (tried != null && Boolean.FALSE.equals(tried.earlierWasRelease())) {
+      // an earlier try of the result's (or the refusal's) commit had applied after all
+      p.failure = null;
+      states.invalidate();
+      return commitResult(p);
+    }
+    return released(p, tried == null ? 0 : tried.attempts());
+  }
+
+  /** The lock was released after a failure counted {@code attempts} times. */
+  private Run released(Pending<S, M> p, int attempts) {
+    Throwable cause =
+        p.failure != null
+            ? p.failure
+            : new IllegalStateException("handleLocked failed: " + context);
+    if (attempts >= deadLetterThreshold) {
+      deadLetters.afterDeadLetter(p.lock.envelope(), attempts, null);
+      return new Run(Ending.FAILED, cause, true, null);
+    }
+    return new Run(Ending.FAILED, cause);
+  }
+
+  /** The holder could not learn how its try ended: the pending run goes on after a backoff. */
+  private Run unknown(Pending<S, M> p, Throwable cause) {
+    return new Run(Ending.UNKNOWN, cause, false, p);
+  }
+
+  /**
+   * Whether {@code e}, which ended a commit of the holder, is the cluster's trouble (the holder
+   * tries again, its lock held meanwhile) rather than its message's (a result that cannot be
+   * committed: the message's failure, and the lock is released).
+   */
+  private static boolean isClusterTrouble(Throwable e) {
+    if (e instanceof BackendException be) {
+      return !CallbackInvoker.isLimitError(be);
+    }
+    return e instanceof CancellationException;
+  }
+
+  /**
+   * The holder's concurrency permit expired and was taken by another server while its lock stayed
+   * its own: the outcome is refused as for a busted lock, and the lock released with its message
+   * re-queued at the head, to run again under a permit.
+   */
+  private Run permitLost(Held<M> lock, ConcurrencyGate.Lost lost) {
+    LockFencedException fenced = new LockFencedException(lost.getMessage());
+    try {
+      commits.commit(
+          tx -> {
+            ensureHeld(tx, lock);
+            tx.clear(keys.lockKey());
+            queue.requeue(tx, ServerKeys.LANE_HEAD, lock.envelope());
+            queue.wakeConsumers(tx);
+            return null;
+          });
+    } catch (RuntimeException e) {
+      // busted meanwhile, or the release failed: a batch of this process that meets the lock
+      // re-queues its message (its permit is gone), or anyone busts it at its expiry
+      fenced.addSuppressed(e);
+    }
+    return fenced(fenced);
+  }
+
+  /**
+   * The holder's outcome was refused: whoever busted the lock runs the message again. The result is
+   * discarded and the process stays in service; the fence is logged and reported.
+   */
+  private Run fenced(LockFencedException fenced) {
+    log.warn(
+        "{}; this process goes on consuming (handleLocked outlived lockTimeout, and the consumer"
+            + " that busted the lock runs its message again)",
+        fenced.getMessage());
+    onFenced.accept(fenced);
+    return new Run(Ending.FENCED, fenced);
+  }
+
+  private LockRecord decode(byte[] bytes) {
+    try {
+      return LockRecord.decode(bytes, serde);
+    } catch (RuntimeException e) {
+      throw new UndecodableDataException("lock record is not valid: " + context, e);
+    }
+  }
+}
