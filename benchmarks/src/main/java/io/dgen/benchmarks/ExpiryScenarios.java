@@ -1,5 +1,7 @@
 package io.dgen.benchmarks;
 
+import io.dgen.internal.keys.Buckets;
+import io.dgen.internal.keys.TenantKeys;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGen;
@@ -9,8 +11,6 @@ import io.dgen.Tenant;
 import io.dgen.backend.Backend;
 import io.dgen.backend.CountingBackend;
 import io.dgen.benchmarks.Target.Bench;
-import io.dgen.internal.keys.Buckets;
-import io.dgen.internal.keys.TenantKeys;
 import io.dgen.testkit.ManualClock;
 import java.time.Duration;
 import java.time.Instant;

@@ -1,5 +1,7 @@
 package io.dgen.benchmarks;
 
+import io.dgen.internal.keys.Buckets;
+import io.dgen.internal.keys.TenantKeys;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.ByteArrayUtil;
 import com.apple.foundationdb.tuple.Tuple;
@@ -11,8 +13,6 @@ import io.dgen.backend.Backend;
 import io.dgen.backend.KeyHeatBackend;
 import io.dgen.backend.rocksdb.RocksDbBackend;
 import io.dgen.benchmarks.Target.Bench;
-import io.dgen.internal.keys.Buckets;
-import io.dgen.internal.keys.TenantKeys;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.ByteBuffer;

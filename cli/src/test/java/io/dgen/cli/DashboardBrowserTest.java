@@ -1,5 +1,6 @@
 package io.dgen.cli;
 
+import io.dgen.internal.hosting.Placement;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.apple.foundationdb.tuple.Tuple;
@@ -8,7 +9,6 @@ import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.backend.memory.MemoryBackend;
-import io.dgen.internal.hosting.Placement;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -1,5 +1,8 @@
 package io.dgen.cli;
 
+import io.dgen.internal.keys.Buckets;
+import io.dgen.internal.keys.ServerKeys;
+import io.dgen.internal.keys.StuckRecord;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.apple.foundationdb.tuple.Tuple;
@@ -8,9 +11,6 @@ import io.dgen.backend.Backend;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.memory.MemoryBackend;
 import io.dgen.backend.rocksdb.RocksDbBackend;
-import io.dgen.internal.keys.Buckets;
-import io.dgen.internal.keys.ServerKeys;
-import io.dgen.internal.keys.StuckRecord;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

@@ -1,5 +1,6 @@
 package io.dgen.testkit;
 
+import io.dgen.internal.process.ServerProcess;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.Call;
 import io.dgen.DGen;
@@ -12,7 +13,6 @@ import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.admin.ServerControl;
 import io.dgen.backend.memory.MemoryBackend;
-import io.dgen.internal.process.ServerProcess;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;

@@ -11,6 +11,7 @@ import io.dgen.internal.base.OperationTimeouts;
 import io.dgen.internal.base.RuntimeServices;
 import io.dgen.internal.commit.CommitRunner;
 import io.dgen.internal.doorbell.TenantWatcher;
+import io.dgen.internal.doorbell.WakeListener;
 import io.dgen.internal.keys.KeptReplies;
 import io.dgen.internal.keys.ServerKeys;
 import io.dgen.internal.queue.ServerQueue;
@@ -189,7 +190,7 @@ public final class CallProtocol {
    * {@link CallTimeoutException} unless a take found the reply, even if the final take has not
    * answered (it goes on, best effort; a slot it does not clear is swept as abandoned).
    */
-  public final class Waiting<R> implements TenantWatcher.Listener, ReplySlots.LocalCaller {
+  public final class Waiting<R> implements WakeListener, ReplySlots.LocalCaller {
     private final From from;
     private final @Nullable Type replyType;
     private final long deadline;

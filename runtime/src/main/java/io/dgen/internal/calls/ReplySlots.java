@@ -20,6 +20,7 @@ import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StateCodec;
 import io.dgen.internal.codec.TypeRegistry;
 import io.dgen.internal.doorbell.TenantWatcher;
+import io.dgen.internal.doorbell.WakeListener;
 import io.dgen.internal.keys.KeptReplies;
 import io.dgen.internal.keys.ServerKeys;
 import java.lang.reflect.Type;
@@ -214,7 +215,7 @@ public final class ReplySlots {
           tx, keys.bucket(), id); // a kept reply may have many readers, here and elsewhere
       return null;
     }
-    for (TenantWatcher.Listener l : doorbell.listeners(keys.bucket(), id)) {
+    for (WakeListener l : doorbell.listeners(keys.bucket(), id)) {
       if (l instanceof LocalCaller caller && caller.waitsFor(from)) {
         return new LocalReply(caller, local);
       }

@@ -3,7 +3,6 @@ package io.dgen.internal.commit;
 import io.dgen.backend.Backend;
 import io.dgen.backend.BackendException;
 import io.dgen.backend.Futures;
-import io.dgen.backend.RunIds;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.base.Async;
 import io.dgen.internal.base.OperationTimeouts;
@@ -12,23 +11,17 @@ import io.dgen.internal.consume.ConsumeGroups;
 import io.dgen.internal.keys.ServerKeys;
 import io.dgen.internal.keys.TrackingTransaction;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Queue;
 import java.util.UUID;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -39,7 +32,9 @@ import org.slf4j.LoggerFactory;
  * Runs one server's writing transactions exactly once in effect: owns the run's commit marker, the
  * replay of an attempt that turned out to commit after {@code commit_unknown_result (1021)}, the
  * sweep of old markers (from any writing transaction, at most once a minute per process), and the
- * {@link TrackingTransaction} every runtime body writes through.
+ * {@link TrackingTransaction} every runtime body writes through. The markers' slots, the markers of
+ * runs that ended unresolved, the sweep's pace and the markers' encoding are {@link
+ * CommitMarkers}'.
  *
  * <p>Never decides what a transaction writes and never runs callbacks (bodies do); never caches
  * state (it tells its {@link Observer} what was committed).
@@ -92,47 +87,18 @@ public final class CommitRunner {
       @Nullable CompletableFuture<byte[]> stamp,
       boolean replayed) {}
 
-  /** How long a commit marker is kept: far longer than any retry loop after 1021 lasts. */
-  static final Duration MARKER_TTL = Duration.ofMinutes(10);
-
   /**
-   * How long a run may keep retrying: well under {@link #MARKER_TTL}, so that every attempt looks
-   * for its run's marker while the marker is certainly still there.
+   * How long a run may keep retrying: well under {@link CommitMarkers#MARKER_TTL}, so that every
+   * attempt looks for its run's marker while the marker is certainly still there.
    */
   static final Duration RUN_LIMIT = Duration.ofMinutes(1);
 
-  /**
-   * How long after it was first taken a marker slot may be taken again: half of {@link
-   * #MARKER_TTL}, so that the marker of a run that took the slot last, even one that then retried
-   * for {@link #RUN_LIMIT}, is kept for minutes after the run ended.
-   */
-  static final Duration SLOT_REUSE = MARKER_TTL.dividedBy(2);
-
-  /**
-   * How many runs take one slot at most: a use's number is then at most two bytes of the marker's
-   * value, so that a slot's key and value are never longer than a run-id-keyed marker's were.
-   */
-  static final int SLOT_USES = (1 << 14) - 1;
-
-  /** How often one process sweeps its server's old commit markers (by its own ticker). */
-  private static final long SWEEP_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
-
   private final Backend backend;
-  private final ServerKeys keys;
   private final Observer observer;
   private final LongSupplier nanoTime;
   private final OperationTimeouts operations;
   private final String context;
-  private final AtomicLong lastSweep;
-
-  /** Marker slots no run holds: a run takes one when it first writes, and returns it when done. */
-  private final Queue<Slot> freeSlots = new ConcurrentLinkedQueue<>();
-
-  /**
-   * The markers of the runs that ended without knowing whether they committed, for {@link
-   * #committedEarlier}, until the sweep may have cleared them; their slots are never taken again.
-   */
-  private final Map<UUID, Marker> unresolved = new ConcurrentHashMap<>();
+  private final CommitMarkers markers;
 
   public CommitRunner(
       Backend backend,
@@ -142,12 +108,11 @@ public final class CommitRunner {
       OperationTimeouts operations,
       String context) {
     this.backend = backend;
-    this.keys = keys;
     this.observer = observer;
     this.nanoTime = nanoTime;
     this.operations = operations;
     this.context = context;
-    this.lastSweep = new AtomicLong(nanoTime.getAsLong() - SWEEP_INTERVAL_NANOS);
+    this.markers = new CommitMarkers(keys, nanoTime);
   }
 
   /**
@@ -239,90 +204,20 @@ public final class CommitRunner {
    * Which of {@code runs} — earlier runs of one operation whose outcome their caller did not learn
    * — committed: the first whose marker {@code tx} finds, or null. The markers are read
    * serializably, so a late commit of one of them conflicts with {@code tx}. A marker's slot is
-   * kept for {@link #MARKER_TTL} after it was first taken, at most {@link #SLOT_REUSE} before its
-   * run started: a run older than the difference may read as not committed.
+   * kept for {@link CommitMarkers#MARKER_TTL} after it was first taken, at most {@link
+   * CommitMarkers#SLOT_REUSE} before its run started: a run older than the difference may read as
+   * not committed.
    */
   public @Nullable UUID committedEarlier(Transaction tx, Collection<UUID> runs) {
-    List<UUID> ids = new ArrayList<>(runs.size());
-    List<Marker> markers = new ArrayList<>(runs.size());
-    List<CompletableFuture<byte @Nullable []>> reads = new ArrayList<>(runs.size());
-    for (UUID id : runs) {
-      // A run not among the unresolved ones never wrote, or learned its outcome (it was this
-      // runner's, which runs every write of its server in this process): nothing to look for.
-      Marker m = unresolved.get(id);
-      if (m != null) {
-        ids.add(id);
-        markers.add(m);
-        reads.add(tx.getAsync(m.key()));
-      }
-    }
-    for (int i = 0; i < ids.size(); i++) {
-      byte[] found = Futures.join(reads.get(i));
-      if (found != null && useOf(found) == markers.get(i).use()) {
-        return ids.get(i);
-      }
-    }
-    return null;
+    return markers.committedEarlier(tx, runs);
   }
 
   /**
-   * A key that this runner's runs write their commit markers to in turn, one run at a time; its
-   * value names the use (which run) and the attempt. Reusing a few keys keeps a server's markers as
-   * many as its runs in flight, rather than one per run for {@link #MARKER_TTL}.
-   */
-  private static final class Slot {
-    final byte[] key;
-    final long takenFirstMillis;
-    int uses; // written by the run holding the slot; the free queue hands it over
-
-    Slot(byte[] key, long takenFirstMillis) {
-      this.key = key;
-      this.takenFirstMillis = takenFirstMillis;
-    }
-  }
-
-  /**
-   * The marker of one run: its slot's key, the use of the slot that is the run's, and when the slot
-   * was first taken (by the run-id clock: the sweep clears it {@link #MARKER_TTL} later).
-   */
-  private record Marker(byte[] key, int use, long takenFirstMillis) {}
-
-  /**
-   * A slot for the run {@code runId} starting now: a free one not too old nor too used, else a new
-   * one keyed by this run.
-   */
-  private void takeSlot(Run<?> run, UUID runId) {
-    long now = RunIds.startedAt(runId);
-    Slot slot;
-    while ((slot = freeSlots.poll()) != null) {
-      if (now - slot.takenFirstMillis < SLOT_REUSE.toMillis() && slot.uses < SLOT_USES) {
-        break;
-      }
-    }
-    if (slot == null) {
-      slot = new Slot(keys.markerSlot(runId), now);
-    }
-    slot.uses++;
-    run.take(new Marker(slot.key, slot.uses, slot.takenFirstMillis), slot);
-  }
-
-  /**
-   * The run ended: its slot is free again if the run knows its outcome ({@code known}, or it never
-   * wrote); else it is kept for {@link #committedEarlier} and never taken again.
+   * The run ended: its marker's slot is free again if the run knows its outcome ({@code known}, or
+   * it never wrote); else the marker is kept for {@link #committedEarlier}.
    */
   private void finish(Run<?> run, boolean known) {
-    Marker m = run.marker;
-    Slot slot = run.slot;
-    if (m == null || slot == null) {
-      return;
-    }
-    if (known || !run.mayHaveWritten()) {
-      freeSlots.add(slot);
-    } else if (run.runId != null) {
-      long swept = RunIds.startedAt(run.runId) - MARKER_TTL.toMillis();
-      unresolved.values().removeIf(old -> old.takenFirstMillis() < swept);
-      unresolved.put(run.runId, m);
-    }
+    markers.finish(run.marker, known || !run.mayHaveWritten(), run.runId);
   }
 
   private <T> @Nullable T commit(Run<T> run, Body<T> body) {
@@ -372,15 +267,11 @@ public final class CommitRunner {
   private <T> Attempt<T> ran(
       Run<T> run, Transaction raw, TrackingTransaction tx, @Nullable T value) {
     if (tx.wrote() && run.marker == null) {
-      takeSlot(run, raw.runId());
+      run.marker = markers.take(raw.runId());
     }
     Attempt<T> attempt = run.ran(raw, tx, value);
     if (tx.wrote()) {
-      long now = nanoTime.getAsLong();
-      long last = lastSweep.get();
-      if (now - last >= SWEEP_INTERVAL_NANOS && lastSweep.compareAndSet(last, now)) {
-        sweepMarkers(raw, keys);
-      }
+      markers.sweepIfDue(raw);
     }
     return attempt;
   }
@@ -397,7 +288,7 @@ public final class CommitRunner {
               + " attempts, past the "
               + RUN_LIMIT.toMillis()
               + " ms a run may retry (commit markers are kept "
-              + MARKER_TTL.toMillis()
+              + CommitMarkers.MARKER_TTL.toMillis()
               + " ms); nothing was committed");
     }
   }
@@ -461,7 +352,7 @@ public final class CommitRunner {
   private <T> CompletableFuture<Attempt<T>> resolve(Run<T> run, Throwable failure) {
     Throwable cause = Futures.unwrap(failure);
     UUID runId = run.runId;
-    Marker marker = run.marker;
+    CommitMarkers.Marker marker = run.marker;
     if (run.abandoned
         || !run.mayHaveWritten()
         || runId == null
@@ -568,10 +459,11 @@ public final class CommitRunner {
   /**
    * One run's memory across its attempts: the outcome of each attempt that wrote and may have
    * committed, by attempt number. At most one attempt of a run commits, and its marker says which
-   * ({@link #markerValue}): a replay returns exactly that attempt's outcome, never a later
-   * attempt's (which may differ: a batch cut short by its time cap, a lock token). An attempt that
-   * the next one's {@link Transaction#retriedAfter} shows did not commit is forgotten. Attempts of
-   * a run never overlap; the fields are safe to read from the thread of the next attempt.
+   * ({@link CommitMarkers#markerValue}): a replay returns exactly that attempt's outcome, never a
+   * later attempt's (which may differ: a batch cut short by its time cap, a lock token). An attempt
+   * that the next one's {@link Transaction#retriedAfter} shows did not commit is forgotten.
+   * Attempts of a run never overlap; the fields are safe to read from the thread of the next
+   * attempt.
    */
   private static final class Run<T> {
     private final Replay<T> replay;
@@ -587,10 +479,8 @@ public final class CommitRunner {
     /** The caller gave up on the run (an operation timeout): no further attempt may start. */
     private volatile boolean abandoned;
 
-    /** The run's marker, taken when an attempt first wrote; its slot, to free when done. */
-    private volatile @Nullable Marker marker;
-
-    private volatile @Nullable Slot slot;
+    /** The run's marker, taken when an attempt first wrote (with its slot, to free when done). */
+    private volatile CommitMarkers.@Nullable Marker marker;
 
     Run(Replay<T> replay, long began) {
       this.replay = replay;
@@ -608,20 +498,15 @@ public final class CommitRunner {
       }
     }
 
-    void take(Marker marker, Slot slot) {
-      this.marker = marker;
-      this.slot = slot;
-    }
-
     /** The run's marker; only once an attempt wrote. */
-    Marker marker() {
+    CommitMarkers.Marker marker() {
       return Objects.requireNonNull(marker, "no attempt wrote");
     }
 
     /** Whether {@code found}, the value of the run's marker key, says that the run committed. */
     boolean committed(byte @Nullable [] found) {
-      Marker m = marker;
-      return found != null && m != null && useOf(found) == m.use();
+      CommitMarkers.Marker m = marker;
+      return found != null && m != null && CommitMarkers.useOf(found) == m.use();
     }
 
     /** Whether an attempt of this run wrote and may have committed. */
@@ -636,7 +521,7 @@ public final class CommitRunner {
 
     /** An earlier attempt committed; {@code marker} (its marker's value) says which. */
     Attempt<T> replayed(Transaction raw, byte[] marker) {
-      Attempt<T> prior = candidates.get(attemptOf(marker));
+      Attempt<T> prior = candidates.get(CommitMarkers.attemptOf(marker));
       if (prior == null) {
         prior = candidates.get(lastWritten); // a marker without an attempt's number
       }
@@ -652,71 +537,12 @@ public final class CommitRunner {
       Attempt<T> attempt =
           new Attempt<>(value, written, written == null ? null : raw.getVersionstamp(), false);
       if (tx.wrote()) {
-        Marker m = marker();
-        raw.set(m.key(), markerValue(m.use(), raw.attempt()));
+        CommitMarkers.Marker m = marker();
+        raw.set(m.key(), CommitMarkers.markerValue(m.use(), raw.attempt()));
         candidates.put(raw.attempt(), attempt);
         lastWritten = raw.attempt();
       }
       return attempt;
     }
-  }
-
-  /**
-   * A marker's value: the use of its slot (which run) and the number of the attempt that wrote it,
-   * each unsigned LEB128.
-   */
-  static byte[] markerValue(int use, int attempt) {
-    byte[] out = new byte[10];
-    int n = leb128(out, 0, use);
-    n = leb128(out, n, attempt);
-    return Arrays.copyOf(out, n);
-  }
-
-  private static int leb128(byte[] out, int at, int value) {
-    int n = at;
-    int v = value;
-    while ((v & ~0x7f) != 0) {
-      out[n++] = (byte) ((v & 0x7f) | 0x80);
-      v >>>= 7;
-    }
-    out[n++] = (byte) v;
-    return n;
-  }
-
-  /** The use of the slot in a marker's value, or -1 if it names none. */
-  static int useOf(byte[] marker) {
-    return readLeb128(marker, 0, -1);
-  }
-
-  /** The attempt number in a marker's value, or 0 if it names none. */
-  static int attemptOf(byte[] marker) {
-    int at = 0;
-    while (at < marker.length && (marker[at] & 0x80) != 0) {
-      at++;
-    }
-    return readLeb128(marker, at + 1, 0);
-  }
-
-  private static int readLeb128(byte[] in, int at, int absent) {
-    int v = 0;
-    for (int i = at, shift = 0; i < in.length && shift < 32; i++, shift += 7) {
-      v |= (in[i] & 0x7f) << shift;
-      if ((in[i] & 0x80) == 0) {
-        return v;
-      }
-    }
-    return absent;
-  }
-
-  /**
-   * Clears the commit markers of {@code keys}' server older than {@link #MARKER_TTL} in {@code tx}:
-   * one blind range clear.
-   */
-  static void sweepMarkers(Transaction tx, ServerKeys keys) {
-    // Markers are keyed by run ids, which the backend makes with its own clock: the horizon comes
-    // from this transaction's run id, made by that clock too. The runtime's clock (which may be
-    // injected, or skewed) would sweep fresh markers at once when ahead, and none when behind.
-    byte[][] old = keys.markersOlderThan(RunIds.startedAt(tx.runId()) - MARKER_TTL.toMillis());
-    tx.clearRange(old[0], old[1]);
   }
 }

@@ -2,7 +2,7 @@ package io.dgen.internal.consume;
 
 import io.dgen.ServerStoppedException;
 import io.dgen.backend.Futures;
-import io.dgen.internal.lock.LockCoordinator;
+import io.dgen.internal.lock.LockRuns;
 import io.dgen.internal.observe.LogContext;
 import java.util.Objects;
 import java.util.concurrent.Executor;
@@ -132,10 +132,10 @@ public final class CallerDrain<S, M> {
       if (!batch.deliver(p.invoker(), p.lifecycle())) {
         return processed; // the batch stopped the process
       }
-      LockCoordinator.Held<M> lock = batch.lock();
+      LockRuns.Held<M> lock = batch.lock();
       if (lock != null) {
-        LockCoordinator.Run run = p.locks().runLocked(lock, batch.state());
-        while (run.ending() == LockCoordinator.Ending.UNKNOWN) {
+        LockRuns.Run run = p.locks().runLocked(lock, batch.state());
+        while (run.ending() == LockRuns.Ending.UNKNOWN) {
           if (++failures >= maxFailures) {
             throw new IllegalStateException(
                 "drain gave up: the outcome of handleLocked's commit stayed unknown "
@@ -145,7 +145,7 @@ public final class CallerDrain<S, M> {
           }
           run = p.locks().resume(Objects.requireNonNull(run.pending()));
         }
-        if (run.ending() == LockCoordinator.Ending.FAILED
+        if (run.ending() == LockRuns.Ending.FAILED
             && !run.deadLettered()
             && ++failures >= maxFailures) {
           throw new IllegalStateException(

@@ -10,10 +10,12 @@ import io.dgen.internal.behaviour.CallbackInvoker;
 import io.dgen.internal.commit.CommitRunner;
 import io.dgen.internal.commit.Fence;
 import io.dgen.internal.doorbell.TenantWatcher;
+import io.dgen.internal.doorbell.WakeListener;
 import io.dgen.internal.limits.ConcurrencyGate;
 import io.dgen.internal.limits.RateLimiter;
 import io.dgen.internal.lock.DeadLetters;
 import io.dgen.internal.lock.LockCoordinator;
+import io.dgen.internal.lock.LockRuns;
 import io.dgen.internal.observe.LogContext;
 import io.dgen.internal.state.StateStore;
 import java.util.Objects;
@@ -54,7 +56,7 @@ import org.slf4j.LoggerFactory;
  * @param <S> the state type
  * @param <M> the message type
  */
-public final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
+public final class ConsumeLoop<S, M> implements WakeListener {
 
   private static final Logger log = LoggerFactory.getLogger(ConsumeLoop.class);
 
@@ -348,10 +350,10 @@ public final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
    * server for as long as this runtime lives: no batch of another process recognises it as its own,
    * and a hosted server's new holder busts only the locks of runtimes that are gone.
    */
-  private LockCoordinator.Run lookForOrphan() {
-    LockCoordinator.Held<M> orphan = locks.orphan();
+  private LockRuns.Run lookForOrphan() {
+    LockRuns.Held<M> orphan = locks.orphan();
     orphansLooked = true;
-    return orphan == null ? LockCoordinator.Run.NOTHING : locks.runLocked(orphan, null);
+    return orphan == null ? LockRuns.Run.NOTHING : locks.runLocked(orphan, null);
   }
 
   /**
@@ -452,7 +454,7 @@ public final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     if (batch.processed() > 0) {
       uncreated = batch.state() == null; // only a hosted server's messages may all be refused
     }
-    LockCoordinator.Held<M> lock = batch.lock();
+    LockRuns.Held<M> lock = batch.lock();
     if (lock != null) {
       // the loop stays owned (not parked) until handleLocked's run has ended
       S state = batch.state(); // null for a lock of this process found by a later batch
@@ -499,7 +501,7 @@ public final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
    * or releases it while this runtime lives. The loop stays owned until the run has ended, so a
    * hand-off waiting for this process to be quiet waits for it.
    */
-  private void handOver(Supplier<LockCoordinator.Run> step) {
+  private void handOver(Supplier<LockRuns.Run> step) {
     try {
       services.blocking().execute(guarded(() -> afterLocked(step.get())));
     } catch (RejectedExecutionException e) {
@@ -584,7 +586,7 @@ public final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
     execute(this::drain); // ends the loop
   }
 
-  private void afterLocked(LockCoordinator.Run run) {
+  private void afterLocked(LockRuns.Run run) {
     switch (run.ending()) {
       case RELEASED, FENCED -> {
         // A fenced holder's result was refused and reported; one slow job must not take this
@@ -618,7 +620,7 @@ public final class ConsumeLoop<S, M> implements TenantWatcher.Listener {
               consecutiveFailures,
               run.cause());
         }
-        LockCoordinator.Pending<?, ?> pending = Objects.requireNonNull(run.pending());
+        LockRuns.Pending<?, ?> pending = Objects.requireNonNull(run.pending());
         scheduleAfter(delay, () -> handOver(() -> locks.resume(pending)));
       }
     }

@@ -22,6 +22,7 @@ import io.dgen.internal.keys.TrackingTransaction;
 import io.dgen.internal.limits.ConcurrencyGate;
 import io.dgen.internal.lock.DeadLetters;
 import io.dgen.internal.lock.LockCoordinator;
+import io.dgen.internal.lock.LockRuns;
 import io.dgen.internal.observe.Tracing;
 import io.dgen.internal.queue.ServerQueue;
 import io.dgen.internal.state.StateStore;
@@ -82,7 +83,7 @@ public final class ConsumerBatch<S, M> {
       @Nullable S state,
       List<List<Action<S>>> actions,
       @Nullable Object stopReason,
-      LockCoordinator.@Nullable Held<M> lock,
+      LockRuns.@Nullable Held<M> lock,
       @Nullable StoredState written,
       List<ReplySlots.LocalReply> localReplies,
       List<Refusal> refusedCasts)
@@ -546,7 +547,7 @@ public final class ConsumerBatch<S, M> {
     List<ReplySlots.LocalReply> localReplies = new ArrayList<>();
     List<Refusal> refusedCasts = new ArrayList<>();
     Object stopReason = null;
-    LockCoordinator.Held<M> lock = null;
+    LockRuns.Held<M> lock = null;
     int processed = 0;
     for (Item item : items) {
       if (processed > 0

@@ -2,7 +2,7 @@ package io.dgen.internal.hosting;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.internal.base.RuntimeServices;
-import io.dgen.internal.doorbell.TenantWatcher;
+import io.dgen.internal.doorbell.Activations;
 import io.dgen.internal.keys.Buckets;
 import io.dgen.internal.tenant.TenantRuntime;
 import java.time.Duration;
@@ -24,8 +24,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * What this runtime hosts in one tenant ({@code DGen.host}): its {@link Placement} (membership and
  * leases), the {@link HostedKind}s, and for every bucket it holds a lease in, the bucket's doorbell
- * held with an {@link TenantWatcher.Activations} that loads the servers becoming ready there, and
- * the bucket's timer scheduler.
+ * held with an {@link Activations} that loads the servers becoming ready there, and the bucket's
+ * timer scheduler.
  *
  * <p>A bucket may be held for several kinds: it is held on the doorbell, and its timers fired,
  * while any of them holds it.
@@ -37,7 +37,7 @@ import org.jspecify.annotations.Nullable;
 public final class Hosting implements Placement.Holder {
 
   /** A held bucket: which kinds hold it, and its activations on the doorbell. */
-  private final class Held implements TenantWatcher.Activations {
+  private final class Held implements Activations {
     final int bucket;
     final Set<String> kinds = new HashSet<>();
 

@@ -4,7 +4,7 @@ import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.calls.ReplySlots;
-import io.dgen.internal.commit.CommitRunner;
+import io.dgen.internal.commit.CommitMarkers;
 import io.dgen.internal.keys.ServerKeys;
 import java.time.Duration;
 import java.util.List;
@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Removes what one server's dead runs, dead callers and ended retention windows leave behind:
- * commit markers older than {@link CommitRunner#MARKER_TTL} ({@link CommitRunner#sweepMarkers},
+ * commit markers older than {@link CommitMarkers#MARKER_TTL} ({@link CommitMarkers#sweepMarkers},
  * which the commit runner calls from any writing transaction, at most once a minute per process),
  * and, now and then inside a consumer batch's transaction, reply slots older than {@link
  * ReplySlots#MAX_CALL_TIMEOUT} and idempotency keys and kept replies whose window ended ({@link

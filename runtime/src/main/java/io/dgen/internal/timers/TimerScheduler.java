@@ -7,6 +7,7 @@ import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.doorbell.TenantWatcher;
+import io.dgen.internal.doorbell.WakeListener;
 import io.dgen.internal.keys.ServerEntry;
 import io.dgen.internal.keys.ServerKeys;
 import io.dgen.internal.keys.TenantKeys;
@@ -54,7 +55,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threading: thread-safe; cycles never overlap (a work-in-progress counter).
  */
-public final class TimerScheduler implements TenantWatcher.Listener {
+public final class TimerScheduler implements WakeListener {
 
   private static final Logger log = LoggerFactory.getLogger(TimerScheduler.class);
 

@@ -43,7 +43,7 @@ class TenantWatcherTest {
   private final List<TenantWatcher> watchers = new CopyOnWriteArrayList<>();
 
   /** Records what it was rung with. */
-  private static final class Recorder implements TenantWatcher.Listener {
+  private static final class Recorder implements WakeListener {
     final List<Long> rings = new CopyOnWriteArrayList<>();
     final AtomicInteger ringAlls = new AtomicInteger();
 
@@ -216,8 +216,8 @@ class TenantWatcherTest {
     TenantWatcher w = watcher(executor);
     List<com.apple.foundationdb.tuple.Tuple> activated = new CopyOnWriteArrayList<>();
     AtomicInteger rescans = new AtomicInteger();
-    TenantWatcher.Activations holder =
-        new TenantWatcher.Activations() {
+    Activations holder =
+        new Activations() {
           @Override
           public void activate(com.apple.foundationdb.tuple.Tuple tuid, long version) {
             activated.add(tuid);
