@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import com.apple.foundationdb.subspace.Subspace;
 import io.dgen.backend.Futures;
 import io.dgen.backend.memory.MemoryBackend;
+import io.dgen.internal.codec.PlacementRecords;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -352,7 +353,7 @@ class PlacementTest {
 
   private long heartbeatOf(UUID member) {
     byte[] record = backend.run(tx -> tx.get(keys.member(member)));
-    return record == null ? 0 : Placement.Member.decode(member, record).heartbeat();
+    return record == null ? 0 : PlacementRecords.Member.decode(member, record).heartbeat();
   }
 
   @Test
