@@ -132,7 +132,7 @@ class DgenTest {
               new Shop(
                   new java.util.concurrent.CountDownLatch(0),
                   new java.util.concurrent.CountDownLatch(0)),
-          io.dgen.StartOptions.builder(t).build());
+          io.dgen.HostOptions.builder(t).build());
       org.awaitility.Awaitility.await()
           .atMost(java.time.Duration.ofSeconds(30))
           .until(() -> dgen("placement", "bank").ok().out().contains("{account=16}"));

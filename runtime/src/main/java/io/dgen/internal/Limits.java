@@ -1,7 +1,7 @@
 package io.dgen.internal;
 
 import com.apple.foundationdb.subspace.Subspace;
-import io.dgen.StartOptions;
+import io.dgen.ServerOptions;
 import io.dgen.backend.Backend;
 import io.dgen.backend.Transaction;
 import java.util.ArrayList;
@@ -110,7 +110,7 @@ final class Limits {
    *
    * @throws IllegalArgumentException naming the limit and how to configure it, if not
    */
-  void check(StartOptions options) {
+  void check(ServerOptions options) {
     options.rateLimit().ifPresent(this::rate);
     options.concurrencyLimit().ifPresent(this::gate);
   }

@@ -1,9 +1,10 @@
 package io.dgen.internal;
 
 import io.dgen.DGenListener;
+import io.dgen.HostOptions;
 import io.dgen.LockFencedException;
+import io.dgen.ServerOptions;
 import io.dgen.ServerRef;
-import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.backend.Backend;
 import io.dgen.internal.codec.Serde;
@@ -271,7 +272,7 @@ public final class RuntimeCore implements AutoCloseable {
    *
    * @throws IllegalArgumentException naming the limit, if one is not
    */
-  public void checkLimits(StartOptions options) {
+  public void checkLimits(ServerOptions options) {
     limits.check(options);
   }
 
@@ -437,7 +438,7 @@ public final class RuntimeCore implements AutoCloseable {
       String kind,
       @Nullable Class<M> messageType,
       java.util.function.Supplier<? extends io.dgen.DGenServer<S, M>> behaviour,
-      StartOptions options) {
+      HostOptions options) {
     Expiry.checkLease(options, leaseDuration);
     io.dgen.DGenServer<S, M> sample = behaviour.get();
     if (sample == null) {

@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * a server that no longer exists, and nothing encoded with them may reach the new one. A hosted
  * server has no incarnation: its kind's type table is never cleared, so its indexes never change.
  *
- * <p>A hosted server of a kind with an expiry ({@code StartOptions.expireAfter}) has the wall-clock
+ * <p>A hosted server of a kind with an expiry ({@code HostOptions.expireAfter}) has the wall-clock
  * millisecond it expires at appended to its idle entry by the unload that marks it idle (with its
  * {@link Expiry} index entry); the push that activates it clears the index entry and, if the time
  * has passed on the pusher's clock, keeps it in its ready entry, so that its holder, loading it,

@@ -10,6 +10,7 @@ import io.dgen.From;
 import io.dgen.InitResult;
 import io.dgen.Outbox;
 import io.dgen.ProcessRef;
+import io.dgen.ServerOptions;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
@@ -59,7 +60,11 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
   private final RuntimeCore core;
   private final Tenant tenant;
   private final Tuple tuid;
-  private final StartOptions options;
+  private final ServerOptions options;
+
+  /** Whether its options let it consume: a hosted kind's always do. */
+  private final boolean consume;
+
   private final ServerKeys keys;
   private final TypeRegistry types;
   private final String context;
@@ -95,7 +100,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
       RuntimeCore core,
       @Nullable DGenServer<S, M> server,
       Tuple tuid,
-      StartOptions options,
+      ServerOptions options,
       JavaType stateType,
       JavaType messageType,
       Class<?> messageClass,
@@ -108,6 +113,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
     this.tenant = options.tenant();
     this.tuid = tuid;
     this.options = options;
+    this.consume = !(options instanceof StartOptions s) || s.consume();
     this.keys = new ServerKeys(tenant.subspace(), Buckets.of(tenant.bucketCount()), tuid);
     this.types =
         kindTypes != null
@@ -208,14 +214,14 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
             core.executor(),
             fence,
             role == Role.REF,
-            role != Role.STARTED && options.expireAfter().isPresent(),
+            kind != null && kind.options().expireAfter().isPresent(),
             context);
     this.deadLetters =
         new DeadLetters<>(
             core, keys, core.serde(), commits, queue, slots, invoker, core::wallMillis, context);
     ConcurrencyGate gate = options.concurrencyLimit().map(core.limits()::gate).orElse(null);
     RateLimiter rate =
-        role != Role.REF && options.consume()
+        role != Role.REF && consume
             ? options.rateLimit().map(core.limits()::rate).orElse(null)
             : null;
     LockCoordinator<S, M> locks =
@@ -270,7 +276,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
             rate,
             gate,
             context);
-    if (role != Role.REF && options.consume()) {
+    if (role != Role.REF && consume) {
       lifecycle.onStop(
           () -> {
             doorbell.unregister(keys.bucket(), keys.wakeId(), loop);
@@ -290,7 +296,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
    * only for an annotated behaviour with aliases.
    */
   private static Tuple defaultTuid(
-      RuntimeCore core, DGenServer<?, ?> server, StartOptions options) {
+      RuntimeCore core, DGenServer<?, ?> server, ServerOptions options) {
     Tuple named = Tuple.from(DEFAULT_TUID_PREFIX, TypeNames.name(server.getClass()));
     io.dgen.TypeName annotation = server.getClass().getAnnotation(io.dgen.TypeName.class);
     if (annotation == null || annotation.aliases().length == 0) {
@@ -474,7 +480,12 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
               var head =
                   tx.getRangeAsync(keys.items().range().begin, keys.items().range().end, 1, false);
               var lock = tx.getAsync(keys.lockKey());
-              var entry = queue.entry().evict(tx, Expiry.expiresAt(core, options, keys, tx));
+              var entry =
+                  queue
+                      .entry()
+                      .evict(
+                          tx,
+                          Expiry.expiresAt(core, Objects.requireNonNull(kind).options(), keys, tx));
               tx.clear(keys.stuckKey()); // a server that could be evicted is stuck no more
               // The entry's idle mark is written whatever the queue holds: a busy server throws,
               // and the transaction commits nothing.
@@ -518,7 +529,8 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
             tx -> {
               var table = queue.readTypes(tx); // both overlap the state store's read
               var index = queue.entry().readForIndex(tx);
-              StateStore.Written written = states.initialize(tx, initial, options.reset());
+              StateStore.Written written =
+                  states.initialize(tx, initial, options instanceof StartOptions s && s.reset());
               long incarnation = queue.entry().index(tx, index, behaviour);
               return new Started(queue.completeTypes(tx, table), written, incarnation);
             });
@@ -830,7 +842,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
    * hosts the kind (its behaviour is here), whether or not it holds the server's bucket.
    */
   private boolean runsInline() {
-    return (role == Role.REF ? kind != null : options.consume())
+    return (role == Role.REF ? kind != null : consume)
         && options.consumeK() == 1
         && options.rateLimit().isEmpty();
   }
@@ -917,7 +929,7 @@ public final class ServerProcess<S, M> implements ProcessRef<M>, ServerControl<M
 
   @Override
   public Optional<String> name() {
-    return options.name();
+    return options instanceof StartOptions s ? s.name() : Optional.empty();
   }
 
   /**
