@@ -19,7 +19,7 @@ package io.dgen;
  * <ul>
  *   <li>a caller decodes the reply as {@code R} whichever runtime it runs in, and a reply type that
  *       a {@code Call} of the server's message type names needs no {@link
- *       StartOptions.Builder#allowTypes};
+ *       ServerOptions.Builder#allowTypes};
  *   <li>a handler that replies something else (through raw types) fails before its transaction
  *       commits, as a callback that throws does;
  *   <li>a {@code Call} sent with {@link ServerRef#cast} (or any other cast form) is refused with

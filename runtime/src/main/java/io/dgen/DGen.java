@@ -38,14 +38,14 @@ import tools.jackson.databind.ObjectMapper;
 
 /**
  * The entry point: a runtime of durable servers over one {@link Backend}. Every instance of a
- * service hosts the kinds of server it may run ({@link #host(Kind, Supplier, StartOptions)}); code
+ * service hosts the kinds of server it may run ({@link #host(Kind, Supplier, HostOptions)}); code
  * anywhere reaches a server by its kind and id ({@link #ref(Tenant, Kind, String)}), and the
  * server's first message creates it.
  *
  * <pre>{@code
  * try (DGen dgen = DGen.builder(MemoryBackend.create()).build()) {
  *   Tenant tenant = dgen.tenant("demo");
- *   dgen.host(Counter.KIND, Counter::new, StartOptions.builder(tenant).build()); // every replica
+ *   dgen.host(Counter.KIND, Counter::new, HostOptions.builder(tenant).build()); // every replica
  *   ServerRef<Counter.Msg> hits = dgen.ref(tenant, Counter.KIND, "home"); // anywhere, by id
  *   hits.cast(new Counter.Increment(1));
  *   long value = hits.call(new Counter.Get()); // Get is a Call<Long>
@@ -190,19 +190,13 @@ public final class DGen implements AutoCloseable {
    *     it
    * @throws DGenException if {@code init} fails or refuses
    * @throws IllegalArgumentException if the tenant belongs to another {@code DGen}, the types
-   *     cannot be resolved, or the options set {@link StartOptions.Builder#expireAfter} (a started
-   *     server is kept until killed)
+   *     cannot be resolved, or the options name a limit no runtime configured
    * @throws IllegalStateException if the name is taken
    */
   public <S, M> ProcessRef<M> start(
       DGenServer<S, M> server, @Nullable Object arg, StartOptions options) {
     Objects.requireNonNull(options, "options must not be null");
     checkTenant(options.tenant());
-    if (options.expireAfter().isPresent()) {
-      throw new IllegalArgumentException(
-          "expireAfter applies to hosted kinds only (DGen.host): a started server has no holder"
-              + " to create it again after it expired, and is kept until killed");
-    }
     core.checkLimits(options);
     return core.start(server, arg, options);
   }
@@ -212,14 +206,14 @@ public final class DGen implements AutoCloseable {
    * Servers are addressed by id with {@link #ref(Tenant, Kind, String)} and its twins, from any
    * runtime; each runs in exactly one of the runtimes that host its kind, the holder of its
    * bucket's lease, which loads it when it has work and drops it after {@link
-   * StartOptions#idleTimeout()} without any. When a hosting runtime dies, the others take its
+   * HostOptions#idleTimeout()} without any. When a hosting runtime dies, the others take its
    * buckets once its lease expires ({@link Builder#leaseDuration}); when one joins, it takes its
    * share gradually. See {@code docs/scale-out.md}.
    *
    * <pre>{@code
    * static final Kind<Account.Msg> ACCOUNT = Kind.of("account", Account.Msg.class);
    *
-   * dgen.host(ACCOUNT, Account::new, StartOptions.builder(bank).consumeK(16).build());
+   * dgen.host(ACCOUNT, Account::new, HostOptions.builder(bank).consumeK(16).build());
    * }</pre>
    *
    * <p><b>Creation and the id.</b> A server with no stored state is created by its first message:
@@ -245,47 +239,47 @@ public final class DGen implements AutoCloseable {
    *
    * @param kind the kind: its name (the first element of its servers' tuids) and message type
    * @param behaviour makes one behaviour instance per loaded server (and per ref of this runtime)
-   * @param options applied to every server of the kind; {@code consume(false)}, {@code reset} and
-   *     {@code name} are refused (a hosted server always consumes, keeps its state and has no name)
+   * @param options applied to every server of the kind
    * @param <S> the state type
    * @param <M> the message type
    * @throws NullPointerException if an argument is null
-   * @throws IllegalArgumentException if the options are refused, the tenant belongs to another
-   *     {@code DGen}, the state type cannot be resolved, the behaviour does not accept the kind's
-   *     message type, or this runtime hosts or addresses the kind's name with another message type
+   * @throws IllegalArgumentException if the options are refused (a limit no runtime configured, an
+   *     expiry shorter than the lease), the tenant belongs to another {@code DGen}, the state type
+   *     cannot be resolved, the behaviour does not accept the kind's message type, or this runtime
+   *     hosts or addresses the kind's name with another message type
    * @throws IllegalStateException if this runtime hosts the kind in the tenant already
    */
   public <S, M> void host(
-      Kind<M> kind, Supplier<? extends DGenServer<S, M>> behaviour, StartOptions options) {
+      Kind<M> kind, Supplier<? extends DGenServer<S, M>> behaviour, HostOptions options) {
     Objects.requireNonNull(kind, "kind must not be null");
     host(kind.name(), kind.messageType(), behaviour, options);
   }
 
   /**
    * Hosts servers of the kind named {@code kind}, with the behaviour's message type: as {@link
-   * #host(Kind, Supplier, StartOptions)}, for code that chooses its types at run time. Its servers'
+   * #host(Kind, Supplier, HostOptions)}, for code that chooses its types at run time. Its servers'
    * {@code init} gets their id as a {@code Tuple}, the tuid without the kind ({@code
    * Tuple.from(42)} for the tuid {@code ("account", 42)}), and so does {@link TxContext#id()}; the
    * message type is the one the behaviour's class declares. Host a kind the same way (by {@code
    * Kind} or by name) in every runtime: the id's shape is the holder's choice.
    *
    * <pre>{@code
-   * dgen.host("account", Account::new, StartOptions.builder(bank).consumeK(16).build());
+   * dgen.host("account", Account::new, HostOptions.builder(bank).consumeK(16).build());
    * }</pre>
    *
    * @param kind the kind's name, not blank; the first element of its servers' tuids
    * @param behaviour makes one behaviour instance per loaded server (and per ref of this runtime)
-   * @param options applied to every server of the kind; {@code consume(false)}, {@code reset} and
-   *     {@code name} are refused (a hosted server always consumes, keeps its state and has no name)
+   * @param options applied to every server of the kind
    * @param <S> the state type
    * @param <M> the message type
-   * @throws IllegalArgumentException if the kind is blank, the options are refused, the tenant
-   *     belongs to another {@code DGen}, the types cannot be resolved, or this runtime hosts or
-   *     addresses the kind's name with another message type
+   * @throws IllegalArgumentException if the kind is blank, the options are refused (a limit no
+   *     runtime configured, an expiry shorter than the lease), the tenant belongs to another {@code
+   *     DGen}, the types cannot be resolved, or this runtime hosts or addresses the kind's name
+   *     with another message type
    * @throws IllegalStateException if this runtime hosts the kind in the tenant already
    */
   public <S, M> void host(
-      String kind, Supplier<? extends DGenServer<S, M>> behaviour, StartOptions options) {
+      String kind, Supplier<? extends DGenServer<S, M>> behaviour, HostOptions options) {
     host(kind, null, behaviour, options);
   }
 
@@ -293,16 +287,11 @@ public final class DGen implements AutoCloseable {
       String kind,
       @Nullable Class<M> messageType,
       Supplier<? extends DGenServer<S, M>> behaviour,
-      StartOptions options) {
+      HostOptions options) {
     Kind.checkName(kind);
     Objects.requireNonNull(behaviour, "behaviour must not be null");
     Objects.requireNonNull(options, "options must not be null");
     checkTenant(options.tenant());
-    if (!options.consume() || options.reset() || options.name().isPresent()) {
-      throw new IllegalArgumentException(
-          "a hosted kind always consumes, keeps its servers' state and has no name: build its"
-              + " options without consume(false), reset(true) or name(...)");
-    }
     core.checkLimits(options);
     core.host(options.tenant(), kind, messageType, behaviour, options);
   }
@@ -315,7 +304,7 @@ public final class DGen implements AutoCloseable {
    * a message that is not an instance of the kind's message type with {@link
    * IllegalArgumentException} before anything is written. Its first message creates the server. A
    * ref stays usable after {@link io.dgen.admin.ServerControl#kill}: the next message creates the
-   * server anew. See {@link #host(Kind, Supplier, StartOptions)}.
+   * server anew. See {@link #host(Kind, Supplier, HostOptions)}.
    *
    * <pre>{@code
    * ServerRef<Account.Msg> account = dgen.ref(bank, ACCOUNT, "alice");
@@ -487,7 +476,7 @@ public final class DGen implements AutoCloseable {
    * timers (those it holds a lease in for a hosted kind, and those its started processes live in),
    * are moved into their servers' queues before this returns (in the caller's thread), instead of
    * after the real time that the runtime computed from the clock's earlier reading, and the hosted
-   * servers expired by then ({@link StartOptions.Builder#expireAfter}) in the buckets it holds are
+   * servers expired by then ({@link HostOptions.Builder#expireAfter}) in the buckets it holds are
    * collected. Not needed with a real clock.
    */
   public void clockAdvanced() {
@@ -561,12 +550,12 @@ public final class DGen implements AutoCloseable {
 
     /**
      * The wall clock used for lock ages ({@code lockTimeout}), timestamps of dead letters and reply
-     * slots, hosted servers' expiry ({@link StartOptions.Builder#expireAfter}), and the due times
-     * of timers ({@link ServerRef#castAfter}); a manual clock in a test tells the runtime it
-     * advanced through {@link DGen#clockAdvanced()}. Default {@link Clock#systemUTC()}. Every
-     * process of a server, in every JVM, should have clocks that agree to well within the lock
-     * timeout. Commit markers are not aged by it: they are keyed and swept by the backend's run ids
-     * ({@link io.dgen.backend.RunIds}), so this clock cannot make them expire early or never.
+     * slots, hosted servers' expiry ({@link HostOptions.Builder#expireAfter}), and the due times of
+     * timers ({@link ServerRef#castAfter}); a manual clock in a test tells the runtime it advanced
+     * through {@link DGen#clockAdvanced()}. Default {@link Clock#systemUTC()}. Every process of a
+     * server, in every JVM, should have clocks that agree to well within the lock timeout. Commit
+     * markers are not aged by it: they are keyed and swept by the backend's run ids ({@link
+     * io.dgen.backend.RunIds}), so this clock cannot make them expire early or never.
      *
      * @param clock the clock
      * @return this builder
@@ -851,7 +840,7 @@ public final class DGen implements AutoCloseable {
     /**
      * Configures the rate limit {@code name}: a token bucket refilled at {@code permitsPerSecond}
      * and holding at most {@code burst} permits, shared by every server that names it with {@link
-     * StartOptions.Builder#rateLimit}, in every runtime. The configuration is stored when the
+     * ServerOptions.Builder#rateLimit}, in every runtime. The configuration is stored when the
      * runtime is built, so that every runtime enforces the same numbers; a value that differs from
      * the stored one replaces it, and the change is logged. Over any window of {@code w} seconds
      * the servers naming it consume at most {@code burst + permitsPerSecond × w} messages, plus
@@ -866,7 +855,7 @@ public final class DGen implements AutoCloseable {
      * @throws IllegalArgumentException if an argument is out of range
      */
     public Builder rateLimit(String name, double permitsPerSecond, int burst) {
-      StartOptions.Builder.checkLimitName(name);
+      ServerOptions.Builder.checkLimitName(name);
       if (!(permitsPerSecond > 0) || Double.isInfinite(permitsPerSecond)) {
         throw new IllegalArgumentException(
             "permitsPerSecond must be positive and finite, was " + permitsPerSecond);
@@ -880,9 +869,9 @@ public final class DGen implements AutoCloseable {
 
     /**
      * Configures the concurrency limit {@code name}: at most {@code limit} servers naming it with
-     * {@link StartOptions.Builder#concurrencyLimit} are inside {@code handleLocked} at once, across
-     * all runtimes. Stored when the runtime is built, like {@link #rateLimit}; a changed value
-     * replaces the stored one and is logged (holders above a lowered limit finish their run).
+     * {@link ServerOptions.Builder#concurrencyLimit} are inside {@code handleLocked} at once,
+     * across all runtimes. Stored when the runtime is built, like {@link #rateLimit}; a changed
+     * value replaces the stored one and is logged (holders above a lowered limit finish their run).
      *
      * @param name the limit's name, not blank
      * @param limit between 1 and 10,000
@@ -890,7 +879,7 @@ public final class DGen implements AutoCloseable {
      * @throws IllegalArgumentException if an argument is out of range
      */
     public Builder concurrencyLimit(String name, int limit) {
-      StartOptions.Builder.checkLimitName(name);
+      ServerOptions.Builder.checkLimitName(name);
       if (limit < 1 || limit > LimitKeys.MAX_CONCURRENCY) {
         throw new IllegalArgumentException(
             "a concurrency limit must be between 1 and "

@@ -25,7 +25,7 @@ public interface DGenListener {
 
   /**
    * A lock holder's late result was refused: its lock was busted (it ran longer than {@code
-   * lockTimeout}, see {@link StartOptions.Builder#lockTimeout}) and another consumer took the
+   * lockTimeout}, see {@link ServerOptions.Builder#lockTimeout}) and another consumer took the
    * message over. The holder's {@code handleLocked} result, reply and actions were discarded;
    * nothing it would have committed was written. The process stays in service and goes on
    * consuming.
@@ -68,7 +68,7 @@ public interface DGenListener {
 
   /**
    * A hosted server expired: it received no message for its kind's {@link
-   * StartOptions.Builder#expireAfter} and was deleted, with its state, queue, timers and kept
+   * HostOptions.Builder#expireAfter} and was deleted, with its state, queue, timers and kept
    * replies. Called once per expired server, after the deletion committed, in the runtime that
    * deleted it: its bucket's holder, either by the background collection or when a message found
    * the server expired (the message then went to a new server). Also counted as {@code

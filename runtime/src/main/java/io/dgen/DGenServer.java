@@ -52,7 +52,7 @@ public interface DGenServer<S, M> {
    * DGen#start} before any transaction. If durable state exists already, it wins over the state
    * returned here (unless the start option {@code reset} is set).
    *
-   * <p>A hosted server's ({@link DGen#host(Kind, java.util.function.Supplier, StartOptions)}) runs
+   * <p>A hosted server's ({@link DGen#host(Kind, java.util.function.Supplier, HostOptions)}) runs
    * instead in the transaction of its first message, once, with the server's id as {@code arg}: a
    * {@code String} or {@code Long} for a server addressed by a string or an integer, else a {@code
    * Tuple}; {@link TxContext#id()} gives the same value to its callbacks. It may decline to create

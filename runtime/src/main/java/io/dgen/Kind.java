@@ -10,18 +10,18 @@ import java.util.Objects;
  * <pre>{@code
  * public static final Kind<Account.Msg> ACCOUNT = Kind.of("account", Account.Msg.class);
  *
- * dgen.host(ACCOUNT, Account::new, StartOptions.builder(bank).build()); // in every instance
+ * dgen.host(ACCOUNT, Account::new, HostOptions.builder(bank).build()); // in every instance
  * ServerRef<Account.Msg> account = dgen.ref(bank, ACCOUNT, 42);          // anywhere
  * }</pre>
  *
  * <p>A message that is not an instance of {@link #messageType()} is refused with {@link
  * IllegalArgumentException} before anything is written, whatever the generic types said (a raw
  * {@code ServerRef}, an unchecked cast). One runtime hosts and addresses a kind's name with one
- * message type only: see {@link DGen#host(Kind, java.util.function.Supplier, StartOptions)}.
+ * message type only: see {@link DGen#host(Kind, java.util.function.Supplier, HostOptions)}.
  *
  * <p>Immutable; two kinds are equal if their names and message types are. Code that chooses its
  * types at run time may host and address kinds by name instead ({@link DGen#host(String,
- * java.util.function.Supplier, StartOptions)}).
+ * java.util.function.Supplier, HostOptions)}).
  *
  * @param <M> the message type of the kind's servers
  */

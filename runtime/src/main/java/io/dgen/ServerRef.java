@@ -242,7 +242,7 @@ public interface ServerRef<M> {
 
   /**
    * Sends a call and waits for the reply, at most the process's default call timeout (5 s unless
-   * {@link StartOptions.Builder#callTimeout} says otherwise). The reply's type is the one the
+   * {@link ServerOptions.Builder#callTimeout} says otherwise). The reply's type is the one the
    * request's class names ({@code record Withdraw(long amount) implements AccountMsg,
    * Call<Withdrawn>}), so a wrong one does not compile.
    *
@@ -379,7 +379,7 @@ public interface ServerRef<M> {
 
   /**
    * Enqueues {@code message} unless a message with the same {@code idempotencyKey} was queued to
-   * this server within its retention window ({@link StartOptions.Builder#idempotencyRetention},
+   * this server within its retention window ({@link ServerOptions.Builder#idempotencyRetention},
    * default 24 h); returns once the outcome is durable. The check is exact (one transactional read
    * of the key) and safe under {@code commit_unknown_result}: retry with the same key as often as
    * you like, the message is queued once.

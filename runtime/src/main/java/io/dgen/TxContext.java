@@ -30,7 +30,7 @@ public interface TxContext {
    * kind, "alice")}, {@code dgen.ref(tenant, kind, 42)}), or the {@code Tuple} of a composite id.
    * For a kind hosted by name: the tuid without the kind, a {@code Tuple}. For a started server,
    * which has no kind: its whole tuid. See {@link DGen#host(Kind, java.util.function.Supplier,
-   * StartOptions)}.
+   * HostOptions)}.
    *
    * <pre>{@code
    * String owner = (String) tx.id(); // a server addressed as dgen.ref(bank, ACCOUNT, "alice")

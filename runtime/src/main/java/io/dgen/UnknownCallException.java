@@ -3,7 +3,7 @@ package io.dgen;
 /**
  * {@link ServerRef#awaitReply} was given a call id this server does not know: it was never returned
  * by {@link ServerRef#submit} (or a keyed {@link ServerRef#call(Call, String,
- * java.time.Duration)}), its retention window ({@link StartOptions#idempotencyRetention()}) has
+ * java.time.Duration)}), its retention window ({@link ServerOptions#idempotencyRetention()}) has
  * ended, or the server was killed. Retrying does not help.
  */
 public final class UnknownCallException extends DGenException {

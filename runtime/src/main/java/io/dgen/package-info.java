@@ -5,7 +5,7 @@
  * and its FIFO message queue live in a transactional key-value store ({@link
  * io.dgen.backend.Backend}), so it outlives any thread, JVM or node. Servers come in kinds ({@link
  * io.dgen.Kind}): every instance of a service hosts a kind ({@link io.dgen.DGen#host(io.dgen.Kind,
- * java.util.function.Supplier, io.dgen.StartOptions)}), and any code reaches one of its servers by
+ * java.util.function.Supplier, io.dgen.HostOptions)}), and any code reaches one of its servers by
  * id through a {@link io.dgen.ServerRef} ({@link io.dgen.DGen#ref(io.dgen.Tenant, io.dgen.Kind,
  * String)}): {@code call} (a request that implements {@link io.dgen.Call}), {@code cast}, {@code
  * castAll}, timers, and {@link io.dgen.Outbox} to enqueue inside a transaction of your own. A
@@ -16,7 +16,7 @@
  * <pre>{@code
  * try (DGen dgen = DGen.builder(MemoryBackend.create()).build()) {
  *   Tenant tenant = dgen.tenant("demo");
- *   dgen.host(Counter.KIND, Counter::new, StartOptions.builder(tenant).build()); // every replica
+ *   dgen.host(Counter.KIND, Counter::new, HostOptions.builder(tenant).build()); // every replica
  *   ServerRef<Counter.Msg> hits = dgen.ref(tenant, Counter.KIND, "home"); // anywhere, by id
  *   hits.cast(new Counter.Increment(5));
  *   long value = hits.call(new Counter.Get()); // Get is a Call<Long>

@@ -48,7 +48,7 @@ class AtomicWorkTest extends RuntimeTestBase {
   private void host() {
     if (!hosted) {
       hosted = true;
-      dgen.host(KIND, () -> new Bank(bank), StartOptions.builder(tenant).build());
+      dgen.host(KIND, () -> new Bank(bank), HostOptions.builder(tenant).build());
     }
   }
 
@@ -449,9 +449,9 @@ class AtomicWorkTest extends RuntimeTestBase {
     int buckets = 64; // with 8, both members' rendezvous hashing gave b none now and then
     String[] p = handOff;
     DGen a = runtime(buckets);
-    a.host(KIND, () -> new Bank(bank), StartOptions.builder(a.tenant(p)).build());
+    a.host(KIND, () -> new Bank(bank), HostOptions.builder(a.tenant(p)).build());
     DGen b = runtime(buckets);
-    b.host(KIND, () -> new Bank(bank), StartOptions.builder(b.tenant(p)).build());
+    b.host(KIND, () -> new Bank(bank), HostOptions.builder(b.tenant(p)).build());
     java.util.Map<UUID, Integer> held =
         SettledPlacement.await(
             () -> new DGenAdmin(backend).tenant(p).orElseThrow(),

@@ -47,7 +47,7 @@ class ExpiryScaleTest extends RuntimeTestBase {
       d.host(
           ExpiryTest.KIND,
           () -> new Tally(new Tally.Seen(), "holder"),
-          StartOptions.builder(t)
+          HostOptions.builder(t)
               .idleTimeout(Duration.ofMillis(200))
               .expireAfter(ExpiryTest.EXPIRY)
               .build());

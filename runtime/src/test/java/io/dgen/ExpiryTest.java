@@ -31,7 +31,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Hosted servers that expire ({@code StartOptions.expireAfter}): one idle for the expiry is deleted
+ * Hosted servers that expire ({@code HostOptions.expireAfter}): one idle for the expiry is deleted
  * by its holder's collection, a message that comes after it finds a new server even before the
  * collection, a server with a pending timer, queued work or a lock is kept, and a push racing the
  * collection is neither lost nor applied to the old server. The wall clock is a manual one; servers
@@ -77,13 +77,13 @@ class ExpiryTest extends RuntimeTestBase {
   }
 
   /** A runtime that hosts the kind with the expiry, unloading idle servers after 200 ms. */
-  DGen hosting(UnaryOperator<StartOptions.Builder> more) {
+  DGen hosting(UnaryOperator<HostOptions.Builder> more) {
     DGen d = runtime(backend);
     d.host(
         KIND,
         () -> new Tally(seen, "holder"),
         more.apply(
-                StartOptions.builder(d.tenant(path))
+                HostOptions.builder(d.tenant(path))
                     .idleTimeout(Duration.ofMillis(200))
                     .expireAfter(EXPIRY))
             .build());
@@ -267,7 +267,7 @@ class ExpiryTest extends RuntimeTestBase {
     d.host(
         KIND,
         () -> new Locker(locked, release),
-        StartOptions.builder(d.tenant(path))
+        HostOptions.builder(d.tenant(path))
             .idleTimeout(Duration.ofMillis(200))
             .expireAfter(EXPIRY)
             .build());
@@ -335,7 +335,7 @@ class ExpiryTest extends RuntimeTestBase {
     visitor.host(
         KIND,
         () -> new Tally(seen, "visitor"),
-        StartOptions.builder(visitor.tenant(path)).holdBuckets(false).expireAfter(EXPIRY).build());
+        HostOptions.builder(visitor.tenant(path)).holdBuckets(false).expireAfter(EXPIRY).build());
     ServerRef<Msg> r = refIn(visitor, "v");
     assertThat(r.call(new Tally.AddAndGet(5), Duration.ofSeconds(30))).isEqualTo(5L);
     ServerRef<Msg> q = refIn(visitor, "w");
@@ -356,16 +356,8 @@ class ExpiryTest extends RuntimeTestBase {
   }
 
   @Test
-  void startedProcesses_refuseAnExpiry() {
-    StartOptions options = StartOptions.builder(tenant).expireAfter(EXPIRY).build();
-    assertThatThrownBy(() -> dgen.start(new TestServer(hooks), null, options))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("hosted kinds only");
-  }
-
-  @Test
   void badExpiries_areRefused_beforeAnythingIsWritten() {
-    StartOptions.Builder b = StartOptions.builder(tenant);
+    HostOptions.Builder b = HostOptions.builder(tenant);
     assertThatThrownBy(() -> b.expireAfter(Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("expireAfter must be positive");
@@ -376,8 +368,8 @@ class ExpiryTest extends RuntimeTestBase {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("shorter than the call timeout");
     DGen d = runtime(backend);
-    StartOptions shorterThanTheLease =
-        StartOptions.builder(d.tenant(path))
+    HostOptions shorterThanTheLease =
+        HostOptions.builder(d.tenant(path))
             .callTimeout(Duration.ofMillis(500))
             .expireAfter(Duration.ofSeconds(1))
             .build();

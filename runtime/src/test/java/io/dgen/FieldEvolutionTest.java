@@ -353,7 +353,7 @@ class FieldEvolutionTest extends RuntimeTestBase {
     v1.host(
         "fe-hosted",
         () -> new AmountV1Keeper(null, new AmountV1("twelve")),
-        StartOptions.builder(v1.tenant(path)).build());
+        HostOptions.builder(v1.tenant(path)).build());
     ServerRef<String> viaV1 = v1.ref(v1.tenant(path), "fe-hosted", Tuple.from(1L));
     assertThat(viaV1.call("get", AmountV1.class, Duration.ofSeconds(30)))
         .isEqualTo(new AmountV1("twelve"));
@@ -376,7 +376,7 @@ class FieldEvolutionTest extends RuntimeTestBase {
     v2.host(
         "fe-hosted",
         () -> new AmountV2Consumer(null),
-        StartOptions.builder(v2.tenant(path)).build());
+        HostOptions.builder(v2.tenant(path)).build());
     ServerRef<String> client = dgen.ref(tenant, "fe-hosted", Tuple.from(1L)); // hosts nothing
     client.cast("5");
     ServerAdmin admin =

@@ -49,7 +49,7 @@ public final class HostingJvm {
                       strays.incrementAndGet();
                     }
                   }),
-          StartOptions.builder(tenant).consumeK(Integer.parseInt(args[4])).build());
+          HostOptions.builder(tenant).consumeK(Integer.parseInt(args[4])).build());
       System.out.println(READY + dgen.memberId());
       System.out.flush();
       while (System.in.read() != -1) {

@@ -98,10 +98,10 @@ class HostingTest extends RuntimeTestBase {
 
   /** A runtime that hosts the kind, named {@code name} in what the servers record. */
   private DGen hosting(
-      String name, Backend over, Function<StartOptions.Builder, StartOptions.Builder> opts) {
+      String name, Backend over, Function<HostOptions.Builder, HostOptions.Builder> opts) {
     DGen d = runtime(over);
     Tenant t = d.tenant(path);
-    d.host(KIND, () -> new Tally(seen, name), opts.apply(StartOptions.builder(t)).build());
+    d.host(KIND, () -> new Tally(seen, name), opts.apply(HostOptions.builder(t)).build());
     return d;
   }
 
@@ -497,7 +497,7 @@ class HostingTest extends RuntimeTestBase {
   void aLockWhoseHoldersRuntimeIsGone_isBustedByTheNewHolder_beforeAnyLockTimeout(boolean limited) {
     String gate = "gate-" + UUID.randomUUID();
     UnaryOperator<DGen.Builder> limits = b -> limited ? b.concurrencyLimit(gate, 1) : b;
-    UnaryOperator<StartOptions.Builder> options =
+    UnaryOperator<HostOptions.Builder> options =
         o -> limited ? o.concurrencyLimit(gate).lockTimeout(Duration.ofMinutes(10)) : o;
     CountDownLatch holding = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
@@ -507,7 +507,7 @@ class HostingTest extends RuntimeTestBase {
       a.host(
           "locker",
           () -> new Locker("a", holding, release),
-          options.apply(StartOptions.builder(a.tenant(path))).build());
+          options.apply(HostOptions.builder(a.tenant(path))).build());
       ServerRef<String> viaA = a.ref(a.tenant(path), "locker", Tuple.from(7L));
       viaA.cast("job 1");
       await("a runs handleLocked").atMost(BULK_WAIT).until(() -> holding.getCount() == 0);
@@ -517,7 +517,7 @@ class HostingTest extends RuntimeTestBase {
       b.host(
           "locker",
           () -> new Locker("b", holding, release),
-          options.apply(StartOptions.builder(b.tenant(path))).build());
+          options.apply(HostOptions.builder(b.tenant(path))).build());
       ServerRef<String> viaB = b.ref(b.tenant(path), "locker", Tuple.from(7L));
       viaB.cast("job 2");
       await("b busts a's lock and completes both jobs")
@@ -758,7 +758,7 @@ class HostingTest extends RuntimeTestBase {
           }
           return new Tally(seen, "a");
         },
-        StartOptions.builder(holder.tenant(path)).build());
+        HostOptions.builder(holder.tenant(path)).build());
     DGen client = runtime(backend);
     ServerRef<Msg> first = refIn(client, 1);
 
@@ -854,18 +854,11 @@ class HostingTest extends RuntimeTestBase {
     DGen d = hosting("a");
     Tenant t = d.tenant(path);
     assertThatThrownBy(
-            () -> d.host(KIND, () -> new Tally(seen, "b"), StartOptions.builder(t).build()))
+            () -> d.host(KIND, () -> new Tally(seen, "b"), HostOptions.builder(t).build()))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("hosts kind " + KIND);
     assertThatThrownBy(
-            () ->
-                d.host(
-                    "other",
-                    () -> new Tally(seen, "b"),
-                    StartOptions.builder(t).consume(false).build()))
-        .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(
-            () -> d.host(" ", () -> new Tally(seen, "b"), StartOptions.builder(t).build()))
+            () -> d.host(" ", () -> new Tally(seen, "b"), HostOptions.builder(t).build()))
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> dgen.ref(t, KIND, Tuple.from(1)))
         .isInstanceOf(IllegalArgumentException.class)
@@ -912,7 +905,7 @@ class HostingTest extends RuntimeTestBase {
       String kind, java.util.function.Supplier<DGenServer<S, M>> behaviour, Backend over) {
     lease = Duration.ofMinutes(1); // no bucket moves within a test: nothing rescans for it
     DGen d = runtime(over);
-    d.host(kind, behaviour, StartOptions.builder(d.tenant(path)).build());
+    d.host(kind, behaviour, HostOptions.builder(d.tenant(path)).build());
     SettledPlacement.await(
         this::admin, kind, BUCKETS, List.of(d.memberId()), Duration.ofSeconds(60));
     return d;
@@ -1119,7 +1112,7 @@ class HostingTest extends RuntimeTestBase {
     hold.arm(
         new ServerKeys(tenant.subspace(), Buckets.of(BUCKETS), Tuple.from("locker", id)).lockKey());
     CountDownLatch none = new CountDownLatch(0);
-    a.host("locker", () -> new Locker("b", none, none), StartOptions.builder(tenant).build());
+    a.host("locker", () -> new Locker("b", none, none), HostOptions.builder(tenant).build());
     SettledPlacement.await(
         this::admin, "locker", BUCKETS, List.of(a.memberId()), Duration.ofSeconds(60));
     try {
@@ -1127,9 +1120,7 @@ class HostingTest extends RuntimeTestBase {
       assertThat(hold.awaitHeld()).as("the batch taking the lock reached its commit").isTrue();
 
       b.host(
-          "locker",
-          () -> new Locker("b", none, none),
-          StartOptions.builder(b.tenant(path)).build());
+          "locker", () -> new Locker("b", none, none), HostOptions.builder(b.tenant(path)).build());
       await("a's hand-off stops the server's process")
           .atMost(Duration.ofSeconds(30))
           .until(

@@ -41,7 +41,7 @@ class HotKeyTest {
         dgen.host(
             "tally",
             () -> new Tally(seen, "one"),
-            StartOptions.builder(tenant).consumeK(consumeK).build());
+            HostOptions.builder(tenant).consumeK(consumeK).build());
         for (int s = 0; s < SERVERS; s++) {
           servers.add(dgen.ref(tenant, "tally", Tuple.from(s)));
         }

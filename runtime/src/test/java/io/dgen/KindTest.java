@@ -132,7 +132,7 @@ class KindTest extends RuntimeTestBase {
   /** A runtime that hosts {@link #LEDGER} in the test's tenant. */
   private DGen holder() {
     DGen d = runtime();
-    d.host(LEDGER, () -> new Ledger(seen), StartOptions.builder(d.tenant(path)).build());
+    d.host(LEDGER, () -> new Ledger(seen), HostOptions.builder(d.tenant(path)).build());
     return d;
   }
 
@@ -205,7 +205,7 @@ class KindTest extends RuntimeTestBase {
   void aKindHostedByName_keepsGivingInitAndCallbacksItsIdAsATuple() {
     DGen d = runtime();
     Tenant t = d.tenant(path);
-    d.host("ledger", () -> new Ledger(seen), StartOptions.builder(t).build());
+    d.host("ledger", () -> new Ledger(seen), HostOptions.builder(t).build());
     ServerRef<Ledger.Msg> byName = d.ref(t, "ledger", Tuple.from(42));
 
     byName.cast(new Ledger.Add(5));
@@ -312,13 +312,13 @@ class KindTest extends RuntimeTestBase {
     Tenant elsewhere = d.tenant("kind", UUID.randomUUID().toString());
     Kind<String> asStrings = Kind.of("ledger", String.class);
 
-    assertThatThrownBy(() -> d.host(asStrings, Other::new, StartOptions.builder(elsewhere).build()))
+    assertThatThrownBy(() -> d.host(asStrings, Other::new, HostOptions.builder(elsewhere).build()))
         .as("hosting the name with another type, in another tenant")
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("kind ledger")
         .hasMessageContaining(String.class.getName())
         .hasMessageContaining(Ledger.Msg.class.getName());
-    assertThatThrownBy(() -> d.host("ledger", Other::new, StartOptions.builder(elsewhere).build()))
+    assertThatThrownBy(() -> d.host("ledger", Other::new, HostOptions.builder(elsewhere).build()))
         .as("hosting the name by name, with a behaviour of another type")
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("kind ledger");
@@ -341,7 +341,7 @@ class KindTest extends RuntimeTestBase {
   void aBehaviourThatDoesNotAcceptTheKindsMessageType_isRefused() {
     DGen d = runtime();
     Kind raw = LEDGER;
-    assertThatThrownBy(() -> d.host(raw, Other::new, StartOptions.builder(d.tenant(path)).build()))
+    assertThatThrownBy(() -> d.host(raw, Other::new, HostOptions.builder(d.tenant(path)).build()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(Other.class.getName())
         .hasMessageContaining("does not accept");
@@ -371,12 +371,12 @@ class KindTest extends RuntimeTestBase {
   void aBehaviourGenericInItsMessageType_takesTheKindsType() {
     DGen d = runtime();
     Tenant t = d.tenant(path);
-    assertThatThrownBy(() -> d.host("journal", Journal::new, StartOptions.builder(t).build()))
+    assertThatThrownBy(() -> d.host("journal", Journal::new, HostOptions.builder(t).build()))
         .as("by name, nothing says what it takes")
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("cannot resolve the message type");
     Kind<Ledger.Msg> journal = Kind.of("journal", Ledger.Msg.class);
-    d.host(journal, Journal::new, StartOptions.builder(t).build());
+    d.host(journal, Journal::new, HostOptions.builder(t).build());
     ServerRef<Ledger.Msg> ref = d.ref(t, journal, 1);
 
     ref.castAll(List.of(new Ledger.Add(1), new Ledger.Get()));
@@ -391,7 +391,7 @@ class KindTest extends RuntimeTestBase {
     DGen d = holder();
     Tenant t = d.tenant(path);
     ServerRef<Ledger.Msg> ref = d.ref(t, LEDGER, "n");
-    StartOptions options = StartOptions.builder(t).build();
+    HostOptions options = HostOptions.builder(t).build();
 
     assertThatThrownBy(() -> Kind.of(null, String.class))
         .isInstanceOf(NullPointerException.class)

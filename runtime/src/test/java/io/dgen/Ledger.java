@@ -1,7 +1,7 @@
 package io.dgen;
 
 import com.apple.foundationdb.tuple.Tuple;
-import io.dgen.internal.hosting.Placement;
+import io.dgen.internal.codec.PlacementRecords;
 import io.dgen.internal.keys.Buckets;
 import io.dgen.internal.keys.TenantKeys;
 import java.util.List;
@@ -136,7 +136,8 @@ final class Ledger implements DGenServer<Ledger.State, Ledger.Msg> {
     Buckets buckets = Buckets.of(tenant.bucketCount());
     TenantKeys keys = new TenantKeys(tenant.subspace(), buckets);
     byte[] key = keys.leases().pack(Tuple.from(KIND, buckets.of(tx.tuid())));
-    Placement.Lease lease = Placement.Lease.decode(tx.transaction().snapshot().get(key));
+    PlacementRecords.Lease lease =
+        PlacementRecords.Lease.decode(tx.transaction().snapshot().get(key));
     return lease == null ? null : lease.owner();
   }
 }

@@ -204,7 +204,13 @@ class LimitsTest extends RuntimeTestBase {
     DGen a = runtime(b -> b.rateLimit(limit, 20, 5));
     DGen b = runtime(x -> x);
     for (DGen d : List.of(a, b)) {
-      d.host("paced", () -> new Paced(probe), options(d, tenant).rateLimit(limit).build());
+      d.host(
+          "paced",
+          () -> new Paced(probe),
+          HostOptions.builder(d.existingTenant(tenant.path().toArray(String[]::new)))
+              .allowTypes(ReadApplied.class)
+              .rateLimit(limit)
+              .build());
     }
     List<ServerRef<Object>> refs = new ArrayList<>();
     for (int i = 0; i < 10; i++) {
@@ -640,7 +646,7 @@ class LimitsTest extends RuntimeTestBase {
                 dgen.host(
                     "paced",
                     () -> new Paced(probe),
-                    StartOptions.builder(tenant)
+                    HostOptions.builder(tenant)
                         .concurrencyLimit(missing)
                         .lockTimeout(Duration.ofSeconds(1))
                         .build()))

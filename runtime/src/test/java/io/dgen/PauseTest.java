@@ -81,7 +81,7 @@ class PauseTest extends RuntimeTestBase {
   /** The same with a hosted server, reached by a ref, whose holder restarts while it is paused. */
   @Test
   void aPausedHostedServerAppliesNothing_acrossItsHoldersRestart_thenEverythingInOrder() {
-    dgen.host("counter", () -> new TestServer(hooks), StartOptions.builder(tenant).build());
+    dgen.host("counter", () -> new TestServer(hooks), HostOptions.builder(tenant).build());
     ServerRef<TestServer.Msg> ref = dgen.ref(tenant, "counter", Tuple.from("a"));
     append(ref, 1, 3);
     awaitSeen(ref, 3);
@@ -94,7 +94,7 @@ class PauseTest extends RuntimeTestBase {
     dgen.close();
     dgen = newDGen();
     tenant = dgen.tenant(tenant.path().toArray(String[]::new));
-    dgen.host("counter", () -> new TestServer(hooks), StartOptions.builder(tenant).build());
+    dgen.host("counter", () -> new TestServer(hooks), HostOptions.builder(tenant).build());
     ServerRef<TestServer.Msg> again = dgen.ref(tenant, "counter", Tuple.from("a"));
     append(again, 11, 20);
     assertThatThrownBy(() -> again.call(new TestServer.Get(), Duration.ofMillis(300)))

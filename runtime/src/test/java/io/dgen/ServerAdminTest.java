@@ -20,6 +20,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -267,6 +268,39 @@ class ServerAdminTest extends RuntimeTestBase {
     } finally {
       gate.countDown();
     }
+  }
+
+  /**
+   * More dead letters than one transaction moves: the admin re-queues them a page a transaction,
+   * every one once, in order, with its failure count cleared, then purges them the same way.
+   */
+  @Test
+  void deadLettersBeyondAPage_areRequeuedThenPurged_aPageATransaction() {
+    int count = 250;
+    ProcessRef<Msg> ref = startOrders(true);
+    List<Msg> poison = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      poison.add(new Boom("p" + i));
+    }
+    ref.castAll(poison);
+    await().atMost(BULK_WAIT).until(() -> orders().deadLetterCount() == count);
+    ref.stop();
+
+    ServerAdmin admin = orders();
+    assertThat(admin.requeueDeadLetters()).isEqualTo(count);
+    assertThat(admin.deadLetterCount()).isZero();
+    List<ServerAdmin.QueuedItem> queued = admin.peek(count);
+    assertThat(queued)
+        .extracting(i -> i.message().get("why").asString())
+        .containsExactlyElementsOf(poison.stream().map(m -> ((Boom) m).why()).toList());
+    assertThat(queued).allSatisfy(i -> assertThat(i.failures()).isZero());
+
+    ProcessRef<Msg> again = startOrders(true); // dead-letters every one again
+    await().atMost(BULK_WAIT).until(() -> orders().deadLetterCount() == count);
+    again.stop();
+    assertThat(admin.purgeDeadLetters()).isEqualTo(count);
+    assertThat(admin.deadLetterCount()).isZero();
+    assertThat(admin.queueLength()).isZero();
   }
 
   @Test

@@ -299,7 +299,7 @@ class TerminalErrorTest extends RuntimeTestBase {
     dgen.host(
         Account.KIND,
         () -> new Account(accounts, true),
-        StartOptions.builder(tenant).consumeK(consumeK).build());
+        HostOptions.builder(tenant).consumeK(consumeK).build());
     ServerRef<Msg> ref = dgen.ref(tenant, Account.KIND, Tuple.from(7L));
     String reason = "no such account: (7)";
 

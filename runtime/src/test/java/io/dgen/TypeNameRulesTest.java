@@ -103,7 +103,7 @@ class TypeNameRulesTest extends RuntimeTestBase {
           .hasMessageContaining("'rules.state'")
           .hasMessageContaining("is at version 3 but no migration from version 2")
           .hasMessageContaining("migration(\"rules.state\", 2,");
-      assertThatThrownBy(() -> d.host("needs", NeedsSteps::new, StartOptions.builder(t).build()))
+      assertThatThrownBy(() -> d.host("needs", NeedsSteps::new, HostOptions.builder(t).build()))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("no migration from version 2");
     }

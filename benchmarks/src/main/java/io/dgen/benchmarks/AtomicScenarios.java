@@ -2,8 +2,8 @@ package io.dgen.benchmarks;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGen;
+import io.dgen.HostOptions;
 import io.dgen.ServerRef;
-import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.benchmarks.Target.Bench;
 import java.time.Duration;
@@ -59,7 +59,7 @@ final class AtomicScenarios {
       try {
         Tenant tenant = dgen.tenant(bench.root(), "atomic");
         dgen.host(
-            KIND, () -> new CounterServer(null, progress), StartOptions.builder(tenant).build());
+            KIND, () -> new CounterServer(null, progress), HostOptions.builder(tenant).build());
         ScaleOutScenarios.awaitAllBuckets(dgen, bench.backend(), tenant);
         List<ServerRef<CounterServer.Msg>> refs = new ArrayList<>(accounts);
         for (int a = 0; a < accounts; a++) {

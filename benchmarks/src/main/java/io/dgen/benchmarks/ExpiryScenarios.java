@@ -1,16 +1,16 @@
 package io.dgen.benchmarks;
 
-import io.dgen.internal.keys.Buckets;
-import io.dgen.internal.keys.TenantKeys;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGen;
 import io.dgen.DGenListener;
-import io.dgen.StartOptions;
+import io.dgen.HostOptions;
 import io.dgen.Tenant;
 import io.dgen.backend.Backend;
 import io.dgen.backend.CountingBackend;
 import io.dgen.benchmarks.Target.Bench;
+import io.dgen.internal.keys.Buckets;
+import io.dgen.internal.keys.TenantKeys;
 import io.dgen.testkit.ManualClock;
 import java.time.Duration;
 import java.time.Instant;
@@ -21,7 +21,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The expiry of idle hosted servers ({@code StartOptions.expireAfter}): a million servers of a kind
+ * The expiry of idle hosted servers ({@code HostOptions.expireAfter}): a million servers of a kind
  * with {@code expireAfter(1 h)}, none touched after it was made, collected by their buckets' holder
  * once a manual clock passed their expiry. The servers are made as {@code idle-hosted} makes them:
  * {@value ScaleOutScenarios#IDLE_TEMPLATES} through the runtime (one cast each, then unloaded,
@@ -128,8 +128,8 @@ final class ExpiryScenarios {
     }
   }
 
-  private static StartOptions.Builder options(Tenant tenant) {
-    return StartOptions.builder(tenant).idleTimeout(Duration.ofSeconds(1)).expireAfter(EXPIRY);
+  private static HostOptions.Builder options(Tenant tenant) {
+    return HostOptions.builder(tenant).idleTimeout(Duration.ofSeconds(1)).expireAfter(EXPIRY);
   }
 
   /**

@@ -1,7 +1,7 @@
 package io.dgen.benchmarks;
 
 import io.dgen.DGen;
-import io.dgen.StartOptions;
+import io.dgen.HostOptions;
 import io.dgen.Tenant;
 import io.dgen.backend.CountingBackend;
 import io.dgen.backend.fdb.FdbBackend;
@@ -49,7 +49,7 @@ public final class HostingMember {
       dgen.host(
           LedgerServer.KIND,
           () -> new LedgerServer(applied, dgen.memberId().toString()),
-          StartOptions.builder(tenant).consumeK(Integer.parseInt(args[5])).build());
+          HostOptions.builder(tenant).consumeK(Integer.parseInt(args[5])).build());
       System.out.println(READY + dgen.memberId());
       System.out.flush();
       BufferedReader in =

@@ -1,11 +1,11 @@
 package io.dgen.benchmarks;
 
-import io.dgen.internal.keys.TenantKeys;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.ByteArrayUtil;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.backend.Backend;
 import io.dgen.backend.KeyValue;
+import io.dgen.internal.keys.TenantKeys;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -1,7 +1,5 @@
 package io.dgen.benchmarks;
 
-import io.dgen.internal.hosting.Placement;
-import io.dgen.internal.keys.Buckets;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGen;
 import io.dgen.ServerRef;
@@ -13,6 +11,8 @@ import io.dgen.benchmarks.LedgerServer.Msg;
 import io.dgen.benchmarks.LedgerServer.State;
 import io.dgen.benchmarks.Target.Bench;
 import io.dgen.fdbtest.LocalFdbServer;
+import io.dgen.internal.hosting.Placement;
+import io.dgen.internal.keys.Buckets;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;

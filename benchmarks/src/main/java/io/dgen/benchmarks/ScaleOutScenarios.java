@@ -1,11 +1,10 @@
 package io.dgen.benchmarks;
 
-import io.dgen.internal.keys.Buckets;
-import io.dgen.internal.keys.TenantKeys;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.ByteArrayUtil;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGen;
+import io.dgen.HostOptions;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
@@ -13,6 +12,8 @@ import io.dgen.backend.Backend;
 import io.dgen.backend.KeyHeatBackend;
 import io.dgen.backend.rocksdb.RocksDbBackend;
 import io.dgen.benchmarks.Target.Bench;
+import io.dgen.internal.keys.Buckets;
+import io.dgen.internal.keys.TenantKeys;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.ByteBuffer;
@@ -74,14 +75,17 @@ final class ScaleOutScenarios {
       try (DGen dgen = DGen.builder(heat).meterRegistry(pushes.registry).build()) {
         Tenant tenant = dgen.tenant(bench.root(), "hot");
         Progress progress = new Progress();
-        StartOptions options = StartOptions.builder(tenant).consumeK(consumeK).build();
         List<ServerRef<CounterServer.Msg>> refs = new ArrayList<>(servers);
         if (hosted) {
-          dgen.host(KIND, () -> new CounterServer(null, progress), options);
+          dgen.host(
+              KIND,
+              () -> new CounterServer(null, progress),
+              HostOptions.builder(tenant).consumeK(consumeK).build());
           for (int s = 0; s < servers; s++) {
             refs.add(dgen.ref(tenant, KIND, Tuple.from(s)));
           }
         } else {
+          StartOptions options = StartOptions.builder(tenant).consumeK(consumeK).build();
           for (int s = 0; s < servers; s++) {
             refs.add(dgen.start(new CounterServer(Tuple.from(KIND, s), progress), null, options));
           }
@@ -174,7 +178,6 @@ final class ScaleOutScenarios {
         DGen dgen = DGen.builder(bench.backend()).meterRegistry(pushes.registry).build()) {
       Tenant tenant = dgen.tenant(bench.root(), "casts");
       Progress progress = new Progress();
-      StartOptions options = StartOptions.builder(tenant).consumeK(16).build();
       List<ServerRef<CounterServer.Msg>> refs = new ArrayList<>(servers);
       String refCost = "";
       if (hosted) {
@@ -192,12 +195,16 @@ final class ScaleOutScenarios {
                 c.transactionsCommitted() + c.readOnlyCommits(),
                 c.keysRead() + c.rangesRead());
         Cost hosting = bench.cost();
-        dgen.host(KIND, () -> new CounterServer(null, progress), options);
+        dgen.host(
+            KIND,
+            () -> new CounterServer(null, progress),
+            HostOptions.builder(tenant).consumeK(16).build());
         awaitSettled(dgen, bench, tenant, hosting);
         for (int s = 0; s < servers; s++) {
           refs.add(dgen.ref(tenant, KIND, Tuple.from(s)));
         }
       } else {
+        StartOptions options = StartOptions.builder(tenant).consumeK(16).build();
         for (int s = 0; s < servers; s++) {
           refs.add(dgen.start(new CounterServer(Tuple.from(KIND, s), progress), null, options));
         }
@@ -326,7 +333,7 @@ final class ScaleOutScenarios {
         Progress progress = new Progress();
         long s0 = System.nanoTime();
         dgen.host(
-            KIND, () -> new CounterServer(null, progress), StartOptions.builder(tenant).build());
+            KIND, () -> new CounterServer(null, progress), HostOptions.builder(tenant).build());
         awaitSettled(dgen, bench, tenant, before);
         double settleSeconds = (System.nanoTime() - s0) / 1e9;
         SplittableRandom random = new SplittableRandom(7);
@@ -463,7 +470,7 @@ final class ScaleOutScenarios {
       maker.host(
           KIND,
           () -> new CounterServer(null, applied),
-          StartOptions.builder(tenant).idleTimeout(Duration.ofSeconds(1)).build());
+          HostOptions.builder(tenant).idleTimeout(Duration.ofSeconds(1)).build());
       // casts while the runtime still takes its 1,024 buckets ran at half the rate
       awaitAllBuckets(maker, backend, tenant);
       long c0 = System.nanoTime();
@@ -565,7 +572,7 @@ final class ScaleOutScenarios {
           Progress progress = new Progress();
           Cost before = bench.cost();
           dgen.host(
-              KIND, () -> new CounterServer(null, progress), StartOptions.builder(tenant).build());
+              KIND, () -> new CounterServer(null, progress), HostOptions.builder(tenant).build());
           awaitSettled(dgen, bench, tenant, before);
           double heap = Scenarios.heapMbAfterGc();
           int inMemory = backend.keysInMemory();

@@ -2,8 +2,8 @@ package io.dgen.benchmarks;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGen;
+import io.dgen.HostOptions;
 import io.dgen.ServerRef;
-import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.benchmarks.Target.Bench;
 import java.time.Duration;
@@ -61,7 +61,7 @@ final class ServicePathScenarios {
     holder.host(
         KIND,
         () -> new CounterServer(null, progress),
-        StartOptions.builder(tenant).consumeK(consumeK).build());
+        HostOptions.builder(tenant).consumeK(consumeK).build());
     ScaleOutScenarios.awaitAllBuckets(holder, bench.backend(), tenant);
     if (caller == Caller.HOLDER) {
       return new Runtimes(holder, holder, tenant);
@@ -72,7 +72,7 @@ final class ServicePathScenarios {
       other.host(
           KIND,
           () -> new CounterServer(null, progress),
-          StartOptions.builder(there).consumeK(consumeK).holdBuckets(false).build());
+          HostOptions.builder(there).consumeK(consumeK).holdBuckets(false).build());
     }
     return new Runtimes(holder, other, there);
   }

@@ -1,12 +1,12 @@
 package io.dgen.cli;
 
-import io.dgen.internal.keys.Buckets;
-import io.dgen.internal.keys.ServerKeys;
-import io.dgen.internal.keys.TenantKeys;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.dgen.backend.Backend;
+import io.dgen.internal.keys.Buckets;
+import io.dgen.internal.keys.ServerKeys;
+import io.dgen.internal.keys.TenantKeys;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;

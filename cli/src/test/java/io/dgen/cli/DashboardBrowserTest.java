@@ -1,14 +1,15 @@
 package io.dgen.cli;
 
-import io.dgen.internal.hosting.Placement;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGen;
+import io.dgen.HostOptions;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.backend.memory.MemoryBackend;
+import io.dgen.internal.hosting.Placement;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -255,7 +256,7 @@ class DashboardBrowserTest {
     dgen.host(
         "carts",
         () -> new Shop(new CountDownLatch(1), new CountDownLatch(0)),
-        StartOptions.builder(hosted).build());
+        HostOptions.builder(hosted).build());
     String first = dgen.memberId().toString();
     int buckets = hosted.bucketCount();
     var d = browser.driver;
@@ -270,7 +271,7 @@ class DashboardBrowserTest {
       second.host(
           "carts",
           () -> new Shop(new CountDownLatch(1), new CountDownLatch(0)),
-          StartOptions.builder(second.tenant("shop", "hosted")).build());
+          HostOptions.builder(second.tenant("shop", "hosted")).build());
       List<UUID> ids = new ArrayList<>(List.of(dgen.memberId(), second.memberId()));
       ids.sort(null);
       Map<String, Integer> share = new HashMap<>();

@@ -1,8 +1,5 @@
 package io.dgen.cli;
 
-import io.dgen.internal.keys.Buckets;
-import io.dgen.internal.keys.ServerKeys;
-import io.dgen.internal.keys.StuckRecord;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.apple.foundationdb.tuple.Tuple;
@@ -11,6 +8,9 @@ import io.dgen.backend.Backend;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.memory.MemoryBackend;
 import io.dgen.backend.rocksdb.RocksDbBackend;
+import io.dgen.internal.keys.Buckets;
+import io.dgen.internal.keys.ServerKeys;
+import io.dgen.internal.keys.StuckRecord;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -132,7 +132,7 @@ class DgenTest {
               new Shop(
                   new java.util.concurrent.CountDownLatch(0),
                   new java.util.concurrent.CountDownLatch(0)),
-          io.dgen.StartOptions.builder(t).build());
+          io.dgen.HostOptions.builder(t).build());
       org.awaitility.Awaitility.await()
           .atMost(java.time.Duration.ofSeconds(30))
           .until(() -> dgen("placement", "bank").ok().out().contains("{account=16}"));

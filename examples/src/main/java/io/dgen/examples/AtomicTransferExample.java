@@ -5,11 +5,11 @@ import io.dgen.CallRejectedException;
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.From;
+import io.dgen.HostOptions;
 import io.dgen.InitResult;
 import io.dgen.Kind;
 import io.dgen.Result;
 import io.dgen.ServerRef;
-import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.TerminalException;
 import io.dgen.admin.ServerControl;
@@ -119,7 +119,7 @@ public final class AtomicTransferExample {
       openingBalances.put("carol", 0L);
       openingBalances.put("frozen-dan", 10L);
       dgen.host(
-          Account.KIND, () -> new Account(openingBalances), StartOptions.builder(bank).build());
+          Account.KIND, () -> new Account(openingBalances), HostOptions.builder(bank).build());
       Map<String, ServerRef<Account.Msg>> accounts = new LinkedHashMap<>();
       for (String id : openingBalances.keySet()) {
         ServerRef<Account.Msg> ref = dgen.ref(bank, Account.KIND, id);

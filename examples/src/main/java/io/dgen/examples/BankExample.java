@@ -5,12 +5,12 @@ import io.dgen.CallRejectedException;
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.From;
+import io.dgen.HostOptions;
 import io.dgen.InitResult;
 import io.dgen.Kind;
 import io.dgen.Outbox;
 import io.dgen.Result;
 import io.dgen.ServerRef;
-import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.TerminalException;
 import io.dgen.TxContext;
@@ -181,7 +181,7 @@ public final class BankExample {
       dgen.host(
           Account.KIND,
           () -> new Account(dgen, openingBalances, receipts),
-          StartOptions.builder(tenant).build());
+          HostOptions.builder(tenant).build());
       Map<String, ServerRef<Account.Msg>> accounts = new LinkedHashMap<>();
       for (String id : openingBalances.keySet()) {
         ServerRef<Account.Msg> ref = dgen.ref(tenant, Account.KIND, id);

@@ -1,8 +1,8 @@
 package io.dgen.examples;
 
 import io.dgen.DGen;
+import io.dgen.HostOptions;
 import io.dgen.ServerRef;
-import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.backend.Backend;
 import java.util.List;
@@ -30,7 +30,7 @@ public final class CounterExample {
       try (DGen dgen = DGen.builder(backend).build()) {
         Tenant tenant = dgen.tenant("examples", "counter");
         // Every replica of a service hosts the kind; any of them may then run its servers.
-        dgen.host(Counter.KIND, Counter::new, StartOptions.builder(tenant).build());
+        dgen.host(Counter.KIND, Counter::new, HostOptions.builder(tenant).build());
         // A ref names a server by kind and id, from any runtime; its first message creates it.
         ServerRef<Counter.Msg> clicks = dgen.ref(tenant, Counter.KIND, "clicks");
 
@@ -46,7 +46,7 @@ public final class CounterExample {
       // A new runtime: the same id names the same server, whose state comes from the store.
       try (DGen dgen = DGen.builder(backend).build()) {
         Tenant tenant = dgen.tenant("examples", "counter");
-        dgen.host(Counter.KIND, Counter::new, StartOptions.builder(tenant).build());
+        dgen.host(Counter.KIND, Counter::new, HostOptions.builder(tenant).build());
         ServerRef<Counter.Msg> clicks = dgen.ref(tenant, Counter.KIND, "clicks");
         clicks.cast(new Counter.Increment(10));
         long after = clicks.call(new Counter.Get());

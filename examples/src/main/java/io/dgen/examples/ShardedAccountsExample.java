@@ -4,11 +4,11 @@ import io.dgen.Call;
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.From;
+import io.dgen.HostOptions;
 import io.dgen.InitResult;
 import io.dgen.Kind;
 import io.dgen.Result;
 import io.dgen.ServerRef;
-import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.TxContext;
 import io.dgen.admin.DGenAdmin;
@@ -137,7 +137,7 @@ public final class ShardedAccountsExample {
         dgen.host(
             Account.KIND,
             () -> new Account(dgen, tenant),
-            StartOptions.builder(tenant).consumeK(16).build());
+            HostOptions.builder(tenant).consumeK(16).build());
         runtimes.add(dgen);
         tenants.add(tenant);
       }

@@ -23,6 +23,7 @@ import io.dgen.internal.keys.ServerEntry;
 import io.dgen.internal.keys.ServerKeys;
 import io.dgen.internal.keys.StuckRecord;
 import io.dgen.internal.keys.TenantKeys;
+import io.dgen.internal.lock.DeadLetters;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -52,7 +53,7 @@ import tools.jackson.databind.JsonNode;
 public final class ServerAdmin {
 
   /** The most dead letters one transaction re-queues or purges. */
-  static final int BATCH = 100;
+  static final int BATCH = DeadLetters.Moves.PAGE;
 
   /**
    * A queued message.
@@ -599,6 +600,7 @@ public final class ServerAdmin {
 
   private int inBatches(boolean requeue, boolean head) {
     Subspace dead = keys.dead();
+    DeadLetters.Moves moves = deadLetterMoves();
     int total = 0;
     while (true) {
       int n =
@@ -607,22 +609,18 @@ public final class ServerAdmin {
               tx -> {
                 List<KeyValue> rows =
                     tx.getRange(dead.range().begin, dead.range().end, BATCH, false);
-                for (KeyValue kv : rows) {
-                  tx.clear(kv.key());
-                  if (requeue) {
-                    keys.push(tx, lane(head), freshCount(kv.value()));
-                  }
-                }
-                if (requeue && !rows.isEmpty()) {
-                  Futures.join(ServerEntry.publishFor(tx, tenant, keys));
-                }
-                return rows.size();
+                return Futures.join(moves.movePage(tx, rows, requeue, head));
               });
       total += n;
       if (n < BATCH) {
         return total;
       }
     }
+  }
+
+  /** The dead-letter writes, as a running server's own re-queues and purges make them. */
+  private DeadLetters.Moves deadLetterMoves() {
+    return DeadLetters.Moves.stored(tenant, keys, serde);
   }
 
   /**
@@ -652,9 +650,7 @@ public final class ServerAdmin {
           if (raw == null) {
             return false;
           }
-          tx.clear(key);
-          keys.push(tx, lane(head), freshCount(raw));
-          Futures.join(ServerEntry.publishFor(tx, tenant, keys));
+          Futures.join(deadLetterMoves().requeue(tx, key, raw, head));
           return true;
         });
   }
@@ -667,13 +663,7 @@ public final class ServerAdmin {
    */
   public boolean purgeDeadLetter(String id) {
     byte[] key = deadKey(id);
-    return run(
-        "purgeDeadLetter",
-        tx -> {
-          boolean existed = tx.get(key) != null;
-          tx.clear(key);
-          return existed;
-        });
+    return run("purgeDeadLetter", tx -> deadLetterMoves().purge(tx, key, tx.get(key)));
   }
 
   /**
@@ -816,27 +806,10 @@ public final class ServerAdmin {
     }
   }
 
-  /** The item with its failure count cleared (as it was, if it does not decode or is old). */
-  private byte[] freshCount(byte[] deadRecord) {
-    byte[] item = DeadRecord.decode(deadRecord, serde).envelope();
-    try {
-      Envelope env = Envelope.decode(item, serde);
-      return env.failures() == 0 || env.typeName() != null
-          ? item
-          : env.withFailure(0, null, env.typeIndex());
-    } catch (RuntimeException e) {
-      return item;
-    }
-  }
-
   private static void checkLimit(int limit, int least) {
     if (limit < least) {
       throw new IllegalArgumentException("limit must be at least " + least + ": " + limit);
     }
-  }
-
-  private static long lane(boolean head) {
-    return head ? ServerKeys.LANE_HEAD : ServerKeys.LANE_NORMAL;
   }
 
   private byte[] deadKey(String id) {

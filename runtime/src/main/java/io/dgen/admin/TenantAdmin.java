@@ -8,8 +8,8 @@ import io.dgen.backend.KeyValue;
 import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.base.OperationTimeouts;
+import io.dgen.internal.codec.PlacementRecords;
 import io.dgen.internal.codec.Serde;
-import io.dgen.internal.hosting.Placement;
 import io.dgen.internal.keys.Buckets;
 import io.dgen.internal.keys.ServerKeys;
 import io.dgen.internal.keys.TenantKeys;
@@ -181,7 +181,7 @@ public final class TenantAdmin {
     List<Member> out = new ArrayList<>(rows.size());
     for (KeyValue kv : rows) {
       UUID id = members.unpack(kv.key()).getUUID(0);
-      Placement.Member m = Placement.Member.decode(id, kv.value());
+      PlacementRecords.Member m = PlacementRecords.Member.decode(id, kv.value());
       out.add(
           new Member(
               id,
@@ -203,7 +203,8 @@ public final class TenantAdmin {
     List<Lease> out = new ArrayList<>(rows.size());
     for (KeyValue kv : rows) {
       Tuple t = leases.unpack(kv.key());
-      Placement.Lease l = java.util.Objects.requireNonNull(Placement.Lease.decode(kv.value()));
+      PlacementRecords.Lease l =
+          java.util.Objects.requireNonNull(PlacementRecords.Lease.decode(kv.value()));
       out.add(new Lease(t.getString(0), (int) t.getLong(1), l.owner(), l.epoch()));
     }
     return out;

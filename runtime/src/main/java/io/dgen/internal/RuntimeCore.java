@@ -2,7 +2,9 @@ package io.dgen.internal;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGenServer;
+import io.dgen.HostOptions;
 import io.dgen.ProcessRef;
+import io.dgen.ServerOptions;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
@@ -252,7 +254,7 @@ public final class RuntimeCore implements AutoCloseable {
    *
    * @throws IllegalArgumentException naming the limit, if one is not
    */
-  public void checkLimits(StartOptions options) {
+  public void checkLimits(ServerOptions options) {
     limits.check(options);
   }
 
@@ -342,7 +344,7 @@ public final class RuntimeCore implements AutoCloseable {
       String kind,
       @Nullable Class<M> messageType,
       java.util.function.Supplier<? extends io.dgen.DGenServer<S, M>> behaviour,
-      StartOptions options) {
+      HostOptions options) {
     Expiry.checkLease(options, leaseDuration);
     io.dgen.DGenServer<S, M> sample = behaviour.get();
     if (sample == null) {

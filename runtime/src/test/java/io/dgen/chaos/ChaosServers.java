@@ -2,6 +2,8 @@ package io.dgen.chaos;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGen;
+import io.dgen.HostOptions;
+import io.dgen.ServerOptions;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
@@ -94,7 +96,8 @@ final class ChaosServers {
       refs.add(
           hosted(i)
               ? dgen.ref(tenant, kind(i), hostedId(i))
-              : dgen.start(sender, i, options(tenant, i).consume(false).build()));
+              : dgen.start(
+                  sender, i, options(StartOptions.builder(tenant), i).consume(false).build()));
     }
     return List.copyOf(refs);
   }
@@ -111,11 +114,11 @@ final class ChaosServers {
     ChaosServer behaviour = new ChaosServer(i -> refs.join().get(i).outbox(), events);
     try {
       for (int i = 0; i < STARTED; i++) {
-        dgen.start(behaviour, i, options(tenant, i).build());
+        dgen.start(behaviour, i, options(StartOptions.builder(tenant), i).build());
       }
       if (COUNT > STARTED) {
-        dgen.host(INLINE_KIND, () -> behaviour, options(tenant, 0).build());
-        dgen.host(BATCHED_KIND, () -> behaviour, options(tenant, 3).build());
+        dgen.host(INLINE_KIND, () -> behaviour, options(HostOptions.builder(tenant), 0).build());
+        dgen.host(BATCHED_KIND, () -> behaviour, options(HostOptions.builder(tenant), 3).build());
       }
       refs.complete(refs(dgen, tenant));
     } catch (RuntimeException e) {
@@ -138,8 +141,8 @@ final class ChaosServers {
    * Server 0 (and the inline hosted kind) takes one message per batch, so its calls may run inline,
    * in the caller's transaction; servers 1–3 batch 4, 8 and 16 (the batched hosted kind 16).
    */
-  private static StartOptions.Builder options(Tenant tenant, int index) {
-    return StartOptions.builder(tenant)
+  private static <B extends ServerOptions.Builder<B, ?>> B options(B builder, int index) {
+    return builder
         .consumeK(index == 0 ? 1 : 4 << (index - 1))
         .deadLetterThreshold(DEAD_LETTER_THRESHOLD)
         .lockTimeout(LOCK_TIMEOUT);

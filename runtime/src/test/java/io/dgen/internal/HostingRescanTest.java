@@ -7,10 +7,10 @@ import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.From;
+import io.dgen.HostOptions;
 import io.dgen.InitResult;
 import io.dgen.Result;
 import io.dgen.ServerRef;
-import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.admin.DGenAdmin;
 import io.dgen.admin.ServerControl;
@@ -111,7 +111,7 @@ class HostingRescanTest {
       } catch (RejectedExecutionException full) {
         // every thread busy and the queue full
       }
-      holder.host("sum", Sum::new, StartOptions.builder(holder.tenant(path)).build());
+      holder.host("sum", Sum::new, HostOptions.builder(holder.tenant(path)).build());
       await("the holder takes every bucket while its pool refuses the rescans")
           .atMost(Duration.ofSeconds(30))
           .until(

@@ -28,7 +28,7 @@ import java.lang.annotation.Target;
  * the annotation's kind name, the kind is hosted by it ({@code dgen.host(Kind, ...)}): its servers'
  * {@code init} gets a plain id, a {@code String} or {@code Long}, and every message is checked
  * against the kind's message type. Without one, it is hosted by name and {@code init} gets a {@code
- * Tuple}. See {@code DGen.host(Kind, Supplier, StartOptions)}.
+ * Tuple}. See {@code DGen.host(Kind, Supplier, HostOptions)}.
  *
  * <pre>{@code
  * @Component
@@ -65,7 +65,7 @@ public @interface DGenHosted {
   String tenant();
 
   /**
-   * {@code StartOptions.Builder.consumeK}: messages per consumer transaction. Default 1, which also
+   * {@code HostOptions.Builder.consumeK}: messages per consumer transaction. Default 1, which also
    * lets a call made in the holder run inline.
    *
    * @return at least 1
@@ -73,7 +73,7 @@ public @interface DGenHosted {
   int consumeK() default 1;
 
   /**
-   * {@code StartOptions.Builder.deadLetterThreshold}: consecutive failures before a message is
+   * {@code HostOptions.Builder.deadLetterThreshold}: consecutive failures before a message is
    * dead-lettered. Default 0: never.
    *
    * @return 0 for never, or at least 1
@@ -81,7 +81,7 @@ public @interface DGenHosted {
   int deadLetterThreshold() default 0;
 
   /**
-   * {@code StartOptions.Builder.lockTimeout}: how long a lock may be held before it is busted.
+   * {@code HostOptions.Builder.lockTimeout}: how long a lock may be held before it is busted.
    * Default {@code ""}: never.
    *
    * @return a duration, or empty
@@ -89,7 +89,7 @@ public @interface DGenHosted {
   String lockTimeout() default "";
 
   /**
-   * {@code StartOptions.Builder.idleTimeout}: how long a loaded server stays loaded with an empty
+   * {@code HostOptions.Builder.idleTimeout}: how long a loaded server stays loaded with an empty
    * queue. Default {@code ""}: the runtime's, 60 s.
    *
    * @return a duration, or empty
@@ -97,23 +97,23 @@ public @interface DGenHosted {
   String idleTimeout() default "";
 
   /**
-   * {@code StartOptions.Builder.expireAfter}: a server of the kind that received no message for
-   * this long is deleted, and its next message creates it anew. Default {@code ""}: never.
+   * {@code HostOptions.Builder.expireAfter}: a server of the kind that received no message for this
+   * long is deleted, and its next message creates it anew. Default {@code ""}: never.
    *
    * @return a duration, or empty
    */
   String expireAfter() default "";
 
   /**
-   * {@code StartOptions.Builder.callTimeout}: the default timeout of a call. Default {@code ""}:
-   * the runtime's, 5 s.
+   * {@code HostOptions.Builder.callTimeout}: the default timeout of a call. Default {@code ""}: the
+   * runtime's, 5 s.
    *
    * @return a duration, or empty
    */
   String callTimeout() default "";
 
   /**
-   * {@code StartOptions.Builder.idempotencyRetention}: how long idempotency keys and kept replies
+   * {@code HostOptions.Builder.idempotencyRetention}: how long idempotency keys and kept replies
    * are remembered. Default {@code ""}: the runtime's, 24 hours.
    *
    * @return a duration, or empty
@@ -121,7 +121,7 @@ public @interface DGenHosted {
   String idempotencyRetention() default "";
 
   /**
-   * {@code StartOptions.Builder.cache}: whether a consumer keeps the state between batches. Default
+   * {@code HostOptions.Builder.cache}: whether a consumer keeps the state between batches. Default
    * true.
    *
    * @return whether to cache
@@ -129,7 +129,7 @@ public @interface DGenHosted {
   boolean cache() default true;
 
   /**
-   * {@code StartOptions.Builder.holdBuckets}: whether this application takes leases on the kind's
+   * {@code HostOptions.Builder.holdBuckets}: whether this application takes leases on the kind's
    * buckets and runs its servers. Default true. With false (a web tier) it has the kind's code and
    * runs calls through its refs inline, and leaves the servers to the applications that hold the
    * buckets.
@@ -139,7 +139,7 @@ public @interface DGenHosted {
   boolean holdBuckets() default true;
 
   /**
-   * {@code StartOptions.Builder.allowTypes}: classes allowed in messages and replies besides the
+   * {@code HostOptions.Builder.allowTypes}: classes allowed in messages and replies besides the
    * behaviour's declared types. Default none.
    *
    * @return the classes

@@ -1,7 +1,7 @@
 package io.dgen.spring;
 
+import io.dgen.HostOptions;
 import io.dgen.Kind;
-import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
@@ -100,10 +100,10 @@ record HostedBean(
   }
 
   /** The options the annotation's attributes give, in {@code tenant}. */
-  StartOptions options(Tenant tenant) {
+  HostOptions options(Tenant tenant) {
     DGenHosted a = annotation;
-    StartOptions.Builder b =
-        StartOptions.builder(tenant).cache(a.cache()).holdBuckets(a.holdBuckets());
+    HostOptions.Builder b =
+        HostOptions.builder(tenant).cache(a.cache()).holdBuckets(a.holdBuckets());
     set("consumeK", a.consumeK(), b::consumeK);
     if (a.deadLetterThreshold() != 0) {
       set("deadLetterThreshold", a.deadLetterThreshold(), b::deadLetterThreshold);

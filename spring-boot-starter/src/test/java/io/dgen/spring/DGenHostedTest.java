@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGen;
-import io.dgen.StartOptions;
+import io.dgen.HostOptions;
 import io.dgen.Tenant;
 import io.dgen.backend.memory.MemoryBackend;
 import io.dgen.spring.Tally.Identify;
@@ -154,7 +154,7 @@ class DGenHostedTest {
     assertThat(bean.tenant()).containsExactly("acme", "branch");
     try (MemoryBackend backend = MemoryBackend.create();
         DGen dgen = DGen.builder(backend).build()) {
-      StartOptions o = bean.options(dgen.tenant(bean.tenantPath()));
+      HostOptions o = bean.options(dgen.tenant(bean.tenantPath()));
       assertThat(o.consumeK()).isEqualTo(8);
       assertThat(o.deadLetterThreshold()).hasValue(3);
       assertThat(o.lockTimeout()).hasValue(Duration.ofSeconds(30));
@@ -166,10 +166,10 @@ class DGenHostedTest {
       assertThat(o.holdsBuckets()).isFalse();
       assertThat(o.allowedTypes()).containsExactly(Summary.class);
 
-      StartOptions defaults =
+      HostOptions defaults =
           HostedBean.resolve("b", NoAttributes.class.getAnnotation(DGenHosted.class), env)
               .options(dgen.tenant("t"));
-      StartOptions runtimes = StartOptions.builder(dgen.tenant("t")).build();
+      HostOptions runtimes = HostOptions.builder(dgen.tenant("t")).build();
       assertThat(defaults.consumeK()).isEqualTo(runtimes.consumeK());
       assertThat(defaults.deadLetterThreshold()).isEqualTo(runtimes.deadLetterThreshold());
       assertThat(defaults.lockTimeout()).isEqualTo(runtimes.lockTimeout());

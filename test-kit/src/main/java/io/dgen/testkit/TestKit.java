@@ -1,11 +1,11 @@
 package io.dgen.testkit;
 
-import io.dgen.internal.process.ServerProcess;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.Call;
 import io.dgen.DGen;
 import io.dgen.DGenServer;
 import io.dgen.DeadLetter;
+import io.dgen.HostOptions;
 import io.dgen.Kind;
 import io.dgen.ProcessRef;
 import io.dgen.ServerRef;
@@ -13,6 +13,7 @@ import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.admin.ServerControl;
 import io.dgen.backend.memory.MemoryBackend;
+import io.dgen.internal.process.ServerProcess;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -114,10 +115,10 @@ public final class TestKit implements AutoCloseable {
 
   /**
    * Hosts {@code kind} in the default tenant with default options: see {@link #host(Kind, Supplier,
-   * StartOptions)}.
+   * HostOptions)}.
    */
   public <S, M> void host(Kind<M> kind, Supplier<? extends DGenServer<S, M>> behaviour) {
-    host(kind, behaviour, StartOptions.builder(tenant).build());
+    host(kind, behaviour, HostOptions.builder(tenant).build());
   }
 
   /**
@@ -127,7 +128,7 @@ public final class TestKit implements AutoCloseable {
    * @param options the kind's options, in this kit's tenants
    */
   public <S, M> void host(
-      Kind<M> kind, Supplier<? extends DGenServer<S, M>> behaviour, StartOptions options) {
+      Kind<M> kind, Supplier<? extends DGenServer<S, M>> behaviour, HostOptions options) {
     dgen.host(kind, behaviour, options);
   }
 

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.HostOptions;
 import io.dgen.ServerRef;
-import io.dgen.StartOptions;
 import io.dgen.testkit.Wallet.Balance;
 import io.dgen.testkit.Wallet.Deposit;
 import io.dgen.testkit.Wallet.Msg;
@@ -78,7 +78,7 @@ class HostedTestKitTest {
 
   @Test
   void aQueuedCallToAHostedServer_isAnsweredByKitCall(TestKit kit) {
-    kit.host(Wallet.KIND, Wallet::new, StartOptions.builder(kit.tenant()).consumeK(4).build());
+    kit.host(Wallet.KIND, Wallet::new, HostOptions.builder(kit.tenant()).consumeK(4).build());
     ServerRef<Msg> carol = kit.ref(Wallet.KIND, "carol");
     carol.cast(new Deposit(9));
 

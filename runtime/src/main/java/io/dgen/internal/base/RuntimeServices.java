@@ -8,7 +8,6 @@ import io.dgen.Tenant;
 import io.dgen.TerminalException;
 import io.dgen.UndecodableDataException;
 import io.dgen.backend.Backend;
-import io.dgen.internal.RuntimeCore;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StateCodec;
 import io.dgen.internal.codec.TypeRegistry;
@@ -30,7 +29,7 @@ import org.slf4j.LoggerFactory;
 import tools.jackson.databind.JavaType;
 
 /**
- * What the components of one runtime share, made once by the composition root ({@link RuntimeCore})
+ * What the components of one runtime share, made once by the composition root ({@code RuntimeCore})
  * and handed down: the backend, the mapper and state codec, the executor, the bound on batches in
  * flight, the scheduler, the pool for blocking steps, the clocks, the retry backoff, the hooks
  * (metrics, tracing), the operation timeout, this runtime's member id, the shared type registries

@@ -17,7 +17,6 @@ import io.dgen.backend.BackendException;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.base.Lifecycle;
 import io.dgen.internal.codec.ReplyTypes;
-import io.dgen.internal.hosting.HostedKind;
 import io.dgen.internal.keys.TrackingTransaction;
 import io.dgen.internal.observe.LogContext;
 import io.dgen.internal.observe.Metrics;
@@ -360,7 +359,7 @@ public final class CallbackInvoker<S, M> {
 
   /**
    * A hosted server's {@code init}, run by its first message in that message's transaction: {@code
-   * init(id)} with the id it was addressed with ({@link HostedKind#idOf}). An {@code
+   * init(id)} with the id it was addressed with ({@code HostedKind.idOf}). An {@code
    * InitResult.ok(tuid, state)} must name this server, by its tuid without the kind or its whole
    * tuid. An {@code init} that throws {@link TerminalException} or returns {@link
    * io.dgen.InitResult#error} declines to create the server: the message that ran it is refused.

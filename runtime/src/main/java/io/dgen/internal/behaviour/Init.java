@@ -4,7 +4,7 @@ import com.google.common.reflect.TypeToken;
 import io.dgen.DGenException;
 import io.dgen.DGenServer;
 import io.dgen.InitResult;
-import io.dgen.StartOptions;
+import io.dgen.ServerOptions;
 import java.lang.reflect.Type;
 import java.lang.reflect.TypeVariable;
 import org.jspecify.annotations.Nullable;
@@ -23,7 +23,7 @@ public final class Init {
    * @throws DGenException if {@code init} throws, returns null or refuses
    */
   public static <S, M> InitResult<S> run(
-      DGenServer<S, M> server, @Nullable Object arg, StartOptions options) {
+      DGenServer<S, M> server, @Nullable Object arg, ServerOptions options) {
     InitResult<S> init;
     try {
       init = server.init(arg);

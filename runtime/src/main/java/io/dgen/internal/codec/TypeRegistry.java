@@ -227,7 +227,7 @@ public final class TypeRegistry {
               + " is not allowed for this server: declared message type="
               + messageType
               + "; make it a permitted subtype of a sealed message type, or allow it with"
-              + " StartOptions.Builder.allowTypes");
+              + " the options' allowTypes");
     }
     return tag;
   }
@@ -480,7 +480,7 @@ public final class TypeRegistry {
             + tag
             + "', which is not allowed for this server, so it was not decoded (the call did"
             + " execute): pass the reply type, call(request, Type.class, timeout), or allow it"
-            + " with StartOptions.Builder.allowTypes",
+            + " with the options' allowTypes",
         null);
   }
 

@@ -7,7 +7,6 @@ import io.dgen.backend.Transaction;
 import io.dgen.internal.base.Async;
 import io.dgen.internal.base.OperationTimeouts;
 import io.dgen.internal.codec.StoredState;
-import io.dgen.internal.consume.ConsumeGroups;
 import io.dgen.internal.keys.ServerKeys;
 import io.dgen.internal.keys.TrackingTransaction;
 import java.time.Duration;

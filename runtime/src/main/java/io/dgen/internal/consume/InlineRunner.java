@@ -16,7 +16,6 @@ import io.dgen.internal.calls.ReplySlots;
 import io.dgen.internal.codec.StoredState;
 import io.dgen.internal.commit.CommitRunner;
 import io.dgen.internal.commit.Fence;
-import io.dgen.internal.hosting.Expiry;
 import io.dgen.internal.keys.ServerEntry;
 import io.dgen.internal.keys.ServerKeys;
 import io.dgen.internal.queue.ServerQueue;
@@ -121,7 +120,7 @@ public final class InlineRunner<S, M> {
 
   /**
    * A priority message to a server of a kind with an expiry that its holder has not loaded and
-   * judged ({@link Expiry#inlineAllowed}): nothing ran; it is sent to the holder instead, which
+   * judged ({@code Expiry.inlineAllowed}): nothing ran; it is sent to the holder instead, which
    * runs it on a new server if the old one expired.
    */
   public static final class ToHolder extends RuntimeException {
@@ -140,7 +139,7 @@ public final class InlineRunner<S, M> {
    *     the durable state as at the holder, exact by the same conflicts, but one that would create
    *     the server or stop it is queued for the holder instead
    * @param expiring whether the server's kind has an expiry: a call runs inline only on a server
-   *     its holder has loaded and judged ({@link Expiry#inlineAllowed}), else it is queued for the
+   *     its holder has loaded and judged ({@code Expiry.inlineAllowed}), else it is queued for the
    *     holder, and a priority message sent to it ({@link ToHolder}); costs one read
    */
   public InlineRunner(

@@ -2,7 +2,7 @@ package io.dgen.internal.hosting;
 
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
-import io.dgen.StartOptions;
+import io.dgen.HostOptions;
 import io.dgen.Tenant;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
@@ -25,8 +25,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The expiry of one hosted kind's servers ({@code StartOptions.expireAfter}): a server idle for
- * that long is deleted, and its next message creates it anew. No key is written per message:
+ * The expiry of one hosted kind's servers ({@code HostOptions.expireAfter}): a server idle for that
+ * long is deleted, and its next message creates it anew. No key is written per message:
  *
  * <ul>
  *   <li><b>Eviction</b> ({@link #expiresAt}): the transaction that unloads an idle server (empty
@@ -202,7 +202,7 @@ public final class Expiry {
    *
    * @throws IllegalArgumentException if {@code options.expireAfter()} is shorter than {@code lease}
    */
-  public static void checkLease(StartOptions options, Duration lease) {
+  public static void checkLease(HostOptions options, Duration lease) {
     Duration idle = options.expireAfter().orElse(null);
     if (idle != null && idle.compareTo(lease) < 0) {
       throw new IllegalArgumentException(

@@ -2,7 +2,7 @@ package io.dgen.internal.hosting;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGenServer;
-import io.dgen.StartOptions;
+import io.dgen.HostOptions;
 import io.dgen.UndecodableDataException;
 import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
@@ -40,7 +40,7 @@ import tools.jackson.databind.JavaType;
  * One kind this runtime hosts in one tenant ({@code DGen.host}): its behaviour, its options, its
  * type table, and the servers of it this runtime runs now — loaded when they have work in a bucket
  * whose lease this runtime holds, dropped when the lease goes or they stay idle for {@link
- * StartOptions#idleTimeout()}.
+ * HostOptions#idleTimeout()}.
  *
  * <ul>
  *   <li><b>Loading</b> ({@link #activate}): an activation rang in a held bucket, a rescan of a held
@@ -97,7 +97,7 @@ public final class HostedKind<S, M> implements ProcessKind<S, M> {
   private final String kind;
   private final boolean typed;
   private final Supplier<? extends DGenServer<S, M>> behaviour;
-  private final StartOptions options;
+  private final HostOptions options;
   private final JavaType stateType;
   private final JavaType messageType;
   private final KindTypes types;
@@ -120,7 +120,7 @@ public final class HostedKind<S, M> implements ProcessKind<S, M> {
       JavaType messageType,
       Supplier<? extends DGenServer<S, M>> behaviour,
       DGenServer<S, M> sample,
-      StartOptions options) {
+      HostOptions options) {
     this.wiring = wiring;
     this.services = wiring.services();
     this.placement = placement;
@@ -221,7 +221,7 @@ public final class HostedKind<S, M> implements ProcessKind<S, M> {
   }
 
   @Override
-  public StartOptions options() {
+  public HostOptions options() {
     return options;
   }
 

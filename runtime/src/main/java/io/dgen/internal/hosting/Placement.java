@@ -1,6 +1,5 @@
 package io.dgen.internal.hosting;
 
-import com.apple.foundationdb.tuple.Tuple;
 import com.google.common.hash.Hasher;
 import com.google.common.hash.Hashing;
 import io.dgen.backend.Backend;
@@ -8,6 +7,8 @@ import io.dgen.backend.Futures;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
+import io.dgen.internal.codec.PlacementRecords.Lease;
+import io.dgen.internal.codec.PlacementRecords.Member;
 import io.dgen.internal.commit.Fence;
 import io.dgen.internal.keys.Buckets;
 import io.dgen.internal.keys.TenantKeys;
@@ -86,55 +87,6 @@ public final class Placement {
 
     /** The lease is gone (handed off, or taken by another member): drop the bucket's servers. */
     void lost(String kind, int bucket);
-  }
-
-  /**
-   * A member record as stored: its heartbeat counter, lease, start, host, pid and kinds. Public for
-   * the admin tools; not an API.
-   */
-  public record Member(
-      UUID id,
-      long heartbeat,
-      long leaseMillis,
-      long startedAtMillis,
-      String host,
-      long pid,
-      List<String> kinds) {
-
-    byte[] encode() {
-      return Tuple.from(heartbeat, leaseMillis, startedAtMillis, host, pid, Tuple.fromList(kinds))
-          .pack();
-    }
-
-    /** Decodes a member record. */
-    public static Member decode(UUID id, byte[] value) {
-      Tuple t = Tuple.fromBytes(value);
-      List<String> kinds = new ArrayList<>();
-      for (Object k : t.getNestedTuple(5).getItems()) {
-        kinds.add((String) k);
-      }
-      return new Member(
-          id, t.getLong(0), t.getLong(1), t.getLong(2), t.getString(3), t.getLong(4), kinds);
-    }
-  }
-
-  /**
-   * A lease as stored: its holder (none once released) and its epoch. Public for the admin tools;
-   * not an API.
-   */
-  public record Lease(@Nullable UUID owner, long epoch) {
-    byte[] encode() {
-      return Tuple.from(owner, epoch).pack();
-    }
-
-    /** Decodes a lease; null for none. */
-    public static @Nullable Lease decode(byte @Nullable [] value) {
-      if (value == null) {
-        return null;
-      }
-      Tuple t = Tuple.fromBytes(value);
-      return new Lease(t.getUUID(0), t.getLong(1));
-    }
   }
 
   private record KindBucket(String kind, int bucket) {}

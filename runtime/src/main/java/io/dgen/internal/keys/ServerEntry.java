@@ -2,12 +2,11 @@ package io.dgen.internal.keys;
 
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
+import io.dgen.HostOptions;
 import io.dgen.ServerStoppedException;
-import io.dgen.StartOptions;
 import io.dgen.backend.Futures;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.base.Lifecycle;
-import io.dgen.internal.hosting.Expiry;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
@@ -47,11 +46,11 @@ import org.slf4j.LoggerFactory;
  * a server that no longer exists, and nothing encoded with them may reach the new one. A hosted
  * server has no incarnation: its kind's type table is never cleared, so its indexes never change.
  *
- * <p>A hosted server of a kind with an expiry ({@code StartOptions.expireAfter}) has the wall-clock
+ * <p>A hosted server of a kind with an expiry ({@code HostOptions.expireAfter}) has the wall-clock
  * millisecond it expires at appended to its idle entry by the unload that marks it idle (with its
- * {@link Expiry} index entry); the push that activates it clears the index entry and, if the time
+ * {@code Expiry} index entry); the push that activates it clears the index entry and, if the time
  * has passed on the pusher's clock, keeps it in its ready entry, so that its holder, loading it,
- * deletes the old server before the message runs ({@link Expiry#atLoad}). A timer scheduled
+ * deletes the old server before the message runs ({@code Expiry.atLoad}). A timer scheduled
  * meanwhile removes the time.
  *
  * <p>Never commits. Thread-safe. Public for the admin tools ({@code io.dgen.admin}); not an API.
@@ -469,7 +468,7 @@ public final class ServerEntry {
    * #NO_EXPIRY}. The timers are read serializably: one scheduled concurrently conflicts.
    */
   public static CompletableFuture<Long> expiresAtEviction(
-      long nowMillis, StartOptions options, ServerKeys keys, Transaction tx) {
+      long nowMillis, HostOptions options, ServerKeys keys, Transaction tx) {
     Duration after = options.expireAfter().orElse(null);
     if (after == null) {
       return CompletableFuture.completedFuture(NO_EXPIRY);

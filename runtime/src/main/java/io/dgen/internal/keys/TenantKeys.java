@@ -5,9 +5,6 @@ import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
 import com.google.common.hash.Hashing;
 import io.dgen.backend.Transaction;
-import io.dgen.internal.hosting.Expiry;
-import io.dgen.internal.hosting.Placement;
-import io.dgen.internal.timers.Timers;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
@@ -29,14 +26,14 @@ import org.jspecify.annotations.Nullable;
  * &lt;tenant&gt; FF (5, b)              bucket b's bell: ADD 1 per ring of the bucket; watched
  * &lt;tenant&gt; FF (6, b, VS)          bucket b's wake log: flags, the 8-byte wake id rung, and the
  *                                   packed tuid when the ring activates a hosted server
- * &lt;tenant&gt; FF (7, b, due, id)     bucket b's durable timers by due time (see {@link Timers})
+ * &lt;tenant&gt; FF (7, b, due, id)     bucket b's durable timers by due time (see {@code Timers})
  * &lt;tenant&gt; FF (8)                 placement: the bucket count ({@link Buckets})
- * &lt;tenant&gt; FF (9, memberId)       a hosting runtime's member record ({@link Placement})
+ * &lt;tenant&gt; FF (9, memberId)       a hosting runtime's member record ({@code Placement})
  * &lt;tenant&gt; FF (10, kind, b)       the lease of (kind, bucket): (memberId, epoch)
  * &lt;tenant&gt; FF (11, b, tuid..)     ready index: hosted servers of bucket b that may have work
  * &lt;tenant&gt; FF (12, kind, n)       a kind's type table: message class names by index
  * &lt;tenant&gt; FF (13, kind, b, at, tuid..) expiry index: idle hosted servers of (kind, bucket) b
- *                                   by the wall-clock millisecond they expire at ({@link Expiry});
+ *                                   by the wall-clock millisecond they expire at ({@code Expiry});
  *                                   written by the unload that marks one idle, cleared by its next
  *                                   activation or its collection
  * </pre>

@@ -1,7 +1,7 @@
 package io.dgen.internal.limits;
 
 import com.apple.foundationdb.subspace.Subspace;
-import io.dgen.StartOptions;
+import io.dgen.ServerOptions;
 import io.dgen.internal.base.RuntimeServices;
 import java.util.ArrayList;
 import java.util.List;
@@ -107,7 +107,7 @@ public final class Limits {
    *
    * @throws IllegalArgumentException naming the limit and how to configure it, if not
    */
-  public void check(StartOptions options) {
+  public void check(ServerOptions options) {
     options.rateLimit().ifPresent(this::rate);
     options.concurrencyLimit().ifPresent(this::gate);
   }

@@ -20,7 +20,9 @@ import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.Reply;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.commit.CommitRunner;
+import io.dgen.internal.keys.ServerEntry;
 import io.dgen.internal.keys.ServerKeys;
+import io.dgen.internal.keys.TenantKeys;
 import io.dgen.internal.keys.UserVersions;
 import io.dgen.internal.observe.LogContext;
 import io.dgen.internal.queue.ServerQueue;
@@ -31,6 +33,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -60,6 +63,7 @@ public final class DeadLetters<M> {
   private final CallbackInvoker<?, M> invoker;
   private final LongSupplier wallMillis;
   private final String context;
+  private final Moves moves;
 
   public DeadLetters(
       RuntimeServices services,
@@ -81,6 +85,7 @@ public final class DeadLetters<M> {
     this.invoker = invoker;
     this.wallMillis = wallMillis;
     this.context = context;
+    this.moves = new Moves(keys, serde, queue::publishing, env -> queue.withFailure(env, 0, null));
   }
 
   private byte[] deadKey(Versionstamp stamp) {
@@ -333,19 +338,12 @@ public final class DeadLetters<M> {
                 Async.then(
                     tx.getAsync(deadKey(stamp)),
                     services.blocking(),
-                    dead -> {
-                      if (dead == null) {
-                        return CompletableFuture.completedFuture(false);
-                      }
-                      var entry = queue.publishing(tx); // an idle hosted server is activated
-                      DeadRecord d = DeadRecord.decode(dead, serde);
-                      tx.clear(deadKey(stamp));
-                      queue.push(
-                          tx,
-                          head ? ServerKeys.LANE_HEAD : ServerKeys.LANE_NORMAL,
-                          freshCount(d.envelope()));
-                      return entry.thenApply(published -> true);
-                    }),
+                    dead ->
+                        dead == null
+                            ? CompletableFuture.completedFuture(false)
+                            : moves
+                                .requeue(tx, deadKey(stamp), dead, head)
+                                .thenApply(published -> true)),
             "requeueDeadLetter")
         .thenApply(
             moved -> {
@@ -365,41 +363,20 @@ public final class DeadLetters<M> {
     return commits.commitBounded(body, operation, services.blocking(), services.scheduler());
   }
 
-  /**
-   * The envelope with its failure count cleared, so that a re-queued message gets the whole
-   * threshold again. An envelope that does not even decode goes back as it is (it is dead-lettered
-   * again at once unless the cause was fixed).
-   */
-  private byte[] freshCount(byte[] envelope) {
-    Envelope env;
-    try {
-      env = queue.envelope(envelope);
-    } catch (RuntimeException e) {
-      return envelope;
-    }
-    return env.failures() == 0 ? envelope : queue.withFailure(env, 0, null);
-  }
-
   /** Deletes a dead letter; false if there was none. */
   public CompletableFuture<Boolean> purge(String id) {
     byte[] key = deadKey(parseDeadLetterId(id));
     return commit(
         tx ->
             Async.thenApply(
-                tx.getAsync(key),
-                services.blocking(),
-                dead -> {
-                  tx.clear(key);
-                  return dead != null;
-                }),
+                tx.getAsync(key), services.blocking(), dead -> moves.purge(tx, key, dead)),
         "purgeDeadLetter");
   }
 
   /**
-   * Deletes every dead letter, {@value #PURGE_PAGE} per transaction (a dead letter may be close to
-   * 100,000 bytes: a page reads at most 10 MB, well within a transaction's five seconds); returns
-   * how many there were. Each page is a transaction of the commit runner, so a page retried after
-   * {@code commit_unknown_result} is counted once. Each page is bounded by the operation timeout.
+   * Deletes every dead letter, {@value Moves#PAGE} per transaction; returns how many there were.
+   * Each page is a transaction of the commit runner, so a page retried after {@code
+   * commit_unknown_result} is counted once. Each page is bounded by the operation timeout.
    */
   public CompletableFuture<Integer> purgeAll() {
     return purgeFrom(0);
@@ -410,25 +387,150 @@ public final class DeadLetters<M> {
     Subspace dead = keys.dead();
     return commit(
             tx ->
-                Async.thenApply(
-                    tx.getRangeAsync(dead.range().begin, dead.range().end, PURGE_PAGE, false),
+                Async.then(
+                    tx.getRangeAsync(dead.range().begin, dead.range().end, Moves.PAGE, false),
                     services.blocking(),
-                    page -> {
-                      if (!page.isEmpty()) {
-                        // exactly what was read: the read's conflict range ends at its last key too
-                        tx.clearRange(
-                            dead.range().begin, ByteKeys.keyAfter(page.get(page.size() - 1).key()));
-                      }
-                      return page.size();
-                    }),
+                    page -> moves.movePage(tx, page, false, false)),
             "purgeDeadLetters")
         .thenCompose(
             n ->
-                n < PURGE_PAGE
+                n < Moves.PAGE
                     ? CompletableFuture.completedFuture(total + n)
                     : purgeFrom(total + n));
   }
 
-  /** The most dead letters one transaction of {@link #purgeAll} removes. */
-  static final int PURGE_PAGE = 100;
+  /**
+   * The writes that re-queue and delete one server's dead letters, given what the transaction read:
+   * the one implementation of both, used by a running server's {@link DeadLetters} and by the admin
+   * tools ({@code io.dgen.admin.ServerAdmin}), which work from the stored keys without a process
+   * ({@link #stored}). The caller reads (the dead letter, or a page of them with {@link #PAGE}) and
+   * runs the transaction; these methods write. Not an API.
+   */
+  public static final class Moves {
+
+    /**
+     * The most dead letters one transaction re-queues or deletes (a dead letter may be close to
+     * 100,000 bytes: a page reads at most 10 MB, well within a transaction's five seconds).
+     */
+    public static final int PAGE = 100;
+
+    private final ServerKeys keys;
+    private final Serde serde;
+    private final Function<Transaction, CompletableFuture<?>> publishing;
+    private final Function<Envelope, byte @Nullable []> withoutFailures;
+
+    /**
+     * @param publishing starts the publish step of a push from outside (a ring, or the activation
+     *     of an idle hosted server); the transaction waits for it before it commits
+     * @param withoutFailures an envelope with failures, with its count cleared; null to re-queue it
+     *     as it is
+     */
+    Moves(
+        ServerKeys keys,
+        Serde serde,
+        Function<Transaction, CompletableFuture<?>> publishing,
+        Function<Envelope, byte @Nullable []> withoutFailures) {
+      this.keys = keys;
+      this.serde = serde;
+      this.publishing = publishing;
+      this.withoutFailures = withoutFailures;
+    }
+
+    /**
+     * The moves of server {@code keys} in {@code tenant} as stored, with no process: a re-queue
+     * publishes as any push from outside does ({@link ServerEntry#publishFor}), and an item tagged
+     * with its type's name goes back with its failure count (there is no type table here to index
+     * it by).
+     *
+     * @param tenant the server's tenant's keys
+     * @param keys the server's keys
+     * @param serde decodes the dead records
+     * @return the moves
+     */
+    public static Moves stored(TenantKeys tenant, ServerKeys keys, Serde serde) {
+      return new Moves(
+          keys,
+          serde,
+          tx -> ServerEntry.publishFor(tx, tenant, keys),
+          env -> env.typeName() != null ? null : env.withFailure(0, null, env.typeIndex()));
+    }
+
+    /**
+     * Moves the dead letter {@code dead}, read at {@code key}, back into the queue, at its head
+     * (consumed next) or its tail, with its failure count cleared, and publishes the server.
+     *
+     * @param tx the transaction that read it
+     * @param key the dead letter's key
+     * @param dead the dead record read there
+     * @param head true for the head of the queue
+     * @return the publish step, which the transaction must wait for before it commits
+     */
+    public CompletableFuture<?> requeue(Transaction tx, byte[] key, byte[] dead, boolean head) {
+      var entry = publishing.apply(tx); // an idle hosted server is activated
+      tx.clear(key);
+      keys.push(tx, lane(head), freshCount(dead));
+      return entry;
+    }
+
+    /**
+     * Deletes the dead letter at {@code key}.
+     *
+     * @param tx the transaction that read it
+     * @param key the dead letter's key
+     * @param dead what was read there, null for nothing
+     * @return whether there was a dead letter
+     */
+    public boolean purge(Transaction tx, byte[] key, byte @Nullable [] dead) {
+      tx.clear(key);
+      return dead != null;
+    }
+
+    /**
+     * Removes a page of dead letters, the first ones of the server as {@code tx} read them (at most
+     * {@link #PAGE}), and re-queues them in their order if {@code requeue}.
+     *
+     * @param tx the transaction that read them
+     * @param page the dead letters read, in key order, from the first
+     * @param requeue true to re-queue them, false to delete them
+     * @param head for a re-queue, true for the head of the queue
+     * @return how many there were, once the publish step of a re-queue is done
+     */
+    public CompletableFuture<Integer> movePage(
+        Transaction tx, List<KeyValue> page, boolean requeue, boolean head) {
+      if (page.isEmpty()) {
+        return CompletableFuture.completedFuture(0);
+      }
+      // exactly what was read: the read's conflict range ends at its last key too
+      tx.clearRange(keys.dead().range().begin, ByteKeys.keyAfter(page.get(page.size() - 1).key()));
+      if (!requeue) {
+        return CompletableFuture.completedFuture(page.size());
+      }
+      var entry = publishing.apply(tx);
+      for (KeyValue kv : page) {
+        keys.push(tx, lane(head), freshCount(kv.value()));
+      }
+      return entry.thenApply(published -> page.size());
+    }
+
+    private static long lane(boolean head) {
+      return head ? ServerKeys.LANE_HEAD : ServerKeys.LANE_NORMAL;
+    }
+
+    /**
+     * The dead record's envelope with its failure count cleared, so that a re-queued message gets
+     * the whole threshold again. An envelope that does not even decode goes back as it is (it is
+     * dead-lettered again at once unless the cause was fixed).
+     */
+    private byte[] freshCount(byte[] deadRecord) {
+      byte[] envelope = DeadRecord.decode(deadRecord, serde).envelope();
+      Envelope env;
+      try {
+        env = Envelope.decode(envelope, serde);
+      } catch (RuntimeException e) {
+        return envelope;
+      }
+      byte[] fresh = env.failures() == 0 ? null : withoutFailures.apply(env);
+      return fresh == null ? envelope : fresh;
+    }
+  }
 }

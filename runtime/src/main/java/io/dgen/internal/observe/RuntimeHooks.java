@@ -1,13 +1,11 @@
 package io.dgen.internal.observe;
 
-import io.dgen.internal.process.ServerProcess;
-
 /**
  * The operability options of one runtime, apart from its core settings: whether processes consume
  * in the background, where metrics go, and what traces.
  *
  * @param backgroundConsumers false for the test kit: processes start without a consume loop and
- *     their queues are run by {@link ServerProcess#drainInCaller} only
+ *     their queues are run by {@code ServerProcess.drainInCaller} only
  * @param metrics where the runtime's meters go; {@link Metrics#NONE} by default
  * @param tracing what traces messages through the queues; {@link #globalTracing()} by default
  */

@@ -1,7 +1,6 @@
 package io.dgen.internal.process;
 
 import io.dgen.Tenant;
-import io.dgen.internal.RuntimeCore;
 import io.dgen.internal.base.RuntimeServices;
 import io.dgen.internal.consume.ConsumeGroups;
 import io.dgen.internal.limits.Limits;
@@ -10,7 +9,7 @@ import io.dgen.internal.tenant.TenantRuntime;
 import java.util.function.Function;
 
 /**
- * What every process of one runtime is handed by the composition root ({@link RuntimeCore}): the
+ * What every process of one runtime is handed by the composition root ({@code RuntimeCore}): the
  * runtime's services, the registry of its live started processes, its per-tenant runtimes, its
  * limits, and the groups that share transactions among its casts and among its consumers' batches.
  *

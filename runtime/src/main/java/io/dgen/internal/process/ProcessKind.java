@@ -2,7 +2,7 @@ package io.dgen.internal.process;
 
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGenServer;
-import io.dgen.StartOptions;
+import io.dgen.HostOptions;
 import io.dgen.internal.commit.Fence;
 import io.dgen.internal.lock.LockCoordinator;
 import io.dgen.internal.queue.KindTypes;
@@ -26,7 +26,7 @@ public interface ProcessKind<S, M> {
   DGenServer<S, M> newBehaviour();
 
   /** The kind's options. */
-  StartOptions options();
+  HostOptions options();
 
   /** The kind's stored type table. */
   KindTypes types();

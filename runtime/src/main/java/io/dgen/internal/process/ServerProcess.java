@@ -10,6 +10,7 @@ import io.dgen.From;
 import io.dgen.InitResult;
 import io.dgen.Outbox;
 import io.dgen.ProcessRef;
+import io.dgen.ServerOptions;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
 import io.dgen.Tenant;
@@ -38,7 +39,6 @@ import io.dgen.internal.consume.InlinePart;
 import io.dgen.internal.consume.InlineRunner;
 import io.dgen.internal.consume.Meters;
 import io.dgen.internal.doorbell.TenantWatcher;
-import io.dgen.internal.hosting.Expiry;
 import io.dgen.internal.idempotency.IdempotentRequests;
 import io.dgen.internal.idempotency.Sweeper;
 import io.dgen.internal.keys.Buckets;
@@ -97,7 +97,11 @@ public final class ServerProcess<S, M>
   private final RuntimeServices services;
   private final Tenant tenant;
   private final Tuple tuid;
-  private final StartOptions options;
+  private final ServerOptions options;
+
+  /** Whether its options let it consume: a hosted kind's always do. */
+  private final boolean consume;
+
   private final ServerKeys keys;
   private final TypeRegistry types;
   private final String context;
@@ -133,7 +137,7 @@ public final class ServerProcess<S, M>
       ProcessContext runtime,
       @Nullable DGenServer<S, M> server,
       Tuple tuid,
-      StartOptions options,
+      ServerOptions options,
       JavaType stateType,
       JavaType messageType,
       Class<?> messageClass,
@@ -147,6 +151,7 @@ public final class ServerProcess<S, M>
     this.tenant = options.tenant();
     this.tuid = tuid;
     this.options = options;
+    this.consume = !(options instanceof StartOptions s) || s.consume();
     this.keys = new ServerKeys(tenant.subspace(), Buckets.of(tenant.bucketCount()), tuid);
     this.types =
         kindTypes != null
@@ -250,7 +255,7 @@ public final class ServerProcess<S, M>
             services.executor(),
             fence,
             role == Role.REF,
-            role != Role.STARTED && options.expireAfter().isPresent(),
+            kind != null && kind.options().expireAfter().isPresent(),
             context);
     this.deadLetters =
         new DeadLetters<>(
@@ -265,7 +270,7 @@ public final class ServerProcess<S, M>
             context);
     ConcurrencyGate gate = options.concurrencyLimit().map(runtime.limits()::gate).orElse(null);
     RateLimiter rate =
-        role != Role.REF && options.consume()
+        role != Role.REF && consume
             ? options.rateLimit().map(runtime.limits()::rate).orElse(null)
             : null;
     LockCoordinator<S, M> locks =
@@ -321,7 +326,7 @@ public final class ServerProcess<S, M>
             rate,
             gate,
             context);
-    if (role != Role.REF && options.consume()) {
+    if (role != Role.REF && consume) {
       lifecycle.onStop(
           () -> {
             doorbell.unregister(keys.bucket(), keys.wakeId(), loop);
@@ -341,7 +346,7 @@ public final class ServerProcess<S, M>
    * only for an annotated behaviour with aliases.
    */
   private static Tuple defaultTuid(
-      RuntimeServices services, DGenServer<?, ?> server, StartOptions options) {
+      RuntimeServices services, DGenServer<?, ?> server, ServerOptions options) {
     Tuple named = Tuple.from(DEFAULT_TUID_PREFIX, TypeNames.name(server.getClass()));
     io.dgen.TypeName annotation = server.getClass().getAnnotation(io.dgen.TypeName.class);
     if (annotation == null || annotation.aliases().length == 0) {
@@ -499,7 +504,7 @@ public final class ServerProcess<S, M>
    * A hosted server's eviction: one transaction that reads its queue (serializably: a push landing
    * meanwhile conflicts with it) and its lock, and if the queue is empty and the server unlocked,
    * marks its entry idle and clears its ready index entry; with an expiry, records when it expires
-   * unless a timer of it is pending ({@link Expiry}).
+   * unless a timer of it is pending ({@code Expiry}).
    *
    * @return true if it was evicted, or is gone (killed); false if it has work or a lock
    */
@@ -516,7 +521,11 @@ public final class ServerProcess<S, M>
                       .entry()
                       .evict(
                           tx,
-                          ServerEntry.expiresAtEviction(services.wallMillis(), options, keys, tx));
+                          ServerEntry.expiresAtEviction(
+                              services.wallMillis(),
+                              Objects.requireNonNull(kind).options(),
+                              keys,
+                              tx));
               tx.clear(keys.stuckKey()); // a server that could be evicted is stuck no more
               // The entry's idle mark is written whatever the queue holds: a busy server throws,
               // and the transaction commits nothing.
@@ -560,7 +569,8 @@ public final class ServerProcess<S, M>
             tx -> {
               var table = queue.readTypes(tx); // both overlap the state store's read
               var index = queue.entry().readForIndex(tx);
-              StateStore.Written written = states.initialize(tx, initial, options.reset());
+              StateStore.Written written =
+                  states.initialize(tx, initial, options instanceof StartOptions s && s.reset());
               long incarnation = queue.entry().index(tx, index, behaviour);
               return new Started(queue.completeTypes(tx, table), written, incarnation);
             });
@@ -876,7 +886,7 @@ public final class ServerProcess<S, M>
    * hosts the kind (its behaviour is here), whether or not it holds the server's bucket.
    */
   private boolean runsInline() {
-    return (role == Role.REF ? kind != null : options.consume())
+    return (role == Role.REF ? kind != null : consume)
         && options.consumeK() == 1
         && options.rateLimit().isEmpty();
   }
@@ -963,7 +973,7 @@ public final class ServerProcess<S, M>
 
   @Override
   public Optional<String> name() {
-    return options.name();
+    return options instanceof StartOptions s ? s.name() : Optional.empty();
   }
 
   /**

@@ -10,7 +10,6 @@ import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.TypeRegistry;
 import io.dgen.internal.doorbell.TenantWatcher;
-import io.dgen.internal.idempotency.IdempotentRequests;
 import io.dgen.internal.keys.ServerEntry;
 import io.dgen.internal.keys.ServerKeys;
 import io.dgen.internal.observe.Tracing;
@@ -28,7 +27,7 @@ import org.jspecify.annotations.Nullable;
  * One server's durable queue: encoding messages into envelopes (and back), pushing them (blind
  * writes: a versionstamped item key, an atomic add, and a ring of the server's doorbell, so
  * producers never conflict), peeking and popping items, the push and pop counters, and the outbox's
- * cast that pushes inside a user's transaction (the {@code Outbox} itself is {@link
+ * cast that pushes inside a user's transaction (the {@code Outbox} itself is {@code
  * IdempotentRequests}').
  *
  * <p>Never commits (callers hand it their transaction, except the outbox, whose transaction is the

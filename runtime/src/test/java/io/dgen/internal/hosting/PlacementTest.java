@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import com.apple.foundationdb.subspace.Subspace;
 import io.dgen.backend.Futures;
 import io.dgen.backend.memory.MemoryBackend;
+import io.dgen.internal.codec.PlacementRecords;
 import io.dgen.internal.commit.Fence;
 import io.dgen.internal.keys.Buckets;
 import io.dgen.internal.keys.TenantKeys;
@@ -355,7 +356,7 @@ class PlacementTest {
 
   private long heartbeatOf(UUID member) {
     byte[] record = backend.run(tx -> tx.get(keys.member(member)));
-    return record == null ? 0 : Placement.Member.decode(member, record).heartbeat();
+    return record == null ? 0 : PlacementRecords.Member.decode(member, record).heartbeat();
   }
 
   @Test

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.CallRejectedException;
 import io.dgen.DGen;
+import io.dgen.HostOptions;
 import io.dgen.Outbox;
 import io.dgen.ServerRef;
 import io.dgen.StartOptions;
@@ -76,7 +77,7 @@ class GettingStartedSnippetsTest {
     try (Backend backend = MemoryBackend.create(); // or RocksDbBackend.open(dir), FdbBackend.open()
         DGen dgen = DGen.builder(backend).build()) {
       Tenant bank = dgen.tenant("demo", "bank");
-      dgen.host(Account.KIND, Account::new, StartOptions.builder(bank).build()); // every replica
+      dgen.host(Account.KIND, Account::new, HostOptions.builder(bank).build()); // every replica
 
       ServerRef<Account.Msg> alice = dgen.ref(bank, Account.KIND, "alice"); // anywhere, no I/O
       alice.cast(new Account.Deposit(1_000)); // durably queued; the first message creates alice
@@ -89,7 +90,7 @@ class GettingStartedSnippetsTest {
 
   @Test
   void aRefusedWithdrawal_reachesTheCallerAsCallRejectedException() {
-    dgen.host(Account.KIND, Account::new, StartOptions.builder(dgen.tenant("demo")).build());
+    dgen.host(Account.KIND, Account::new, HostOptions.builder(dgen.tenant("demo")).build());
     ServerRef<Account.Msg> alice = dgen.ref(dgen.tenant("demo"), Account.KIND, "alice");
     alice.cast(new Account.Deposit(700));
     boolean refused = false;
@@ -171,7 +172,7 @@ class GettingStartedSnippetsTest {
 
   @Test
   void timers() {
-    dgen.host(Account.KIND, Account::new, StartOptions.builder(dgen.tenant("demo")).build());
+    dgen.host(Account.KIND, Account::new, HostOptions.builder(dgen.tenant("demo")).build());
     ServerRef<Account.Msg> alice = dgen.ref(dgen.tenant("demo"), Account.KIND, "alice");
     // snippet: gs-timers
     String id = alice.castAfter(new Account.Deposit(100), Duration.ofDays(30)); // in 30 days

@@ -3,8 +3,8 @@ package io.dgen.examples.snippets.readme;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.dgen.DGen;
+import io.dgen.HostOptions;
 import io.dgen.ServerRef;
-import io.dgen.StartOptions;
 import io.dgen.Tenant;
 import io.dgen.backend.Backend;
 import io.dgen.backend.memory.MemoryBackend;
@@ -19,7 +19,7 @@ class ReadmeSnippetsTest {
     try (Backend backend = MemoryBackend.create(); // or RocksDbBackend.open(dir), FdbBackend.open()
         DGen dgen = DGen.builder(backend).build()) {
       Tenant tenant = dgen.tenant("demo");
-      dgen.host(Counter.KIND, Counter::new, StartOptions.builder(tenant).build()); // every replica
+      dgen.host(Counter.KIND, Counter::new, HostOptions.builder(tenant).build()); // every replica
       ServerRef<Counter.Msg> hits = dgen.ref(tenant, Counter.KIND, "home"); // anywhere, by id
       hits.cast(new Counter.Increment(5)); // durably queued; the first message creates "home"
       long value = hits.call(new Counter.Get()); // 5: a Get is answered with a Long
