@@ -17,6 +17,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -141,6 +143,41 @@ class ArchitectureTest {
         .dependOnClassesThat()
         .resideInAPackage("io.dgen.internal..")
         .check(runtime);
+  }
+
+  /**
+   * The sources too: an import of a class above, which only a Javadoc link needs (the bytecode, and
+   * so the rules above, never see it), still points up the layers for a reader.
+   */
+  @Test
+  void noSourceImportsAClassAboveItsPackage() throws IOException {
+    Path main = Path.of("src/main/java/io/dgen/internal");
+    Pattern internalImport =
+        Pattern.compile(
+            "^import (?:static )?io\\.dgen\\.internal\\.(?:([a-z]\\w*)\\.)?[A-Z]",
+            Pattern.MULTILINE);
+    List<String> upward = new ArrayList<>();
+    try (Stream<Path> files = Files.walk(main)) {
+      for (Path file : files.filter(f -> f.toString().endsWith(".java")).toList()) {
+        String layer = main.relativize(file.getParent()).toString().replace('/', '.');
+        int rank = rankOf(layer);
+        Matcher m = internalImport.matcher(Files.readString(file));
+        while (m.find()) {
+          String imported = m.group(1) == null ? "" : m.group(1);
+          if (rankOf(imported) < rank) {
+            upward.add(main.relativize(file) + " imports from " + pkg(imported));
+          }
+        }
+      }
+    }
+    assertThat(upward).as("imports of classes above the importing package").isEmpty();
+  }
+
+  private static int rankOf(String layer) {
+    String top = layer.contains(".") ? layer.substring(0, layer.indexOf('.')) : layer;
+    int rank = LAYERS.indexOf(top);
+    assertThat(rank).as("layer of package %s", layer).isNotNegative();
+    return rank;
   }
 
   /** Each package says what it owns and what it may use, and is marked internal. */
