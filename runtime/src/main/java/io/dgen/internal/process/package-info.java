@@ -1,7 +1,9 @@
 /**
- * A server's process ({@code ServerProcess}): the handle behind {@code ServerRef}, wired bottom-up
- * from the components below; the registry of live started processes; what a process needs of a
- * hosted kind ({@code ProcessKind}) and of its runtime ({@code ProcessContext}).
+ * A server's process ({@code ServerProcess}): the handle behind {@code ServerRef}, with its
+ * components wired bottom-up from the packages below ({@code ProcessParts}), the routes of its
+ * calls ({@code CallRouter}) and its transactions ({@code ProcessTransactions}); the registry of
+ * live started processes; what a process needs of a hosted kind ({@code ProcessKind}) and of its
+ * runtime ({@code ProcessContext}).
  *
  * <p>May use: consume, and what lies below it (see {@code ArchitectureTest} and {@code
  * docs/architecture.md}). Not an API: anything here may change in any release.
