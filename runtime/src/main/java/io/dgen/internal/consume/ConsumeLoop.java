@@ -94,7 +94,7 @@ public final class ConsumeLoop<S, M> implements WakeListener {
   private int limitOverride;
   // Items left to run in batches of one, after a batch of them exceeded a limit of FoundationDB.
   private int oneByOne;
-  private final ConsumerBatch.Attempt attempt = new ConsumerBatch.Attempt();
+  private final Attempt attempt = new Attempt();
   private final @Nullable RateLimiter rate;
   private final @Nullable ConcurrencyGate gate;
   // Rate permits the loop holds for its next batch; touched by the loop's owner only.
@@ -296,7 +296,7 @@ public final class ConsumeLoop<S, M> implements WakeListener {
         return;
       }
       holdsPermit = false;
-      CompletableFuture<ConsumerBatch.@Nullable Batch<S, M>> batch = startBatch();
+      CompletableFuture<@Nullable Batch<S, M>> batch = startBatch();
       if (!batch.isDone()) {
         batch.whenComplete(
             (b, err) -> {
@@ -311,7 +311,7 @@ public final class ConsumeLoop<S, M> implements WakeListener {
         return;
       }
       services.permits().release();
-      ConsumerBatch.Batch<S, M> b = null;
+      Batch<S, M> b = null;
       Throwable err = null;
       try {
         b = batch.join();
@@ -389,7 +389,7 @@ public final class ConsumeLoop<S, M> implements WakeListener {
     }
   }
 
-  private CompletableFuture<ConsumerBatch.@Nullable Batch<S, M>> startBatch() {
+  private CompletableFuture<@Nullable Batch<S, M>> startBatch() {
     rungAll.set(false); // a ring-all before this batch is answered by it
     int limit =
         Math.min(
@@ -408,7 +408,7 @@ public final class ConsumeLoop<S, M> implements WakeListener {
   }
 
   /** The next batch in a transaction of its own. */
-  private CompletableFuture<ConsumerBatch.Batch<S, M>> alone(int limit) {
+  private CompletableFuture<Batch<S, M>> alone(int limit) {
     return commits.commitAsync(
         tx -> batches.run(tx, limit, services.executor(), attempt),
         (tx, prior) -> prior,
@@ -419,7 +419,7 @@ public final class ConsumeLoop<S, M> implements WakeListener {
    * Acts on a batch's outcome. Returns true if the next batch should run at once; otherwise the
    * loop parked, waits for a timer, hands over to another thread, or stopped.
    */
-  private boolean afterBatch(ConsumerBatch.@Nullable Batch<S, M> batch, @Nullable Throwable err) {
+  private boolean afterBatch(@Nullable Batch<S, M> batch, @Nullable Throwable err) {
     giveBackRatePermits(err == null && batch != null ? batch.processed() : 0);
     if (gateWoken) {
       gateWoken = false;
@@ -516,15 +516,15 @@ public final class ConsumeLoop<S, M> implements WakeListener {
       stopFatally(error);
       return;
     }
-    Throwable cause = ConsumerBatch.blame(error, attempt);
-    if (cause instanceof ConsumerBatch.ItemFailure failure) {
+    Throwable cause = attempt.blame(error);
+    if (cause instanceof ItemFailure failure) {
       onItemFailure(failure);
-    } else if (cause instanceof ConsumerBatch.ItemRefused refused) {
+    } else if (cause instanceof ItemRefused refused) {
       // Not a failure: no count, no backoff. The items before it commit first; at the head, the
-      // next batch refuses it (ConsumerBatch.Attempt#refusal).
+      // next batch refuses it (Attempt#refusal).
       limitOverride = refused.index();
       execute(this::drain);
-    } else if (cause instanceof ConsumerBatch.TooLarge tooLarge) {
+    } else if (cause instanceof TooLarge tooLarge) {
       // No failure is counted and no backoff taken: batches of one find the item that caused it.
       oneByOne = tooLarge.items();
       try (LogContext.Scope mdc = invoker.logs().open(null)) {
@@ -648,7 +648,7 @@ public final class ConsumeLoop<S, M> implements WakeListener {
    * its neighbours commit without it. Recording waits for a commit, so it runs on a blocking
    * thread.
    */
-  private void onItemFailure(ConsumerBatch.ItemFailure failure) {
+  private void onItemFailure(ItemFailure failure) {
     limitOverride = Math.max(1, failure.index());
     invoker.meters().failed();
     Throwable cause = failure.reason();
@@ -659,7 +659,7 @@ public final class ConsumeLoop<S, M> implements WakeListener {
     }
   }
 
-  private void recordFailure(ConsumerBatch.ItemFailure failure, Throwable cause) {
+  private void recordFailure(ItemFailure failure, Throwable cause) {
     int attempts;
     try {
       attempts = deadLetters.recordFailure(failure.item(), cause, deadLetterThreshold);
