@@ -20,6 +20,7 @@ import io.dgen.internal.consume.ConsumeGroups;
 import io.dgen.internal.hosting.Expiry;
 import io.dgen.internal.hosting.HostedKind;
 import io.dgen.internal.hosting.Hosting;
+import io.dgen.internal.hosting.MessageTypes;
 import io.dgen.internal.idempotency.Sweeper;
 import io.dgen.internal.keys.Buckets;
 import io.dgen.internal.limits.Limits;
@@ -354,7 +355,7 @@ public final class RuntimeCore implements AutoCloseable {
     TenantRuntime t = tenant(tenant);
     synchronized (kindMessageTypes) {
       // Checked before the tenant's hosting is made: a refused kind joins no placement.
-      JavaType declared = HostedKind.messageType(services.serde(), kind, sample, messageType);
+      JavaType declared = MessageTypes.of(services.serde(), kind, sample, messageType);
       checkKindType(kind, declared.getRawClass(), "hosted");
       Hosting hosting =
           hostings.computeIfAbsent(

@@ -61,11 +61,11 @@ public final class CallerDrain<S, M> {
     int failures = 0;
     int limit = p.consumeK();
     int oneByOne = 0;
-    ConsumerBatch.Attempt attempt = new ConsumerBatch.Attempt();
+    Attempt attempt = new Attempt();
     while (p.lifecycle().isAlive()) {
       int l = oneByOne > 0 ? 1 : limit;
       long start = nanoTime.getAsLong();
-      ConsumerBatch.Batch<S, M> batch;
+      Batch<S, M> batch;
       try {
         batch =
             Objects.requireNonNull(
@@ -75,23 +75,23 @@ public final class CallerDrain<S, M> {
                     .join());
         Meters.batch(p.invoker().meters(), batch, nanoTime.getAsLong() - start);
       } catch (RuntimeException e) {
-        Throwable cause = ConsumerBatch.blame(Futures.unwrap(e), attempt);
+        Throwable cause = attempt.blame(Futures.unwrap(e));
         if (cause instanceof ServerStoppedException stopped) {
           log.warn("stopping consumer: {}", stopped.getMessage());
           p.lifecycle().terminate(null); // killed: as the consume loop does
           return processed;
         }
-        if (cause instanceof ConsumerBatch.ItemRefused refused) {
+        if (cause instanceof ItemRefused refused) {
           // the items before it first; at the head, the next batch refuses it
           limit = refused.index() > 0 ? refused.index() : p.consumeK();
           continue;
         }
-        if (cause instanceof ConsumerBatch.TooLarge tooLarge) {
+        if (cause instanceof TooLarge tooLarge) {
           oneByOne = tooLarge.items(); // batches of one find the item that caused it
           p.states().invalidate();
           continue;
         }
-        if (!(cause instanceof ConsumerBatch.ItemFailure failure)) {
+        if (!(cause instanceof ItemFailure failure)) {
           throw e;
         }
         p.states().invalidate();

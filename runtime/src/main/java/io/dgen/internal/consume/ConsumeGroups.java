@@ -85,10 +85,10 @@ public final class ConsumeGroups {
   /** One server's batch of one message, waiting for or running in a group. */
   private static final class Member<S, M> {
     final ConsumerBatch<S, M> batches;
-    final ConsumerBatch.Attempt attempt;
+    final Attempt attempt;
     final CommitRunner commits;
-    final Supplier<CompletableFuture<ConsumerBatch.Batch<S, M>>> alone;
-    final CompletableFuture<ConsumerBatch.Batch<S, M>> done = new CompletableFuture<>();
+    final Supplier<CompletableFuture<Batch<S, M>>> alone;
+    final CompletableFuture<Batch<S, M>> done = new CompletableFuture<>();
 
     /** The server's index key: a group carries one batch per server. */
     final ByteBuffer server;
@@ -98,9 +98,9 @@ public final class ConsumeGroups {
 
     Member(
         ConsumerBatch<S, M> batches,
-        ConsumerBatch.Attempt attempt,
+        Attempt attempt,
         CommitRunner commits,
-        Supplier<CompletableFuture<ConsumerBatch.Batch<S, M>>> alone) {
+        Supplier<CompletableFuture<Batch<S, M>>> alone) {
       this.batches = batches;
       this.attempt = attempt;
       this.commits = commits;
@@ -110,7 +110,7 @@ public final class ConsumeGroups {
 
     /** Runs this member alone, as its loop would without groups, and settles it by the outcome. */
     void runAlone() {
-      CompletableFuture<ConsumerBatch.Batch<S, M>> f;
+      CompletableFuture<Batch<S, M>> f;
       try {
         f = alone.get();
       } catch (RuntimeException e) {
@@ -127,12 +127,9 @@ public final class ConsumeGroups {
     }
 
     /** Hands over the batch of a committed group, once the state cache learned of its write. */
-    void committed(
-        ConsumerBatch.Batch<?, ?> batch,
-        @Nullable CompletableFuture<byte[]> stamp,
-        boolean replay) {
+    void committed(Batch<?, ?> batch, @Nullable CompletableFuture<byte[]> stamp, boolean replay) {
       @SuppressWarnings("unchecked") // ran by this member's batches
-      ConsumerBatch.Batch<S, M> b = (ConsumerBatch.Batch<S, M>) batch;
+      Batch<S, M> b = (Batch<S, M>) batch;
       StoredState written = b.written();
       if (replay) {
         commits.replayedElsewhere();
@@ -157,7 +154,7 @@ public final class ConsumeGroups {
    * next group), and the commit's versionstamp if a member wrote its state.
    */
   private record Ran(
-      List<ConsumerBatch.@Nullable Batch<?, ?>> batches,
+      List<@Nullable Batch<?, ?>> batches,
       @Nullable CompletableFuture<byte[]> stamp,
       boolean replayed) {
 
@@ -203,11 +200,11 @@ public final class ConsumeGroups {
    * @return the batch the committed transaction ran for this server; fails as the batch would
    *     alone, or with {@link ServerStoppedException} if the runtime closed before it ran
    */
-  <S, M> CompletableFuture<ConsumerBatch.Batch<S, M>> run(
+  <S, M> CompletableFuture<Batch<S, M>> run(
       ConsumerBatch<S, M> batches,
-      ConsumerBatch.Attempt attempt,
+      Attempt attempt,
       CommitRunner commits,
-      Supplier<CompletableFuture<ConsumerBatch.Batch<S, M>>> alone) {
+      Supplier<CompletableFuture<Batch<S, M>>> alone) {
     Member<S, M> m = new Member<>(batches, attempt, commits, alone);
     List<Member<?, ?>> full = null;
     synchronized (this) {
@@ -282,8 +279,7 @@ public final class ConsumeGroups {
    */
   private CompletableFuture<Ran> attempt(Transaction tx, List<Member<?, ?>> group) {
     long start = nanoTime.getAsLong();
-    List<ConsumerBatch.@Nullable Batch<?, ?>> ran =
-        new ArrayList<>(Arrays.asList(new ConsumerBatch.Batch<?, ?>[group.size()]));
+    List<@Nullable Batch<?, ?>> ran = new ArrayList<>(Arrays.asList(new Batch<?, ?>[group.size()]));
     group.forEach(m -> m.failed = null);
     CompletableFuture<Boolean> chain = CompletableFuture.completedFuture(true);
     for (int i = 0; i < group.size(); i++) {
@@ -302,7 +298,7 @@ public final class ConsumeGroups {
     return chain.thenApply(
         ignored -> {
           boolean wroteState = false;
-          for (ConsumerBatch.Batch<?, ?> b : ran) {
+          for (Batch<?, ?> b : ran) {
             wroteState |= b != null && b.written() != null;
           }
           return new Ran(ran, wroteState ? tx.getVersionstamp() : null, false);
@@ -321,8 +317,8 @@ public final class ConsumeGroups {
    * (a backend error) is the group's, and may be retried; any other is the member's.
    */
   private <S, M> CompletableFuture<Boolean> member(
-      Transaction tx, Member<S, M> m, List<ConsumerBatch.@Nullable Batch<?, ?>> ran, int at) {
-    CompletableFuture<ConsumerBatch.Batch<S, M>> batch;
+      Transaction tx, Member<S, M> m, List<@Nullable Batch<?, ?>> ran, int at) {
+    CompletableFuture<Batch<S, M>> batch;
     try {
       batch = m.batches.run(tx, 1, executor, m.attempt);
     } catch (RuntimeException e) {
@@ -349,7 +345,7 @@ public final class ConsumeGroups {
     if (err == null) {
       int carried = 0;
       for (int i = 0; i < group.size(); i++) {
-        ConsumerBatch.Batch<?, ?> b = ran == null ? null : ran.batches().get(i);
+        Batch<?, ?> b = ran == null ? null : ran.batches().get(i);
         if (b == null) {
           again.add(group.get(i)); // past a bound: the next group runs it
         } else {

@@ -10,12 +10,10 @@ import io.dgen.TerminalException;
 import io.dgen.backend.KeyValue;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.base.Async;
-import io.dgen.internal.base.Lifecycle;
 import io.dgen.internal.behaviour.CallbackInvoker;
 import io.dgen.internal.calls.ReplySlots;
 import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.StoredState;
-import io.dgen.internal.commit.CommitRunner;
 import io.dgen.internal.commit.Fence;
 import io.dgen.internal.idempotency.Sweeper;
 import io.dgen.internal.keys.TrackingTransaction;
@@ -28,7 +26,6 @@ import io.dgen.internal.queue.ServerQueue;
 import io.dgen.internal.state.StateStore;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
@@ -59,108 +56,6 @@ public final class ConsumerBatch<S, M> {
   static final long BATCH_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   /**
-   * What one consumer transaction found or did.
-   *
-   * @param readVersion the version the batch read the queue at: it saw every push committed up to
-   *     it, so a ring of an older commit need not wake its loop
-   * @param lockWait the server is locked: wait for a ring (the release) or, with {@code
-   *     lockExpiresAt >= 0}, until then
-   * @param busted the batch busted an expired lock (and re-queued its message)
-   * @param processed items popped (applied, refused, or moved to the dead letters)
-   * @param drained the batch saw the whole queue and processed all of it: nothing was left as of
-   *     {@code readVersion}
-   * @param localReplies replies for callers in this runtime, to hand over after the commit
-   * @param refusedCasts casts the batch refused (their handlers threw {@code TerminalException}),
-   *     to report after the commit
-   */
-  record Batch<S, M>(
-      long readVersion,
-      boolean lockWait,
-      long lockExpiresAt,
-      boolean busted,
-      int processed,
-      boolean drained,
-      @Nullable S state,
-      List<List<Action<S>>> actions,
-      @Nullable Object stopReason,
-      LockRuns.@Nullable Held<M> lock,
-      @Nullable StoredState written,
-      List<ReplySlots.LocalReply> localReplies,
-      List<Refusal> refusedCasts)
-      implements CommitRunner.WritesState {
-
-    static <S, M> Batch<S, M> idle(long readVersion) {
-      return empty(readVersion, false, true);
-    }
-
-    /** Paused by an operator: wait for a ring (the resume), as for a lock without expiry. */
-    static <S, M> Batch<S, M> paused(long readVersion) {
-      return empty(readVersion, true, false);
-    }
-
-    private static <S, M> Batch<S, M> empty(long readVersion, boolean wait, boolean drained) {
-      return new Batch<>(
-          readVersion,
-          wait,
-          -1,
-          false,
-          0,
-          drained,
-          null,
-          List.of(),
-          null,
-          null,
-          null,
-          List.of(),
-          List.of());
-    }
-
-    static <S, M> Batch<S, M> locked(LockCoordinator.Meeting<M> meeting, long readVersion) {
-      return new Batch<>(
-          readVersion,
-          !meeting.busted() && meeting.ours() == null,
-          meeting.expiresAt(),
-          meeting.busted(),
-          0,
-          false,
-          null,
-          List.of(),
-          null,
-          meeting.ours(),
-          null,
-          List.of(),
-          List.of());
-    }
-
-    /** The queue was empty. */
-    boolean idle() {
-      return drained && processed == 0;
-    }
-
-    /**
-     * Hands out what the committed batch produced: replies to callers in this runtime, post-commit
-     * actions, and a stop it asked for. Returns false if that stopped the process.
-     */
-    boolean deliver(CallbackInvoker<S, M> invoker, Lifecycle lifecycle) {
-      localReplies.forEach(ReplySlots.LocalReply::deliver);
-      for (Refusal r : refusedCasts) {
-        invoker.castRefused(r.message(), r.reason());
-      }
-      for (List<Action<S>> a : actions) {
-        invoker.runActions(a, Objects.requireNonNull(state));
-      }
-      if (written != null) {
-        written.lend(state);
-      }
-      if (stopReason != null) {
-        lifecycle.stopIfAsked(stopReason);
-        return false;
-      }
-      return true;
-    }
-  }
-
-  /**
    * A peeked item, decoded before the callbacks run (or why it could not be): its message (of the
    * message type, or for an info of any allowed class), its type ({@link Envelope#CALL}, {@code
    * CAST} or {@code INFO}), whether a ref sent it as a priority message, its reply slot, and its
@@ -176,120 +71,6 @@ public final class ConsumerBatch<S, M> {
       @Nullable CompletableFuture<byte @Nullable []> slot,
       Envelope.@Nullable Trace trace) {}
 
-  /** A callback failed on {@code item}, the {@code index}-th item of its batch. */
-  static final class ItemFailure extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-    private final transient KeyValue item;
-    private final int index;
-
-    ItemFailure(Throwable cause, KeyValue item, int index) {
-      super(cause.getMessage(), cause, false, false);
-      this.item = item;
-      this.index = index;
-    }
-
-    /** The item whose callback failed. */
-    KeyValue item() {
-      return item;
-    }
-
-    /** Its position in the batch: the items before it may commit without it. */
-    int index() {
-      return index;
-    }
-
-    /** What the callback threw (or why its result or the state it wrote was refused). */
-    Throwable reason() {
-      return Objects.requireNonNull(getCause());
-    }
-  }
-
-  /** A cast a batch refused: the message, and what its handler threw. */
-  record Refusal(Object message, TerminalException reason) {}
-
-  /**
-   * A callback refused its item (it threw {@link TerminalException}) after it wrote through its
-   * transaction: those writes cannot be taken back, so nothing of the batch commits. The items
-   * before it are run again in a batch that stops short of it; the item itself, once at the head,
-   * is refused by the next batch that finds the state as the refusing attempt read it ({@link
-   * Attempt#refusal}), without running its callback again. Nothing is counted against it.
-   */
-  static final class ItemRefused extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-    private final int index;
-
-    ItemRefused(TerminalException cause, int index) {
-      super(cause.getMessage(), cause, false, false);
-      this.index = index;
-    }
-
-    /** Its position in the batch: the items before it may commit without it. */
-    int index() {
-      return index;
-    }
-  }
-
-  /**
-   * A batch that popped several items failed with a limit error ({@link #isLimitError}): it is too
-   * large as a whole, and no one item is to blame yet. Its items are run one by one, each in a
-   * batch of its own, so that the item that caused it fails alone; nothing is counted against any.
-   */
-  static final class TooLarge extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-    private final int items;
-
-    TooLarge(Throwable cause, int items) {
-      super(cause.getMessage(), cause, false, false);
-      this.items = items;
-    }
-
-    /** How many items the failed batch popped: those to run one by one. */
-    int items() {
-      return items;
-    }
-  }
-
-  /**
-   * The items the latest attempt of a batch popped, so that a failure of its commit can be blamed
-   * on them. One per consume loop (or drain), reset by each attempt; attempts never overlap.
-   */
-  static final class Attempt {
-    private volatile List<KeyValue> popped = List.of();
-    private volatile @Nullable Refusing refusing;
-
-    /**
-     * The head item a callback refused after writing ({@link ItemRefused}), and the state's stamp
-     * it ran on: a batch that finds that item at the head and the same stamp refuses it without
-     * running its callback. Kept until another refusal replaces it: any later batch that matches
-     * both finds exactly what the refusing attempt found.
-     */
-    private record Refusing(byte[] item, byte @Nullable [] stamp, TerminalException reason) {}
-
-    void reset() {
-      popped = new ArrayList<>();
-    }
-
-    /** The refusal of {@code item} as the head over the state {@code stamp}, if one is known. */
-    @Nullable TerminalException refusal(KeyValue item, byte @Nullable [] stamp) {
-      Refusing r = refusing;
-      return r != null && Arrays.equals(r.item(), item.key()) && Arrays.equals(r.stamp(), stamp)
-          ? r.reason()
-          : null;
-    }
-
-    private void refused(KeyValue item, byte @Nullable [] stamp, TerminalException reason) {
-      refusing = new Refusing(item.key(), stamp, reason);
-    }
-
-    private void popped(KeyValue item) {
-      popped.add(item);
-    }
-
-    int size() {
-      return popped.size();
-    }
-  }
-
   /**
    * Whether {@code e} says the batch exceeded one of FoundationDB's size limits — {@code
    * transaction_too_large} (2101, at the commit), {@code key_too_large} (2102) or {@code
@@ -298,22 +79,6 @@ public final class ConsumerBatch<S, M> {
    */
   static boolean isLimitError(Throwable e) {
     return CallbackInvoker.isLimitError(e);
-  }
-
-  /**
-   * What a failed batch's error means for its items. A limit error of a batch that popped one item
-   * is that item's failure ({@link ItemFailure}, counted toward its dead-lettering); of a batch
-   * that popped several, {@link TooLarge}: run them one by one. Anything else is returned as it is.
-   */
-  static Throwable blame(Throwable cause, Attempt attempt) {
-    if (!isLimitError(cause)) {
-      return cause;
-    }
-    List<KeyValue> popped = attempt.popped;
-    if (popped.size() == 1) {
-      return new ItemFailure(cause, popped.get(0), 0);
-    }
-    return popped.size() > 1 ? new TooLarge(cause, popped.size()) : cause;
   }
 
   private final ServerQueue<M> queue;
@@ -373,7 +138,7 @@ public final class ConsumerBatch<S, M> {
    * @param attempt told which items this attempt pops
    * @return the batch; fails with {@link ItemFailure} if an item's callback failed or its reply is
    *     too large, with {@link ItemRefused} if a callback refused its item after writing, or with a
-   *     limit error ({@link #blame} says whose)
+   *     limit error ({@link Attempt#blame} says whose)
    */
   CompletableFuture<Batch<S, M>> run(
       Transaction tx, int limit, Executor executor, Attempt attempt) {
@@ -545,7 +310,7 @@ public final class ConsumerBatch<S, M> {
     S state = loaded.state(); // null until init ran, for a hosted server not created yet
     List<List<Action<S>>> actions = new ArrayList<>();
     List<ReplySlots.LocalReply> localReplies = new ArrayList<>();
-    List<Refusal> refusedCasts = new ArrayList<>();
+    List<Batch.Refusal> refusedCasts = new ArrayList<>();
     Object stopReason = null;
     LockRuns.Held<M> lock = null;
     int processed = 0;
@@ -691,10 +456,10 @@ public final class ConsumerBatch<S, M> {
       Object msg,
       TerminalException refusal,
       List<ReplySlots.LocalReply> localReplies,
-      List<Refusal> refusedCasts) {
+      List<Batch.Refusal> refusedCasts) {
     From from = item.from();
     if (from == null) {
-      refusedCasts.add(new Refusal(msg, refusal));
+      refusedCasts.add(new Batch.Refusal(msg, refusal));
       return;
     }
     ReplySlots.LocalReply local =

@@ -29,7 +29,7 @@ public final class Meters {
    * A consumer batch ended (null: it failed): records the messages it committed, and the lock it
    * took or busted.
    */
-  static void batch(Metrics.Server meters, ConsumerBatch.@Nullable Batch<?, ?> batch, long nanos) {
+  static void batch(Metrics.Server meters, @Nullable Batch<?, ?> batch, long nanos) {
     if (batch == null) {
       return;
     }

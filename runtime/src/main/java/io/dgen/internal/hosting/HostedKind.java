@@ -3,18 +3,13 @@ package io.dgen.internal.hosting;
 import com.apple.foundationdb.tuple.Tuple;
 import io.dgen.DGenServer;
 import io.dgen.HostOptions;
-import io.dgen.UndecodableDataException;
 import io.dgen.backend.Futures;
-import io.dgen.backend.KeyValue;
 import io.dgen.internal.base.Lifecycle;
 import io.dgen.internal.base.RuntimeServices;
 import io.dgen.internal.behaviour.Init;
-import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StateTag;
 import io.dgen.internal.commit.Fence;
 import io.dgen.internal.doorbell.TenantWatcher;
-import io.dgen.internal.keys.ServerKeys;
-import io.dgen.internal.keys.StuckRecord;
 import io.dgen.internal.keys.TenantKeys;
 import io.dgen.internal.lock.LockCoordinator;
 import io.dgen.internal.process.ProcessContext;
@@ -28,7 +23,6 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -67,12 +61,6 @@ public final class HostedKind<S, M> implements ProcessKind<S, M> {
 
   private static final Logger log = LoggerFactory.getLogger(HostedKind.class);
 
-  /** Ready index entries read per transaction by a rescan. */
-  private static final int RESCAN_CHUNK = 1_000;
-
-  /** The longest wait between two loads of a server whose state does not decode. */
-  private static final long STUCK_BACKOFF_MAX_NANOS = TimeUnit.MINUTES.toNanos(5);
-
   /** A loaded server, and what its eviction learned meanwhile. */
   private static final class Loaded<S, M> {
     final ServerProcess<S, M> process;
@@ -81,7 +69,8 @@ public final class HostedKind<S, M> implements ProcessKind<S, M> {
 
     /**
      * Set before this kind stops the process itself (a hand-off, a lost bucket, an eviction, the
-     * runtime closing): any other stop is the server's own, a deactivation ({@link #deactivated}).
+     * runtime closing): any other stop is the server's own, a deactivation ({@link
+     * Deactivations#deactivated}).
      */
     volatile boolean unloaded;
 
@@ -105,11 +94,8 @@ public final class HostedKind<S, M> implements ProcessKind<S, M> {
   private final Map<Tuple, Loaded<S, M>> loaded = new ConcurrentHashMap<>();
   private final @Nullable Expiry expiry;
 
-  /**
-   * Servers whose state did not decode when last loaded, with how many loads failed so: they are
-   * loaded again after a growing backoff, or at once by an activation (a repair rings one).
-   */
-  private final Map<Tuple, Integer> stuck = new ConcurrentHashMap<>();
+  private final Deactivations deactivations;
+  private final ReadyRescan readyRescan;
 
   public HostedKind(
       ProcessContext wiring,
@@ -152,44 +138,13 @@ public final class HostedKind<S, M> implements ProcessKind<S, M> {
                         tenantKeys,
                         idle))
             .orElse(null);
+    this.deactivations =
+        new Deactivations(
+            services, tenantKeys, options, context, this::holds, placement::memberId, this::load);
+    this.readyRescan =
+        new ReadyRescan(services, tenantKeys, kind, context, this::holds, this::activate);
     // A missing migration of the state type is refused here, not when a server first loads.
     new StateTag(stateType.getRawClass(), services.serde().migrations());
-  }
-
-  /**
-   * The message type of a kind: {@code declared} for one hosted by {@code io.dgen.Kind} (the
-   * behaviour's own, with its type arguments, if it is that class), else the behaviour's.
-   *
-   * @throws IllegalArgumentException if the behaviour's message type does not accept {@code
-   *     declared}, or there is neither
-   */
-  public static JavaType messageType(
-      Serde serde, String kind, DGenServer<?, ?> sample, @Nullable Class<?> declared) {
-    if (declared == null) {
-      return serde.type(Init.typeArgument(sample, 1));
-    }
-    java.lang.reflect.Type own = Init.resolvedTypeArgument(sample, 1);
-    if (own == null) {
-      return serde.type(declared); // a behaviour generic in its message type takes the kind's
-    }
-    JavaType behaviours = serde.type(own);
-    Class<?> raw = behaviours.getRawClass();
-    if (raw == declared) {
-      return behaviours;
-    }
-    if (!raw.isAssignableFrom(declared)) {
-      throw new IllegalArgumentException(
-          "kind "
-              + kind
-              + " has message type "
-              + declared.getName()
-              + ", which its behaviour "
-              + sample.getClass().getName()
-              + " does not accept (its message type is "
-              + behaviours
-              + ")");
-    }
-    return serde.type(declared);
   }
 
   /**
@@ -338,7 +293,7 @@ public final class HostedKind<S, M> implements ProcessKind<S, M> {
   public void activateAfterPush(Tuple tuid) {
     Loaded<S, M> l = loaded.get(tuid);
     if ((l == null || !l.process.isAlive())
-        && !stuck.containsKey(tuid)
+        && !deactivations.isStuck(tuid)
         && holds(tenantKeys.buckets().of(tuid))) {
       execute(() -> activate(tuid));
     }
@@ -350,27 +305,7 @@ public final class HostedKind<S, M> implements ProcessKind<S, M> {
    * once.
    */
   void activated(Tuple tuid) {
-    Integer failures = stuck.get(tuid);
-    if (failures == null) {
-      load(tuid);
-      return;
-    }
-    if (failures == 0) {
-      return; // its failure is being looked at: the look decides when it loads again
-    }
-    // A repair clears the stuck record in the transaction that rings; any other ring is late news
-    // of the push that made it ready, and loading it again would only fail again.
-    byte[] record =
-        new ServerKeys(options.tenant().subspace(), tenantKeys.buckets(), tuid).stuckKey();
-    services
-        .backend()
-        .runAsync(tx -> tx.snapshot().getAsync(record))
-        .whenComplete(
-            (stillStuck, err) -> {
-              if (err == null && stillStuck == null && stuck.remove(tuid, failures)) {
-                load(tuid);
-              }
-            });
+    deactivations.activated(tuid);
   }
 
   // ---------------------------------------------------------------- loading
@@ -381,7 +316,7 @@ public final class HostedKind<S, M> implements ProcessKind<S, M> {
    * once it is dropped.
    */
   void activate(Tuple tuid) {
-    if (!stuck.containsKey(tuid)) {
+    if (!deactivations.isStuck(tuid)) {
       load(tuid);
     }
   }
@@ -442,12 +377,12 @@ public final class HostedKind<S, M> implements ProcessKind<S, M> {
               (done, why) -> {
                 Throwable cause = why == null ? null : Futures.unwrap(why);
                 boolean deactivated = !l.unloaded;
-                if (deactivated && cause != null && looksAt(tuid, cause)) {
-                  stuck.putIfAbsent(tuid, 0); // before a load may replace it: see deactivated
+                if (deactivated && cause != null && deactivations.looksAt(tuid, cause)) {
+                  deactivations.lookingAt(tuid); // before a load may replace it
                 }
                 loaded.remove(tuid, l);
                 if (deactivated) {
-                  deactivated(tuid, p, cause);
+                  deactivations.deactivated(tuid, p, cause);
                 }
               });
       if (expiry == null) {
@@ -493,161 +428,20 @@ public final class HostedKind<S, M> implements ProcessKind<S, M> {
 
   // ---------------------------------------------------------------- deactivation
 
-  /**
-   * The server stopped itself while loaded: a {@code Result.stop}, a state that does not decode, a
-   * fatal error, a kill, or a fence that found the bucket gone. A hosted server is never gone for
-   * good (a kill aside, whose next message creates it anew): it is deactivated, and loaded again by
-   * its next message from any runtime. So its entry may not stay ready with no process loaded,
-   * where a push would only ring a bucket nobody listens on for it: one eviction transaction marks
-   * it idle if its queue is empty and it is unlocked (a push then activates it), and if it has work
-   * it is loaded again — at once after a stop, after a growing backoff ({@link #stuck}) when its
-   * state did not decode or a fatal error stopped it. A look that fails is tried again after the
-   * longest backoff while the bucket is held.
-   *
-   * @param why what stopped it: null for a stop it asked for (or a kill); a {@link Fence.Deposed}
-   *     fence is no deactivation (the bucket's new holder runs the server)
-   */
-  private void deactivated(Tuple tuid, ServerProcess<S, M> stopped, @Nullable Throwable why) {
-    if (!looksAt(tuid, why)) {
-      return; // a holder that takes the bucket rescans its ready index
-    }
-    if (why != null) {
-      // Not loaded again while the look below is under way (a push or a rescan would load a state
-      // that fails again): it decides when.
-      stuck.putIfAbsent(tuid, 0);
-    }
-    stopped
-        .evict()
-        .whenComplete(
-            (idle, err) -> {
-              if (err != null) {
-                log.warn(
-                    "a deactivated server could not be marked idle; trying again: {} tuid={}",
-                    context,
-                    tuid,
-                    err);
-                schedule(
-                    () -> deactivated(tuid, stopped, why),
-                    services.backoffNanos(Integer.MAX_VALUE));
-              } else if (Boolean.TRUE.equals(idle)) {
-                stuck.remove(tuid);
-              } else if (why == null) {
-                execute(() -> activate(tuid)); // it has work: its next process runs it
-              } else {
-                // the record first: until it is durable, a ring cannot tell a repair (which
-                // clears it) from late news, and is ignored
-                markStuck(stopped, why).whenComplete((done, e) -> reloadStuck(tuid));
-              }
-            });
-  }
-
-  /** Whether a server that stopped for {@code why} is looked at here ({@link #deactivated}). */
-  private boolean looksAt(Tuple tuid, @Nullable Throwable why) {
-    return !(why instanceof Fence.Deposed)
-        && holds(tenantKeys.buckets().of(tuid))
-        && services.hooks().backgroundConsumers();
-  }
-
-  /**
-   * A server that stopped on an undecodable state (or a fatal error) and still has work: loaded
-   * again after a backoff that doubles up to {@value #STUCK_BACKOFF_MAX_NANOS} ns, not by every
-   * message it gets; each load that fails again logs again.
-   */
-  private void reloadStuck(Tuple tuid) {
-    int n = stuck.merge(tuid, 1, Integer::sum);
-    long delay = services.backoffNanos(Integer.MAX_VALUE) << Math.min(n - 1, 20);
-    delay = delay <= 0 ? STUCK_BACKOFF_MAX_NANOS : Math.min(delay, STUCK_BACKOFF_MAX_NANOS);
-    log.warn(
-        "server {} stopped again ({} time(s)) and has work; it is loaded again in {} s, or at once"
-            + " when its state is replaced: {}",
-        tuid,
-        n,
-        TimeUnit.NANOSECONDS.toSeconds(delay),
-        context);
-    schedule(
-        () -> {
-          if (stuck.containsKey(tuid)) {
-            load(tuid);
-          }
-        },
-        delay);
-  }
-
-  /**
-   * Records durably why the server stopped (its state does not decode, or a fatal error), for
-   * {@code dgen inspect} and the dashboard; a state repair, an eviction or a kill clears it. Best
-   * effort: a failure is logged.
-   *
-   * @return a future that completes (never exceptionally) once the write committed or failed
-   */
-  private CompletableFuture<@Nullable Void> markStuck(ServerProcess<S, M> stopped, Throwable why) {
-    byte[] record =
-        StuckRecord.encode(
-            services.wallMillis(),
-            placement.memberId(),
-            why instanceof UndecodableDataException ? why.getMessage() : why.toString());
-    return services
-        .backend()
-        .runAsync(
-            tx -> {
-              tx.set(stopped.keys().stuckKey(), record);
-              return CompletableFuture.completedFuture(null);
-            })
-        .whenComplete(
-            (done, err) -> {
-              if (err != null) {
-                log.warn(
-                    "could not record that server {} is stuck: {}", stopped.tuid(), context, err);
-              }
-            })
-        .<@Nullable Void>handle((done, err) -> null);
-  }
-
   @SuppressWarnings("unchecked")
   private static <S, M> Loaded<S, M>[] newArray() {
     return (Loaded<S, M>[]) new Loaded<?, ?>[1];
   }
 
   /**
-   * Loads every server of this kind in the ready index of {@code bucket} (a bucket just taken, or
-   * one whose activations may have been missed): snapshot reads, {@value #RESCAN_CHUNK} entries a
-   * transaction, from {@code resumeAt} (null: the start).
+   * Loads every server of this kind in the ready index of {@code bucket}: see {@link
+   * ReadyRescan#rescan}.
    *
    * @return null once done (or the bucket is no longer held); if a read failed, the key to go on
    *     from (the hosting tries again after a backoff)
    */
   byte @Nullable [] rescan(int bucket, byte @Nullable [] resumeAt) {
-    var space = tenantKeys.ready(bucket);
-    byte[] from = resumeAt != null ? resumeAt : space.range().begin;
-    while (holds(bucket)) {
-      byte[] begin = from;
-      List<KeyValue> rows;
-      try {
-        rows =
-            services
-                .backend()
-                .run(tx -> tx.snapshot().getRange(begin, space.range().end, RESCAN_CHUNK, false));
-      } catch (RuntimeException e) {
-        log.warn(
-            "reading the ready index of bucket {} failed; it is read again from there after a"
-                + " backoff: {}",
-            bucket,
-            context,
-            e);
-        return begin;
-      }
-      for (KeyValue kv : rows) {
-        Tuple tuid = space.unpack(kv.key());
-        if (tuid.size() > 0 && kind.equals(tuid.get(0))) {
-          activate(tuid);
-        }
-      }
-      if (rows.size() < RESCAN_CHUNK) {
-        return null;
-      }
-      from = io.dgen.backend.ByteKeys.keyAfter(rows.get(rows.size() - 1).key());
-    }
-    return null;
+    return readyRescan.rescan(bucket, resumeAt);
   }
 
   // ---------------------------------------------------------------- losing buckets
@@ -657,7 +451,7 @@ public final class HostedKind<S, M> implements ProcessKind<S, M> {
    */
   CompletableFuture<@Nullable Void> release(int bucket) {
     // whoever holds the bucket next loads its stuck servers once, as any ready server
-    stuck.keySet().removeIf(tuid -> tenantKeys.buckets().of(tuid) == bucket);
+    deactivations.forgetBucket(bucket);
     List<CompletableFuture<?>> quiet = new ArrayList<>();
     for (Map.Entry<Tuple, Loaded<S, M>> e : loaded.entrySet()) {
       if (tenantKeys.buckets().of(e.getKey()) == bucket) {
@@ -716,7 +510,7 @@ public final class HostedKind<S, M> implements ProcessKind<S, M> {
               }
               l.unloaded = true;
               l.process.stop();
-              stuck.remove(tuid);
+              deactivations.forget(tuid);
               boolean again =
                   loaded.compute(
                               tuid,
@@ -735,19 +529,11 @@ public final class HostedKind<S, M> implements ProcessKind<S, M> {
   }
 
   private void execute(Runnable r) {
-    try {
-      services.executor().execute(r);
-    } catch (RejectedExecutionException closing) {
-      // the runtime is closing
-    }
+    KindTasks.execute(services, r);
   }
 
   private void schedule(Runnable r, long delayNanos) {
-    try {
-      services.scheduler().schedule(() -> execute(r), delayNanos, TimeUnit.NANOSECONDS);
-    } catch (RejectedExecutionException closing) {
-      // the runtime is closing
-    }
+    KindTasks.schedule(services, r, delayNanos);
   }
 
   /** How often {@link #sweep} should run: half the idle timeout, between 1 s and 1 min. */

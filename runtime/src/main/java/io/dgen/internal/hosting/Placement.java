@@ -3,9 +3,6 @@ package io.dgen.internal.hosting;
 import com.google.common.hash.Hasher;
 import com.google.common.hash.Hashing;
 import io.dgen.backend.Backend;
-import io.dgen.backend.Futures;
-import io.dgen.backend.KeyValue;
-import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.codec.PlacementRecords.Lease;
 import io.dgen.internal.codec.PlacementRecords.Member;
@@ -15,10 +12,8 @@ import io.dgen.internal.keys.TenantKeys;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
@@ -27,7 +22,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -89,21 +83,12 @@ public final class Placement {
     void lost(String kind, int bucket);
   }
 
-  private record KindBucket(String kind, int bucket) {}
-
-  /** What this runtime saw of a member: its counter, and when that last changed here. */
-  private record Seen(long heartbeat, long changedAtNanos) {}
-
-  /** What a round read. */
-  private record Snapshot(Map<UUID, Member> members, Map<String, Map<Integer, Lease>> leases) {}
-
   private final Backend backend;
   private final TenantKeys keys;
   private final Buckets buckets;
   private final UUID me;
   private final long leaseNanos;
   private final LongSupplier nanoTime;
-  private final long startedAtMillis;
   private final Holder holder;
   private final String context;
 
@@ -111,26 +96,18 @@ public final class Placement {
   private final Map<KindBucket, Long> held = new ConcurrentHashMap<>();
   private final Set<KindBucket> moving = ConcurrentHashMap.newKeySet();
 
-  // touched on the placement's thread only
-  private final Map<UUID, Seen> seen = new HashMap<>();
-
-  /** The members the last round found live (this one included), for any thread to ask. */
-  private volatile Set<UUID> liveMembers = Set.of();
-
-  private final AtomicLong heartbeat = new AtomicLong();
-  private final AtomicBoolean beating = new AtomicBoolean();
-  private final AtomicBoolean beatAgain = new AtomicBoolean();
-
   /** A round of this tenant is queued or running on the placement's thread. */
   private final AtomicBoolean roundPending = new AtomicBoolean();
 
   /** Hand-offs whose work has drained, waiting for their leases to be written. */
-  private final java.util.Queue<List<HandOff>> drained =
+  private final java.util.Queue<List<LeaseStore.HandOff>> drained =
       new java.util.concurrent.ConcurrentLinkedQueue<>();
 
-  private volatile boolean warnedBeat;
   private volatile @Nullable Executor executor;
   private volatile boolean closed;
+
+  private final Membership membership;
+  private final LeaseStore leaseStore;
 
   Placement(
       Backend backend,
@@ -148,18 +125,19 @@ public final class Placement {
     this.me = me;
     this.leaseNanos = lease.toNanos();
     this.nanoTime = nanoTime;
-    this.startedAtMillis = startedAtMillis;
     this.holder = holder;
     this.context = context;
+    this.membership =
+        new Membership(backend, keys, me, lease, startedAtMillis, kinds, () -> closed, context);
+    this.leaseStore = new LeaseStore(backend, keys, me, context);
   }
 
-  /** This runtime's member id. */
   /**
    * Whether the last round found {@code member} live: its record exists and its heartbeat changed
    * within its lease on this runtime's clock, the test by which its buckets are taken. Any thread.
    */
   boolean isLive(UUID member) {
-    return liveMembers.contains(member);
+    return membership.isLive(member);
   }
 
   /** How long this runtime's leases outlive its last heartbeat. */
@@ -167,6 +145,7 @@ public final class Placement {
     return TimeUnit.NANOSECONDS.toMillis(leaseNanos);
   }
 
+  /** This runtime's member id. */
   UUID memberId() {
     return me;
   }
@@ -332,66 +311,11 @@ public final class Placement {
   // ---------------------------------------------------------------- heartbeat
 
   /**
-   * Rewrites this member's record with the next counter: a blind write, nothing else renewed, and
-   * no thread waits for it. Skipped while the previous one is still under way, so that a slow
-   * cluster cannot pile them up, nor commit an older counter after a newer one.
-   *
-   * @return a future that completes (never exceptionally) once the write committed or failed
+   * Rewrites this member's record now, besides the scheduled heartbeats: see {@link
+   * Membership#beat}.
    */
   CompletableFuture<Void> beat() {
-    if (closed) {
-      return CompletableFuture.completedFuture(null);
-    }
-    if (!beating.compareAndSet(false, true)) {
-      beatAgain.set(true); // the one in flight may have read the kinds before a change
-      return CompletableFuture.completedFuture(null);
-    }
-    beatAgain.set(false);
-    Member record =
-        new Member(
-            me,
-            heartbeat.incrementAndGet(),
-            TimeUnit.NANOSECONDS.toMillis(leaseNanos),
-            startedAtMillis,
-            host(),
-            ProcessHandle.current().pid(),
-            List.copyOf(new TreeSet<>(kinds)));
-    CompletableFuture<Void> write;
-    try {
-      write =
-          backend.runAsync(
-              tx -> {
-                tx.set(keys.member(me), record.encode());
-                return CompletableFuture.completedFuture(null);
-              });
-    } catch (RuntimeException e) {
-      write = CompletableFuture.failedFuture(e);
-    }
-    return write.handle(
-        (done, e) -> {
-          beating.set(false);
-          if (beatAgain.get()) {
-            beat(); // asked for while this one was in flight: the record it wrote may be stale
-          }
-          if (e == null) {
-            warnedBeat = false;
-          } else if (!warnedBeat) {
-            warnedBeat = true;
-            log.warn(
-                "heartbeat failed; others may take this runtime's leases: {}",
-                context,
-                Futures.unwrap(e));
-          }
-          return null;
-        });
-  }
-
-  private static String host() {
-    try {
-      return java.net.InetAddress.getLocalHost().getHostName();
-    } catch (java.io.IOException | SecurityException e) {
-      return "unknown";
-    }
+    return membership.beat();
   }
 
   // ---------------------------------------------------------------- rounds
@@ -406,77 +330,19 @@ public final class Placement {
     if (closed || kinds.isEmpty()) {
       return;
     }
-    Snapshot snap;
+    LeaseStore.Snapshot snap;
     try {
-      snap = backend.run(this::read);
+      snap = backend.run(tx -> leaseStore.read(tx, kinds));
     } catch (RuntimeException e) {
       log.warn("a placement round could not read the leases; trying again: {}", context, e);
       return;
     }
     long now = nanoTime.getAsLong();
-    Map<UUID, Member> live = observe(snap.members(), now);
+    Map<UUID, Member> live = membership.observe(snap.members(), now);
     for (String kind : kinds) {
       roundOf(kind, snap.leases().getOrDefault(kind, Map.of()), live, snap.members());
     }
-    forgetDead(snap.members(), now);
-  }
-
-  private Snapshot read(Transaction tx) {
-    ReadTransaction snap = tx.snapshot();
-    var members =
-        snap.getRangeAsync(
-            keys.members().range().begin,
-            keys.members().range().end,
-            ReadTransaction.UNLIMITED,
-            false);
-    Map<String, CompletableFuture<List<KeyValue>>> leaseReads = new HashMap<>();
-    for (String kind : kinds) {
-      var space = keys.leases(kind);
-      leaseReads.put(
-          kind,
-          snap.getRangeAsync(
-              space.range().begin, space.range().end, ReadTransaction.UNLIMITED, false));
-    }
-    Map<UUID, Member> ms = new HashMap<>();
-    for (KeyValue kv : Futures.join(members)) {
-      UUID id = keys.members().unpack(kv.key()).getUUID(0);
-      try {
-        ms.put(id, Member.decode(id, kv.value()));
-      } catch (RuntimeException bad) {
-        log.warn("ignoring a member record that does not decode: {} member={}", context, id, bad);
-      }
-    }
-    Map<String, Map<Integer, Lease>> leases = new HashMap<>();
-    for (var e : leaseReads.entrySet()) {
-      Map<Integer, Lease> byBucket = new HashMap<>();
-      for (KeyValue kv : Futures.join(e.getValue())) {
-        int bucket = (int) keys.leases(e.getKey()).unpack(kv.key()).getLong(0);
-        byBucket.put(bucket, Objects.requireNonNull(Lease.decode(kv.value())));
-      }
-      leases.put(e.getKey(), byBucket);
-    }
-    return new Snapshot(ms, leases);
-  }
-
-  /** Records what changed since the last round; returns the live members, this one included. */
-  private Map<UUID, Member> observe(Map<UUID, Member> members, long now) {
-    Map<UUID, Member> live = new HashMap<>();
-    for (Member m : members.values()) {
-      Seen s = seen.get(m.id());
-      if (s == null || s.heartbeat() != m.heartbeat()) {
-        s = new Seen(m.heartbeat(), now);
-        seen.put(m.id(), s);
-      }
-      if (m.id().equals(me)
-          || now - s.changedAtNanos() < TimeUnit.MILLISECONDS.toNanos(m.leaseMillis())) {
-        live.put(m.id(), m);
-      }
-    }
-    seen.keySet().retainAll(members.keySet());
-    live.putIfAbsent(
-        me, new Member(me, heartbeat.get(), 0, startedAtMillis, "", 0, List.copyOf(kinds)));
-    liveMembers = Set.copyOf(live.keySet());
-    return live;
+    membership.forgetDead(snap.members(), now);
   }
 
   private void roundOf(
@@ -517,7 +383,8 @@ public final class Placement {
       }
     }
     for (int i = 0; i < takes.size(); i += TAKES_PER_TRANSACTION) {
-      take(kind, takes.subList(i, Math.min(takes.size(), i + TAKES_PER_TRANSACTION)), leases, all);
+      List<Integer> part = takes.subList(i, Math.min(takes.size(), i + TAKES_PER_TRANSACTION));
+      took(kind, leaseStore.take(kind, part, leases, all));
     }
     handOff(kind, handoffs);
   }
@@ -541,62 +408,8 @@ public final class Placement {
     return best;
   }
 
-  /**
-   * Takes the leases of {@code buckets} in one transaction, each only if neither it nor its dead
-   * holder's record changed since the round read them (both read serializably: a holder that renews
-   * meanwhile makes the take conflict, and its retry sees the renewal and backs off).
-   */
-  private void take(
-      String kind,
-      List<Integer> bucketsToTake,
-      Map<Integer, Lease> seenLeases,
-      Map<UUID, Member> all) {
-    Map<Integer, Long> taken;
-    try {
-      taken =
-          backend.run(
-              tx -> {
-                Map<Integer, CompletableFuture<byte @Nullable []>> reads = new HashMap<>();
-                Map<UUID, CompletableFuture<byte @Nullable []>> holders = new HashMap<>();
-                for (int b : bucketsToTake) {
-                  reads.put(b, tx.getAsync(keys.lease(kind, b)));
-                  Lease l = seenLeases.get(b);
-                  if (l != null && l.owner() != null) {
-                    holders.computeIfAbsent(l.owner(), o -> tx.getAsync(keys.member(o)));
-                  }
-                }
-                Map<Integer, Long> out = new HashMap<>();
-                for (int b : bucketsToTake) {
-                  Lease now = Lease.decode(Futures.join(reads.get(b)));
-                  Lease expected = seenLeases.get(b);
-                  if (!Objects.equals(now, expected)) {
-                    continue; // moved since the round read it
-                  }
-                  if (now != null && now.owner() != null) {
-                    byte[] record = Futures.join(holders.get(now.owner()));
-                    Member then = all.get(now.owner());
-                    if (record != null
-                        && (then == null
-                            || Member.decode(now.owner(), record).heartbeat()
-                                != then.heartbeat())) {
-                      continue; // its holder beat since: alive after all
-                    }
-                  }
-                  long epoch = now == null ? 1 : now.epoch() + 1;
-                  tx.set(keys.lease(kind, b), new Lease(me, epoch).encode());
-                  out.put(b, epoch);
-                }
-                return out;
-              });
-    } catch (RuntimeException e) {
-      log.warn(
-          "taking {} leases of kind {} failed; the next round tries again: {}",
-          bucketsToTake.size(),
-          kind,
-          context,
-          e);
-      return;
-    }
+  /** Runs the servers of the buckets of {@code kind} a take ({@link LeaseStore#take}) got. */
+  private void took(String kind, Map<Integer, Long> taken) {
     for (var t : taken.entrySet()) {
       acquire(new KindBucket(kind, t.getKey()), t.getValue());
     }
@@ -604,9 +417,6 @@ public final class Placement {
       log.info("took {} buckets of kind {}: {}", taken.size(), kind, context);
     }
   }
-
-  /** A hand-off under way: the bucket, the epoch this member holds it at, and its new owner. */
-  private record HandOff(KindBucket kb, long epoch, UUID to) {}
 
   /**
    * Hands the buckets of {@code handoffs} to their desired owners: stops their work, waits for what
@@ -617,7 +427,7 @@ public final class Placement {
    * heartbeat queued behind them.
    */
   private void handOff(String kind, List<Map.Entry<Integer, UUID>> handoffs) {
-    List<HandOff> moves = new ArrayList<>();
+    List<LeaseStore.HandOff> moves = new ArrayList<>();
     List<CompletableFuture<@Nullable Void>> drains = new ArrayList<>();
     for (var h : handoffs) {
       KindBucket kb = new KindBucket(kind, h.getKey());
@@ -625,7 +435,7 @@ public final class Placement {
       if (epoch == null || !moving.add(kb)) {
         continue;
       }
-      moves.add(new HandOff(kb, epoch, h.getValue()));
+      moves.add(new LeaseStore.HandOff(kb, epoch, h.getValue()));
       drains.add(
           holder
               .releasing(kind, kb.bucket())
@@ -645,17 +455,18 @@ public final class Placement {
 
   /** Writes the leases of the hand-offs that have drained. On the placement's thread. */
   private void finishDrained() {
-    for (List<HandOff> moves = drained.poll(); moves != null; moves = drained.poll()) {
+    for (List<LeaseStore.HandOff> moves = drained.poll(); moves != null; moves = drained.poll()) {
       finishHandOffs(moves);
     }
   }
 
-  private void finishHandOffs(List<HandOff> moves) {
+  private void finishHandOffs(List<LeaseStore.HandOff> moves) {
     try {
       for (int i = 0; i < moves.size(); i += TAKES_PER_TRANSACTION) {
-        List<HandOff> part = moves.subList(i, Math.min(moves.size(), i + TAKES_PER_TRANSACTION));
+        List<LeaseStore.HandOff> part =
+            moves.subList(i, Math.min(moves.size(), i + TAKES_PER_TRANSACTION));
         try {
-          backend.run(tx -> writeHandOffs(tx, part));
+          backend.run(tx -> leaseStore.writeHandOffs(tx, part));
         } catch (RuntimeException e) {
           log.warn(
               "handing off {} buckets of kind {} failed; the next round sees who holds them: {}",
@@ -666,26 +477,11 @@ public final class Placement {
         }
       }
     } finally {
-      for (HandOff m : moves) {
+      for (LeaseStore.HandOff m : moves) {
         moving.remove(m.kb());
         lose(m.kb()); // its work stopped; a round that finds the lease still ours acquires it again
       }
     }
-  }
-
-  private @Nullable Void writeHandOffs(Transaction tx, List<HandOff> part) {
-    Map<HandOff, CompletableFuture<byte @Nullable []>> reads = new HashMap<>();
-    for (HandOff m : part) {
-      reads.put(m, tx.getAsync(keys.lease(m.kb().kind(), m.kb().bucket())));
-    }
-    for (HandOff m : part) {
-      Lease now = Lease.decode(Futures.join(reads.get(m)));
-      if (now != null && me.equals(now.owner()) && now.epoch() == m.epoch()) {
-        tx.set(
-            keys.lease(m.kb().kind(), m.kb().bucket()), new Lease(m.to(), m.epoch() + 1).encode());
-      }
-    }
-    return null;
   }
 
   private void acquire(KindBucket kb, long epoch) {
@@ -696,34 +492,6 @@ public final class Placement {
   private void lose(KindBucket kb) {
     if (held.remove(kb) != null) {
       holder.lost(kb.kind(), kb.bucket());
-    }
-  }
-
-  /**
-   * Deletes the records of members dead for twice their lease, if they have not beaten since (a
-   * serializable read of the record: a late beat makes the delete conflict).
-   */
-  private void forgetDead(Map<UUID, Member> members, long now) {
-    for (Member m : members.values()) {
-      Seen s = seen.get(m.id());
-      if (m.id().equals(me)
-          || s == null
-          || now - s.changedAtNanos() < 2 * TimeUnit.MILLISECONDS.toNanos(m.leaseMillis())) {
-        continue;
-      }
-      try {
-        backend.run(
-            tx -> {
-              byte[] v = tx.get(keys.member(m.id()));
-              if (v != null && Member.decode(m.id(), v).heartbeat() == m.heartbeat()) {
-                tx.clear(keys.member(m.id()));
-              }
-              return null;
-            });
-        log.info("removed the record of member {}, dead for twice its lease: {}", m.id(), context);
-      } catch (RuntimeException e) {
-        log.debug("removing a dead member's record failed: {}", context, e);
-      }
     }
   }
 
@@ -756,7 +524,7 @@ public final class Placement {
     try {
       for (int i = 0; i < mine.size(); i += TAKES_PER_TRANSACTION) {
         List<KindBucket> part = mine.subList(i, Math.min(mine.size(), i + TAKES_PER_TRANSACTION));
-        backend.run(tx -> release(tx, part));
+        backend.run(tx -> leaseStore.release(tx, part, held));
       }
       backend.run(
           tx -> {
@@ -772,20 +540,5 @@ public final class Placement {
     for (KindBucket kb : mine) {
       lose(kb);
     }
-  }
-
-  private @Nullable Void release(Transaction tx, List<KindBucket> part) {
-    Map<KindBucket, CompletableFuture<byte @Nullable []>> reads = new HashMap<>();
-    for (KindBucket kb : part) {
-      reads.put(kb, tx.getAsync(keys.lease(kb.kind(), kb.bucket())));
-    }
-    for (KindBucket kb : part) {
-      Lease now = Lease.decode(Futures.join(reads.get(kb)));
-      Long mine = held.get(kb);
-      if (now != null && me.equals(now.owner()) && mine != null && now.epoch() == mine) {
-        tx.set(keys.lease(kb.kind(), kb.bucket()), new Lease(null, now.epoch() + 1).encode());
-      }
-    }
-    return null;
   }
 }

@@ -1,0 +1,4 @@
+package io.dgen.internal.hosting;
+
+/** One bucket of one kind: the unit a placement lease covers. */
+record KindBucket(String kind, int bucket) {}
