@@ -1,7 +1,10 @@
 package io.dgen.admin;
 
+import static io.dgen.admin.AdminRecords.checkLimit;
+import static io.dgen.admin.AdminRecords.hex;
+import static io.dgen.admin.AdminRecords.stamp;
+
 import com.apple.foundationdb.subspace.Subspace;
-import com.apple.foundationdb.tuple.ByteArrayUtil;
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
 import io.dgen.OperationTimeoutException;
@@ -11,11 +14,7 @@ import io.dgen.backend.KeyValue;
 import io.dgen.backend.ReadTransaction;
 import io.dgen.backend.Transaction;
 import io.dgen.internal.base.OperationTimeouts;
-import io.dgen.internal.codec.Chunks;
-import io.dgen.internal.codec.DeadRecord;
-import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.LockRecord;
-import io.dgen.internal.codec.Reply;
 import io.dgen.internal.codec.Serde;
 import io.dgen.internal.codec.StoredState;
 import io.dgen.internal.codec.StructuredStateCodec;
@@ -28,11 +27,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -145,6 +141,7 @@ public final class ServerAdmin {
   private final Clock clock;
   private final OperationTimeouts operations;
   private final String context;
+  private final AdminRecords records;
 
   ServerAdmin(
       Backend backend,
@@ -163,6 +160,7 @@ public final class ServerAdmin {
     this.behaviour = behaviour;
     this.serde = serde;
     this.clock = clock;
+    this.records = new AdminRecords(serde);
   }
 
   /** The server's identity. */
@@ -183,17 +181,21 @@ public final class ServerAdmin {
    */
   public Optional<JsonNode> state() {
     Subspace space = keys.state();
-    byte[] version = keys.versionKey();
-    List<KeyValue> rows =
-        run("state", tx -> tx.snapshot().getRange(space.range().begin, space.range().end));
-    List<KeyValue> state = new ArrayList<>(rows.size());
-    for (KeyValue kv : rows) {
-      if (!Arrays.equals(kv.key(), version)) {
-        state.add(kv);
+    List<KeyValue> rows = run("state", tx -> stateRows(tx.snapshot()));
+    StoredState stored = new StructuredStateCodec(serde).decode(space, rows);
+    return stored == null ? Optional.empty() : Optional.of(stored.tree());
+  }
+
+  /** The rows of the stored state, without its version key. */
+  private List<KeyValue> stateRows(ReadTransaction tx) {
+    Subspace space = keys.state();
+    List<KeyValue> rows = new ArrayList<>();
+    for (KeyValue kv : tx.getRange(space.range().begin, space.range().end)) {
+      if (!Arrays.equals(kv.key(), keys.versionKey())) {
+        rows.add(kv);
       }
     }
-    StoredState stored = new StructuredStateCodec(serde).decode(space, state);
-    return stored == null ? Optional.empty() : Optional.of(stored.tree());
+    return rows;
   }
 
   /**
@@ -233,13 +235,7 @@ public final class ServerAdmin {
     return run(
         "replaceState",
         tx -> {
-          List<KeyValue> rows = new ArrayList<>();
-          for (KeyValue kv : tx.getRange(space.range().begin, space.range().end)) {
-            if (!Arrays.equals(kv.key(), keys.versionKey())) {
-              rows.add(kv);
-            }
-          }
-          StoredState stored = codec.decode(space, rows);
+          StoredState stored = codec.decode(space, stateRows(tx));
           JsonNode now = stored == null ? null : stored.tree();
           if (!java.util.Objects.equals(now, expected)) {
             return false;
@@ -453,15 +449,7 @@ public final class ServerAdmin {
     Map<Integer, String> types = types();
     List<DeadLetterEntry> out = new ArrayList<>(rows.size());
     for (KeyValue kv : rows) {
-      String id = hex(dead.unpack(kv.key()).getVersionstamp(0));
-      DeadRecord d = DeadRecord.decode(kv.value(), serde);
-      out.add(
-          new DeadLetterEntry(
-              id,
-              d.attempts(),
-              d.error(),
-              Instant.ofEpochMilli(d.at()),
-              item(id, d.envelope(), types)));
+      out.add(records.deadLetter(dead, kv, types));
     }
     return out;
   }
@@ -504,34 +492,7 @@ public final class ServerAdmin {
       ServerKeys.checkTimerId(after);
     }
     // one more than asked: whether there is a next page, without an empty last page
-    List<PendingTimer> read = read(after, limit + 1);
-    if (read.size() <= limit) {
-      return new TimerPage(read, null);
-    }
-    // the page is the first limit ids: drop the greatest id read
-    String greatest = read.get(0).id();
-    for (PendingTimer t : read) {
-      if (idOrder(t.id(), greatest) > 0) {
-        greatest = t.id();
-      }
-    }
-    List<PendingTimer> page = new ArrayList<>(limit);
-    String last = null;
-    for (PendingTimer t : read) {
-      if (!t.id().equals(greatest)) {
-        page.add(t);
-        if (last == null || idOrder(t.id(), last) > 0) {
-          last = t.id();
-        }
-      }
-    }
-    return new TimerPage(page, last);
-  }
-
-  /** Compares timer ids in the order of the server's timer keys (their uuids). */
-  private static int idOrder(String a, String b) {
-    return Arrays.compareUnsigned(
-        Tuple.from(ServerKeys.timerUuid(a)).pack(), Tuple.from(ServerKeys.timerUuid(b)).pack());
+    return AdminRecords.page(read(after, limit + 1), limit);
   }
 
   /**
@@ -553,12 +514,7 @@ public final class ServerAdmin {
     Map<Integer, String> types = stored.isEmpty() ? Map.of() : types();
     List<PendingTimer> out = new ArrayList<>(stored.size());
     for (ServerKeys.PendingTimer t : stored) {
-      Instant due = Instant.EPOCH.plus(t.dueMicros(), ChronoUnit.MICROS);
-      QueuedItem item =
-          t.envelope() == null
-              ? new QueuedItem("", "cast", null, 0, null, "the timer's index entry is missing")
-              : item("", t.envelope(), types);
-      out.add(new PendingTimer(t.id(), due, item, t.schedule()));
+      out.add(records.timer(t, types));
     }
     return out;
   }
@@ -690,64 +646,8 @@ public final class ServerAdmin {
     checkLimit(limit, 1);
     Subspace kept = keys.kept();
     List<KeyValue> rows =
-        run(
-            "keptReplies",
-            tx -> {
-              // a reply of several chunks takes several rows: read a little more than limit, and
-              // the rest of a reply cut by the read's limit
-              int rowLimit = limit + 8;
-              List<KeyValue> read =
-                  tx.snapshot().getRange(kept.range().begin, kept.range().end, rowLimit, false);
-              if (read.size() < rowLimit) {
-                return read;
-              }
-              Tuple last = kept.unpack(read.get(read.size() - 1).key());
-              Subspace slot = kept.subspace(Tuple.from(last.getLong(0), last.getString(1)));
-              List<KeyValue> all = new ArrayList<>(read);
-              all.addAll(
-                  tx.snapshot()
-                      .getRange(
-                          ByteArrayUtil.join(read.get(read.size() - 1).key(), new byte[] {0}),
-                          slot.range().end));
-              return all;
-            });
-    List<KeptReply> out = new ArrayList<>();
-    int i = 0;
-    while (i < rows.size() && out.size() < limit) {
-      Tuple slot = kept.unpack(rows.get(i).key());
-      long expiry = slot.getLong(0);
-      String slotId = slot.getString(1);
-      List<byte[]> chunks = new ArrayList<>();
-      while (i < rows.size()) {
-        Tuple t = kept.unpack(rows.get(i).key());
-        if (t.getLong(0) != expiry || !t.getString(1).equals(slotId)) {
-          break;
-        }
-        chunks.add(rows.get(i).value());
-        i++;
-      }
-      out.add(keptReply(expiry, slotId, chunks));
-    }
-    return out;
-  }
-
-  private KeptReply keptReply(long expirySecond, String slotId, List<byte[]> chunks) {
-    String callId = ServerKeys.keptCallId(expirySecond, slotId);
-    Instant expires = Instant.ofEpochSecond(expirySecond);
-    if (chunks.get(0).length == 0) {
-      return new KeptReply(callId, expires, "waiting", null, null, null);
-    }
-    Reply reply;
-    try {
-      reply = serde.read(Chunks.join(chunks), Reply.class);
-    } catch (RuntimeException e) {
-      return new KeptReply(
-          callId, expires, "replied", null, null, "the reply does not decode: " + e.getMessage());
-    }
-    if (reply.e() != null) {
-      return new KeptReply(callId, expires, "failed", null, null, reply.e() + ": " + reply.msg());
-    }
-    return new KeptReply(callId, expires, "replied", reply.t(), reply.v(), null);
+        run("keptReplies", tx -> AdminRecords.keptRows(tx.snapshot(), kept, limit));
+    return records.keptReplies(kept, rows, limit);
   }
 
   /**
@@ -769,69 +669,17 @@ public final class ServerAdmin {
     return operations.run(backend, body, "ServerAdmin." + operation, context);
   }
 
-  // ---------------------------------------------------------------- decoding
-
   private Map<Integer, String> types() {
     Subspace table = keys.types();
-    List<KeyValue> rows =
-        run("types", tx -> tx.snapshot().getRange(table.range().begin, table.range().end));
-    Map<Integer, String> out = new HashMap<>();
-    for (KeyValue kv : rows) {
-      out.put(
-          (int) table.unpack(kv.key()).getLong(0), new String(kv.value(), StandardCharsets.UTF_8));
-    }
-    return out;
+    return AdminRecords.types(
+        table, run("types", tx -> tx.snapshot().getRange(table.range().begin, table.range().end)));
   }
 
   private QueuedItem item(String id, byte[] raw, Map<Integer, String> types) {
-    Envelope env;
-    try {
-      env = Envelope.decode(raw, serde);
-    } catch (RuntimeException e) {
-      return new QueuedItem(id, "?", null, 0, null, e.getMessage());
-    }
-    String kind = env.isCall() ? "call" : "cast";
-    String type =
-        env.typeName() != null
-            ? env.typeName()
-            : env.typeIndex() == Envelope.DECLARED
-                ? null
-                : types.getOrDefault(env.typeIndex(), "#" + env.typeIndex());
-    try {
-      JsonNode message =
-          serde.mapper().readTree(env.bytes(), env.messageOffset(), env.messageLength());
-      return new QueuedItem(id, kind, type, env.failures(), message, null);
-    } catch (RuntimeException e) {
-      return new QueuedItem(id, kind, type, env.failures(), null, e.getMessage());
-    }
-  }
-
-  private static void checkLimit(int limit, int least) {
-    if (limit < least) {
-      throw new IllegalArgumentException("limit must be at least " + least + ": " + limit);
-    }
+    return records.item(id, raw, types);
   }
 
   private byte[] deadKey(String id) {
     return keys.dead().pack(Tuple.from(stamp(id, "a dead letter")));
-  }
-
-  /** The versionstamp an item or dead letter id (24 hex digits) names. */
-  private static Versionstamp stamp(String id, String what) {
-    java.util.Objects.requireNonNull(id, "id must not be null");
-    byte[] stamp;
-    try {
-      stamp = HexFormat.of().parseHex(id);
-    } catch (IllegalArgumentException e) {
-      stamp = new byte[0];
-    }
-    if (stamp.length != 12) {
-      throw new IllegalArgumentException("not " + what + " id (24 hex digits): " + id);
-    }
-    return Versionstamp.fromBytes(stamp);
-  }
-
-  private static String hex(Versionstamp stamp) {
-    return HexFormat.of().formatHex(stamp.getBytes());
   }
 }
