@@ -1,19 +1,15 @@
 package io.dgen.internal.consume;
 
-import io.dgen.ServerStoppedException;
-import io.dgen.UndecodableDataException;
 import io.dgen.backend.Futures;
 import io.dgen.internal.base.BatchPermits;
 import io.dgen.internal.base.Lifecycle;
 import io.dgen.internal.base.RuntimeServices;
 import io.dgen.internal.behaviour.CallbackInvoker;
 import io.dgen.internal.commit.CommitRunner;
-import io.dgen.internal.commit.Fence;
 import io.dgen.internal.doorbell.TenantWatcher;
 import io.dgen.internal.doorbell.WakeListener;
 import io.dgen.internal.limits.ConcurrencyGate;
 import io.dgen.internal.limits.RateLimiter;
-import io.dgen.internal.lock.DeadLetters;
 import io.dgen.internal.lock.LockCoordinator;
 import io.dgen.internal.lock.LockRuns;
 import io.dgen.internal.observe.LogContext;
@@ -35,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * thread while it waits for the database), parking when the queue is drained or locked (no thread,
  * no watch: its bucket's doorbell rings it), backing off after failures and repeated cache misses,
  * retrying a failed batch up to its failing item, and handing a taken lock to {@code
- * handleLocked}'s threads.
+ * handleLocked}'s threads. What a failure means is {@link ConsumeLoopFailures}'s to decide; the
+ * permits of a rate or concurrency limit are {@link ConsumeLoopPermits}'s to take and give back.
  *
  * <p>Never touches keys itself: batches, dead letters and the lock coordinator do, through the
  * commit runner. Never runs two batches of its process at once.
@@ -70,13 +67,11 @@ public final class ConsumeLoop<S, M> implements WakeListener {
   private final ConsumerBatch<S, M> batches;
   private final StateStore<S> states;
   private final LockCoordinator<S, M> locks;
-  private final DeadLetters<M> deadLetters;
   private final CallbackInvoker<S, M> invoker;
   private final Lifecycle lifecycle;
   private final TenantWatcher doorbell;
   private final int bucket;
   private final int consumeK;
-  private final int deadLetterThreshold;
   private final String context;
 
   private final AtomicBoolean running = new AtomicBoolean(true);
@@ -90,18 +85,9 @@ public final class ConsumeLoop<S, M> implements WakeListener {
   /** The expiry of the lock a pending timer unparks the loop at, or -1 with no timer pending. */
   private volatile long lockTimerFor = -1;
 
-  private int consecutiveFailures;
-  private int limitOverride;
-  // Items left to run in batches of one, after a batch of them exceeded a limit of FoundationDB.
-  private int oneByOne;
   private final Attempt attempt = new Attempt();
-  private final @Nullable RateLimiter rate;
-  private final @Nullable ConcurrencyGate gate;
-  // Rate permits the loop holds for its next batch; touched by the loop's owner only.
-  private int ratePermits;
-  private volatile RateLimiter.@Nullable Waiter rateWaiter;
-  private volatile ConcurrencyGate.@Nullable Waiter gateWaiter;
-  private boolean gateWoken;
+  private final ConsumeLoopPermits permits;
+  private final ConsumeLoopFailures failures;
   // Whether the stopped process looked for a lock of its own left behind; touched by the owner.
   private boolean orphansLooked;
   // A hosted server's last batch that processed messages left it without state: each was refused
@@ -119,21 +105,29 @@ public final class ConsumeLoop<S, M> implements WakeListener {
       String context) {
     this.services = services;
     this.groups = groups;
-    this.rate = rate;
-    this.gate = gate;
     this.parts = parts;
     this.commits = parts.commits();
     this.batches = parts.batches();
     this.states = parts.states();
     this.locks = parts.locks();
-    this.deadLetters = parts.deadLetters();
     this.invoker = parts.invoker();
     this.lifecycle = parts.lifecycle();
     this.doorbell = doorbell;
     this.bucket = bucket;
     this.consumeK = parts.consumeK();
-    this.deadLetterThreshold = parts.deadLetterThreshold();
     this.context = context;
+    this.permits = new ConsumeLoopPermits(rate, gate, consumeK);
+    this.failures =
+        new ConsumeLoopFailures(
+            services,
+            parts,
+            permits,
+            attempt,
+            context,
+            this::drain,
+            () -> execute(this::drain),
+            nanos -> scheduleAfter(nanos, this::drain),
+            this::guarded);
   }
 
   /** Starts consuming: the first batch looks at the queue as it is now. */
@@ -157,12 +151,7 @@ public final class ConsumeLoop<S, M> implements WakeListener {
       quiet.complete(null);
     }
     // A loop waiting for a permit is owned, but runs nothing: it is quiet once it stops waiting.
-    RateLimiter.Waiter r = rateWaiter;
-    if (r != null && Objects.requireNonNull(rate).cancel(r)) {
-      quiet.complete(null);
-    }
-    ConcurrencyGate.Waiter g = gateWaiter;
-    if (g != null && Objects.requireNonNull(gate).cancel(g)) {
+    if (permits.cancel()) {
       quiet.complete(null);
     }
   }
@@ -252,19 +241,12 @@ public final class ConsumeLoop<S, M> implements WakeListener {
         step.run();
       } catch (Throwable t) {
         if (Lifecycle.isFatal(t)) {
-          stopFatally(t);
+          failures.stopFatally(t);
         } else {
-          retryLater("a step of the consume loop failed unexpectedly", t);
+          failures.retryLater("a step of the consume loop failed unexpectedly", t);
         }
       }
     };
-  }
-
-  /** A fatal error stopped this process: its termination fails with it. */
-  private void stopFatally(Throwable error) {
-    try (LogContext.Scope mdc = invoker.logs().open(null)) {
-      lifecycle.terminateIfFatal(error);
-    }
   }
 
   private void scheduleAfter(long nanos, Runnable step) {
@@ -286,7 +268,7 @@ public final class ConsumeLoop<S, M> implements WakeListener {
    */
   private void run(long sliceEnd, boolean holdsPermit) {
     while (lifecycle.isAlive()) {
-      if (!holdsPermit && !takeRatePermits()) {
+      if (!holdsPermit && !permits.takeRatePermits(this::drain)) {
         return; // the limiter runs the loop again with permits
       }
       if (!holdsPermit && !services.permits().tryAcquire()) {
@@ -329,13 +311,10 @@ public final class ConsumeLoop<S, M> implements WakeListener {
     if (holdsPermit) {
       services.permits().release();
     }
-    giveBackRatePermits(0);
-    if (gateWoken) {
-      // woken for a free permit of the concurrency limit, but stopped before its batch: the next
-      // waiter of this runtime may take it (with nothing armed, none would be woken for it)
-      gateWoken = false;
-      Objects.requireNonNull(gate).passed();
-    }
+    permits.giveBackRatePermits(0);
+    // woken for a free permit of the concurrency limit, but stopped before its batch: the next
+    // waiter of this runtime may take it (with nothing armed, none would be woken for it)
+    permits.passGate();
     if (!orphansLooked && locks.tookAny()) {
       handOver(this::lookForOrphan);
       return; // its end runs this again
@@ -356,45 +335,9 @@ public final class ConsumeLoop<S, M> implements WakeListener {
     return orphan == null ? LockRuns.Run.NOTHING : locks.runLocked(orphan, null);
   }
 
-  /**
-   * With a rate limit, takes the permits of the next batch (up to {@code consumeK}) unless it holds
-   * some; with none usable now, waits for them in the limiter's line, holding no thread, and
-   * returns false: the grant runs the loop again.
-   */
-  private boolean takeRatePermits() {
-    if (rate == null || ratePermits > 0) {
-      return true;
-    }
-    int n = rate.tryAcquire(consumeK);
-    if (n > 0) {
-      ratePermits = n;
-      return true;
-    }
-    rateWaiter =
-        rate.await(
-            consumeK,
-            granted -> {
-              rateWaiter = null;
-              ratePermits = granted;
-              drain();
-            });
-    return false;
-  }
-
-  /** Gives back the rate permits the last batch did not use ({@code used} of them it did). */
-  private void giveBackRatePermits(int used) {
-    if (rate != null && ratePermits > 0) {
-      rate.giveBack(ratePermits - Math.min(used, ratePermits));
-      ratePermits = 0;
-    }
-  }
-
   private CompletableFuture<@Nullable Batch<S, M>> startBatch() {
     rungAll.set(false); // a ring-all before this batch is answered by it
-    int limit =
-        Math.min(
-            oneByOne > 0 ? 1 : limitOverride > 0 ? limitOverride : consumeK,
-            rate != null ? ratePermits : Integer.MAX_VALUE);
+    int limit = Math.min(failures.limit(consumeK), permits.rateCap());
     long start = services.nanoTime();
     try {
       // At K = 1 the batch may share its transaction with other servers' (ConsumeGroups).
@@ -420,13 +363,10 @@ public final class ConsumeLoop<S, M> implements WakeListener {
    * loop parked, waits for a timer, hands over to another thread, or stopped.
    */
   private boolean afterBatch(@Nullable Batch<S, M> batch, @Nullable Throwable err) {
-    giveBackRatePermits(err == null && batch != null ? batch.processed() : 0);
-    if (gateWoken) {
-      gateWoken = false;
-      Objects.requireNonNull(gate).passed(); // if it took no permit, the next waiter may
-    }
+    permits.giveBackRatePermits(err == null && batch != null ? batch.processed() : 0);
+    permits.passGate(); // if it took no permit, the next waiter may
     if (err != null || batch == null) {
-      onFailure(Futures.unwrap(Objects.requireNonNull(err)));
+      failures.onFailure(Futures.unwrap(Objects.requireNonNull(err)));
       return false;
     }
     if (batch.busted()) {
@@ -437,7 +377,7 @@ public final class ConsumeLoop<S, M> implements WakeListener {
       return false;
     }
     if (batch.idle()) {
-      oneByOne = 0;
+      failures.idle();
       if (uncreated) {
         return deactivateUncreated();
       }
@@ -445,9 +385,7 @@ public final class ConsumeLoop<S, M> implements WakeListener {
       park(batch.readVersion(), -1);
       return false;
     }
-    limitOverride = 0;
-    consecutiveFailures = 0;
-    oneByOne = Math.max(0, oneByOne - batch.processed());
+    failures.succeeded(batch.processed());
     if (!batch.deliver(invoker, lifecycle)) {
       return false; // the batch stopped the process
     }
@@ -505,85 +443,10 @@ public final class ConsumeLoop<S, M> implements WakeListener {
     try {
       services.blocking().execute(guarded(() -> afterLocked(step.get())));
     } catch (RejectedExecutionException e) {
-      consecutiveFailures++;
+      long delay = failures.countFailure();
       log.warn("no thread for handleLocked; trying again in a moment: {}", context, e);
-      scheduleAfter(services.backoffNanos(consecutiveFailures), () -> handOver(step));
+      scheduleAfter(delay, () -> handOver(step));
     }
-  }
-
-  private void onFailure(Throwable error) {
-    if (Lifecycle.isFatal(error)) {
-      stopFatally(error);
-      return;
-    }
-    Throwable cause = attempt.blame(error);
-    if (cause instanceof ItemFailure failure) {
-      onItemFailure(failure);
-    } else if (cause instanceof ItemRefused refused) {
-      // Not a failure: no count, no backoff. The items before it commit first; at the head, the
-      // next batch refuses it (Attempt#refusal).
-      limitOverride = refused.index();
-      execute(this::drain);
-    } else if (cause instanceof TooLarge tooLarge) {
-      // No failure is counted and no backoff taken: batches of one find the item that caused it.
-      oneByOne = tooLarge.items();
-      try (LogContext.Scope mdc = invoker.logs().open(null)) {
-        log.warn(
-            "a batch of {} items exceeded a limit of FoundationDB; running them one by one: {}",
-            tooLarge.items(),
-            context,
-            tooLarge.getCause());
-      }
-      states.invalidate();
-      execute(this::drain);
-    } else if (cause instanceof ConcurrencyGate.Wait wait) {
-      if (wait.index() > 0) {
-        limitOverride = wait.index(); // commit the items before the one that waits
-        execute(this::drain);
-      } else {
-        gateWaiter =
-            Objects.requireNonNull(gate)
-                .await(
-                    () -> {
-                      gateWaiter = null;
-                      gateWoken = true;
-                      drain();
-                    });
-      }
-    } else if (cause instanceof ServerStoppedException e) {
-      log.warn("stopping consumer: {}", e.getMessage());
-      lifecycle.terminate(null);
-      execute(this::drain); // ends the loop: quiet
-    } else if (cause instanceof UndecodableDataException e) {
-      stopUndecodable(e);
-    } else if (cause instanceof Fence.Deposed e) {
-      log.info("{}; unloading the server", e.getMessage());
-      lifecycle.terminate(e); // not a deactivation: the bucket's new holder runs the server
-      execute(this::drain);
-    } else if (cause instanceof Error e) {
-      log.error("consumer batch failed with an error: {}", context, e);
-      retryLater("consumer batch failed with an error", e);
-    } else {
-      retryLater("consumer transaction failed", cause);
-    }
-  }
-
-  /**
-   * The server's state (or lock record) cannot be decoded: no batch of it can succeed until it is
-   * repaired, so its process stops, and only it; the data stays as it is for inspection and repair.
-   */
-  private void stopUndecodable(UndecodableDataException e) {
-    try (LogContext.Scope mdc = invoker.logs().open(null)) {
-      log.error(
-          "the server's stored state cannot be decoded; its process stops and the state is kept"
-              + " (dgen inspect shows its tree, dgen state-replace repairs it): {}",
-          context,
-          e);
-    }
-    invoker.meters().stateUndecodable();
-    parts.undecodableState().accept(e);
-    lifecycle.terminate(e);
-    execute(this::drain); // ends the loop
   }
 
   private void afterLocked(LockRuns.Run run) {
@@ -591,15 +454,15 @@ public final class ConsumeLoop<S, M> implements WakeListener {
       case RELEASED, FENCED -> {
         // A fenced holder's result was refused and reported; one slow job must not take this
         // consumer out of service.
-        consecutiveFailures = 0;
+        failures.reset();
         execute(this::drain);
       }
       case FAILED -> {
         if (run.deadLettered()) {
-          consecutiveFailures = 0;
+          failures.reset();
           execute(this::drain);
         } else {
-          retryLater(
+          failures.retryLater(
               "handleLocked failed; the lock is released and its message re-queued, its failure"
                   + " counted",
               Objects.requireNonNull(run.cause()));
@@ -609,72 +472,19 @@ public final class ConsumeLoop<S, M> implements WakeListener {
       case UNKNOWN -> {
         // The lock may still be held by this process: nothing else of this server can run
         // before its holder has learned how its commit or release ended.
-        consecutiveFailures++;
-        long delay = services.backoffNanos(consecutiveFailures);
+        long delay = failures.countFailure();
         try (LogContext.Scope mdc = invoker.logs().open(null)) {
           log.warn(
               "handleLocked's commit or release did not learn its outcome; the lock stays with"
                   + " this process, which tries again in {} ms: {} failures={}",
               TimeUnit.NANOSECONDS.toMillis(delay),
               context,
-              consecutiveFailures,
+              failures.count(),
               run.cause());
         }
         LockRuns.Pending<?, ?> pending = Objects.requireNonNull(run.pending());
         scheduleAfter(delay, () -> handOver(() -> locks.resume(pending)));
       }
     }
-  }
-
-  private void retryLater(String what, Throwable cause) {
-    consecutiveFailures++;
-    long delay = services.backoffNanos(consecutiveFailures);
-    try (LogContext.Scope mdc = invoker.logs().open(null)) {
-      log.warn(
-          "{}; retrying in {} ms: {} failures={}",
-          what,
-          TimeUnit.NANOSECONDS.toMillis(delay),
-          context,
-          consecutiveFailures,
-          cause);
-    }
-    states.invalidate();
-    scheduleAfter(delay, this::drain);
-  }
-
-  /**
-   * A callback failed: count the failure against that item in its own transaction (the batch's was
-   * aborted), dead-letter it at the threshold, and retry the batch up to the failing item so that
-   * its neighbours commit without it. Recording waits for a commit, so it runs on a blocking
-   * thread.
-   */
-  private void onItemFailure(ItemFailure failure) {
-    limitOverride = Math.max(1, failure.index());
-    invoker.meters().failed();
-    Throwable cause = failure.reason();
-    try {
-      services.blocking().execute(guarded(() -> recordFailure(failure, cause)));
-    } catch (RejectedExecutionException e) {
-      retryLater("no thread to record a callback's failure", cause);
-    }
-  }
-
-  private void recordFailure(ItemFailure failure, Throwable cause) {
-    int attempts;
-    try {
-      attempts = deadLetters.recordFailure(failure.item(), cause, deadLetterThreshold);
-    } catch (RuntimeException e) {
-      cause.addSuppressed(e);
-      retryLater("callback failed and its failure could not be recorded", cause);
-      return;
-    }
-    if (attempts >= deadLetterThreshold) {
-      limitOverride = 0;
-      consecutiveFailures = 0;
-      oneByOne = Math.max(0, oneByOne - 1);
-      execute(this::drain);
-      return;
-    }
-    retryLater("callback failed, transaction aborted (attempt " + attempts + ")", cause);
   }
 }
