@@ -88,6 +88,8 @@ public final class ConsumeLoop<S, M> implements WakeListener {
   private final Attempt attempt = new Attempt();
   private final ConsumeLoopPermits permits;
   private final ConsumeLoopFailures failures;
+  // Whether the last batch ran right after a backoff for cache misses; touched by the owner.
+  private boolean missBackoffJustEnded;
   // Whether the stopped process looked for a lock of its own left behind; touched by the owner.
   private boolean orphansLooked;
   // A hosted server's last batch that processed messages left it without state: each was refused
@@ -399,14 +401,22 @@ public final class ConsumeLoop<S, M> implements WakeListener {
       handOver(() -> locks.runLocked(lock, state));
       return false;
     }
+    // Several consumers of one server: each batch that finds the cache stale (another consumer
+    // wrote since) backs off, so that one consumer runs hot on its cache. Right after a backoff the
+    // next batch runs at once, whatever it found: the backoff let others write, so the first batch
+    // after it misses, and the second tells whether another consumer is active now. Backing off
+    // after every miss let consumers that took turns miss forever, each after the others' writes:
+    // four consumers of one server at K = 1 then applied 80 messages a second, 50 ms apiece.
     int misses = states.missStreak();
-    if (misses >= 3) {
+    if (misses >= 3 && !missBackoffJustEnded) {
+      missBackoffJustEnded = true;
       scheduleAfter(
           TimeUnit.MILLISECONDS.toNanos(
               Math.min(CACHE_MISS_BACKOFF_CAP_MS, 1L << Math.min(misses - 3, 6))),
           this::drain);
       return false;
     }
+    missBackoffJustEnded = false;
     if (batch.drained()) {
       if (uncreated) {
         return deactivateUncreated();
