@@ -190,15 +190,12 @@ public final class ServerEntry {
     return incarnation;
   }
 
-  /** What {@link TenantKeys#seenBy} records for a server with no entry. */
-  public static final long NONE = TenantKeys.NO_ENTRY;
-
   /**
-   * Whether {@code id} names an incarnation: not 0 (unknown), {@link #NONE} or {@link
+   * Whether {@code id} names an incarnation: not 0 (unknown), {@link TenantKeys#NO_ENTRY} or {@link
    * Long#MIN_VALUE} (which callers use for "not looked yet").
    */
   public static boolean isIncarnation(long id) {
-    return id != 0 && id != NONE && id != Long.MIN_VALUE;
+    return id != 0 && id != TenantKeys.NO_ENTRY && id != Long.MIN_VALUE;
   }
 
   /** Whether an entry's value is of this process's incarnation (or either is unknown). */

@@ -54,7 +54,7 @@ public final class TenantKeys {
   static final long BELLS = 5;
   static final long WAKE_LOGS = 6;
   static final long TIMERS = 7;
-  static final long PLACEMENT = Buckets.PLACEMENT;
+  // 8: the placement records (Buckets.PLACEMENT)
   static final long MEMBERS = 9;
   static final long LEASES = 10;
   static final long READY = 11;
