@@ -89,10 +89,7 @@ abstract class RuntimeTestBase {
    * holds a slot of the client's watch limit.
    */
   int pendingWatches() {
-    Backend b = backend;
-    while (b instanceof ForwardingBackend f) {
-      b = f.delegate();
-    }
+    Backend b = store();
     if (b instanceof MemoryBackend m) {
       return m.pendingWatches();
     }
@@ -100,6 +97,15 @@ abstract class RuntimeTestBase {
       return f.pendingWatches();
     }
     throw new IllegalStateException("no count of pending watches for " + b);
+  }
+
+  /** The test's backend under the counting and fault-injecting wrappers. */
+  Backend store() {
+    Backend b = backend;
+    while (b instanceof ForwardingBackend f) {
+      b = f.delegate();
+    }
+    return b;
   }
 
   /** The admin view of {@code ref}'s server, in the test's tenant, on the test's backend. */
