@@ -60,7 +60,7 @@ class ConcurrencyTest extends RuntimeTestBase {
     // Not a speed target: a liveness bound. On the memory backend draining takes 1 to 10 s, also
     // on a loaded machine. Consumers that backed off after every cache miss could fall into taking
     // turns, each missing after the others' writes and sleeping 50 ms: 10,000 messages then took
-    // 100 to 130 s. On a real store (FoundationDB: 20 to 30 s) the bound stays the bulk one.
+    // 100 to 130 s. On a real store (FoundationDB: 20 to 40 s) the bound stays the bulk one.
     Duration drain = store() instanceof MemoryBackend ? Duration.ofSeconds(60) : BULK_WAIT;
     await().atMost(drain).until(() -> total(publisher) == 10_000);
     TestServer.State s = state(publisher);
