@@ -3,7 +3,6 @@ package io.dgen.admin;
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.ByteArrayUtil;
 import com.apple.foundationdb.tuple.Tuple;
-import com.apple.foundationdb.tuple.Versionstamp;
 import io.dgen.admin.ServerAdmin.DeadLetterEntry;
 import io.dgen.admin.ServerAdmin.KeptReply;
 import io.dgen.admin.ServerAdmin.PendingTimer;
@@ -23,10 +22,8 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -78,7 +75,7 @@ final class AdminRecords {
 
   /** A dead letter, from its row in the server's {@code dead} subspace. */
   DeadLetterEntry deadLetter(Subspace dead, KeyValue kv, Map<Integer, String> types) {
-    String id = hex(dead.unpack(kv.key()).getVersionstamp(0));
+    String id = ServerKeys.stampId(dead.unpack(kv.key()).getVersionstamp(0));
     DeadRecord d = DeadRecord.decode(kv.value(), serde);
     return new DeadLetterEntry(
         id, d.attempts(), d.error(), Instant.ofEpochMilli(d.at()), item(id, d.envelope(), types));
@@ -194,24 +191,5 @@ final class AdminRecords {
     if (limit < least) {
       throw new IllegalArgumentException("limit must be at least " + least + ": " + limit);
     }
-  }
-
-  /** The versionstamp an item or dead letter id (24 hex digits) names. */
-  static Versionstamp stamp(String id, String what) {
-    Objects.requireNonNull(id, "id must not be null");
-    byte[] stamp;
-    try {
-      stamp = HexFormat.of().parseHex(id);
-    } catch (IllegalArgumentException e) {
-      stamp = new byte[0];
-    }
-    if (stamp.length != 12) {
-      throw new IllegalArgumentException("not " + what + " id (24 hex digits): " + id);
-    }
-    return Versionstamp.fromBytes(stamp);
-  }
-
-  static String hex(Versionstamp stamp) {
-    return HexFormat.of().formatHex(stamp.getBytes());
   }
 }

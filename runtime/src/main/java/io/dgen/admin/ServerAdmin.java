@@ -1,8 +1,6 @@
 package io.dgen.admin;
 
 import static io.dgen.admin.AdminRecords.checkLimit;
-import static io.dgen.admin.AdminRecords.hex;
-import static io.dgen.admin.AdminRecords.stamp;
 
 import com.apple.foundationdb.subspace.Subspace;
 import com.apple.foundationdb.tuple.Tuple;
@@ -298,7 +296,8 @@ public final class ServerAdmin {
     List<QueuedItem> out = new ArrayList<>(rows.size());
     for (KeyValue kv : rows) {
       if (!keys.isPauseMarker(kv.key())) {
-        out.add(item(hex(items.unpack(kv.key()).getVersionstamp(1)), kv.value(), types));
+        out.add(
+            item(ServerKeys.stampId(items.unpack(kv.key()).getVersionstamp(1)), kv.value(), types));
       }
     }
     return out;
@@ -315,7 +314,7 @@ public final class ServerAdmin {
    * @throws IllegalArgumentException if {@code id} is not a queue item id (24 hex digits)
    */
   public boolean cancelQueued(String id) {
-    Versionstamp stamp = stamp(id, "a queued message");
+    Versionstamp stamp = ServerKeys.parseStampId(id, "a queued message");
     byte[] head = keys.items().pack(Tuple.from(ServerKeys.LANE_HEAD, stamp));
     byte[] normal = keys.items().pack(Tuple.from(ServerKeys.LANE_NORMAL, stamp));
     return run(
@@ -680,6 +679,6 @@ public final class ServerAdmin {
   }
 
   private byte[] deadKey(String id) {
-    return keys.dead().pack(Tuple.from(stamp(id, "a dead letter")));
+    return keys.dead().pack(Tuple.from(ServerKeys.parseStampId(id, "a dead letter")));
   }
 }

@@ -16,6 +16,7 @@ import io.dgen.internal.codec.Envelope;
 import io.dgen.internal.codec.StoredState;
 import io.dgen.internal.commit.Fence;
 import io.dgen.internal.idempotency.Sweeper;
+import io.dgen.internal.keys.ServerKeys;
 import io.dgen.internal.keys.TrackingTransaction;
 import io.dgen.internal.limits.ConcurrencyGate;
 import io.dgen.internal.lock.DeadLetters;
@@ -26,7 +27,6 @@ import io.dgen.internal.queue.ServerQueue;
 import io.dgen.internal.state.StateStore;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -483,7 +483,7 @@ public final class ConsumerBatch<S, M> {
 
   /** An item's id: its versionstamp, in hex. */
   private String messageId(Item item) {
-    return HexFormat.of().formatHex(queue.stampOf(item.kv()).getBytes());
+    return ServerKeys.stampId(queue.stampOf(item.kv()));
   }
 
   /** The callback an item's type calls. */

@@ -13,8 +13,10 @@ import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -517,6 +519,35 @@ public final class ServerKeys {
    */
   public static UUID timerUuid(String timerId) {
     return TimerEntry.parse(timerId);
+  }
+
+  /**
+   * The id users hold for a queue item or a dead letter: its versionstamp as 24 hex digits.
+   *
+   * @see #parseStampId
+   */
+  public static String stampId(Versionstamp stamp) {
+    return HexFormat.of().formatHex(stamp.getBytes());
+  }
+
+  /**
+   * The versionstamp a {@link #stampId} names.
+   *
+   * @param what what the id should name, for the error ({@code "a dead letter"})
+   * @throws IllegalArgumentException if {@code id} is not 24 hex digits
+   */
+  public static Versionstamp parseStampId(String id, String what) {
+    Objects.requireNonNull(id, "id must not be null");
+    byte[] stamp;
+    try {
+      stamp = HexFormat.of().parseHex(id);
+    } catch (IllegalArgumentException e) {
+      stamp = new byte[0];
+    }
+    if (stamp.length != 12) {
+      throw new IllegalArgumentException("not " + what + " id (24 hex digits): " + id);
+    }
+    return Versionstamp.fromBytes(stamp);
   }
 
   /** The call id users hold for the kept reply in slot {@code (expirySecond, slotId)}. */

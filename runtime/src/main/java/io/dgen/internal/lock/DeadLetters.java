@@ -28,7 +28,6 @@ import io.dgen.internal.observe.LogContext;
 import io.dgen.internal.queue.ServerQueue;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
@@ -215,7 +214,7 @@ public final class DeadLetters<M> {
 
   /** Logs a dead letter and lets the server's {@code handleDeadLetter} know. */
   private void afterDeadLetter(KeyValue item, int attempts) {
-    afterDeadLetter(item.value(), attempts, deadLetterId(queue.stampOf(item)));
+    afterDeadLetter(item.value(), attempts, ServerKeys.stampId(queue.stampOf(item)));
   }
 
   /**
@@ -261,7 +260,7 @@ public final class DeadLetters<M> {
       log.error(
           "queue item cannot be decoded; moved to the dead letters: {} deadLetterId={}",
           context,
-          deadLetterId(queue.stampOf(item)),
+          ServerKeys.stampId(queue.stampOf(item)),
           e);
     }
     tx.set(
@@ -303,7 +302,7 @@ public final class DeadLetters<M> {
       }
       out.add(
           new DeadLetter<>(
-              deadLetterId(stamp),
+              ServerKeys.stampId(stamp),
               type,
               message,
               d.attempts(),
@@ -313,26 +312,9 @@ public final class DeadLetters<M> {
     return out;
   }
 
-  private static String deadLetterId(Versionstamp stamp) {
-    return HexFormat.of().formatHex(stamp.getBytes());
-  }
-
-  private Versionstamp parseDeadLetterId(String id) {
-    Objects.requireNonNull(id, "id must not be null");
-    try {
-      byte[] bytes = HexFormat.of().parseHex(id);
-      if (bytes.length != 12) {
-        throw new IllegalArgumentException("a dead letter id has 24 hex digits: " + id);
-      }
-      return Versionstamp.fromBytes(bytes);
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("not a dead letter id: " + id, e);
-    }
-  }
-
   /** Moves a dead letter back into the queue; false if there is no such dead letter. */
   public CompletableFuture<Boolean> requeue(String id, boolean head) {
-    Versionstamp stamp = parseDeadLetterId(id);
+    Versionstamp stamp = ServerKeys.parseStampId(id, "a dead letter");
     return commit(
             tx ->
                 Async.then(
@@ -365,7 +347,7 @@ public final class DeadLetters<M> {
 
   /** Deletes a dead letter; false if there was none. */
   public CompletableFuture<Boolean> purge(String id) {
-    byte[] key = deadKey(parseDeadLetterId(id));
+    byte[] key = deadKey(ServerKeys.parseStampId(id, "a dead letter"));
     return commit(
         tx ->
             Async.thenApply(
